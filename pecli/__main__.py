@@ -1,0 +1,3 @@
+from pecli.cli import main
+
+main()

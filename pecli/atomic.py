@@ -1,0 +1,97 @@
+"""Atomic, non-clobbering output: temporary files beside the target, renamed into place."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pecli.errors import OutputError
+
+
+def is_special(path: Path) -> bool:
+    """A device or FIFO (``/dev/null``, a named pipe): written in place, never replaced."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def check_destination(path: Path, *, force: bool) -> None:
+    """Refuse what would lose data or cannot work, before any work is done."""
+    if path.is_dir():
+        raise OutputError(f"{path} is a directory: give a file name, e.g. -o {path / 'table.npy'}")
+    if is_special(path):
+        return
+    if path.exists() and not force:
+        raise OutputError(f"{path} already exists: pass --force to overwrite it")
+    parent = path.parent
+    if not parent.is_dir():
+        raise OutputError(f"directory {parent} does not exist: create it first or choose another output path")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write in directory {parent} (permission denied): choose another output path")
+
+
+def os_error_message(exc: OSError, path: Path) -> str:
+    """One line for an OS-level write failure, naming the path and what to do."""
+    if exc.errno == errno.ENOSPC:
+        return f"no space left on device while writing {path}: free some space or write elsewhere"
+    if exc.errno == errno.EDQUOT:
+        return f"disk quota exceeded while writing {path}: free some space or write elsewhere"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"cannot write {path} ({exc.strerror.lower()}): choose another output path"
+    return f"cannot write {path}: {exc.strerror or exc}"
+
+
+def _default_mode() -> int:
+    # mkstemp creates 0600; a finished file should get the permissions open() would give it.
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+@contextmanager
+def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
+    """Yield temporary paths to write; on success rename each onto its target, in order.
+
+    On any failure (including Ctrl-C) the temporaries are removed and every target is left as
+    it was.  Special files (devices, FIFOs) are handed out as themselves and written in place.
+    """
+    for p in paths:
+        check_destination(p, force=force)
+    temps: list[Path] = []
+    try:
+        for p in paths:
+            if is_special(p):
+                temps.append(p)
+                continue
+            fd, name = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".part")
+            os.close(fd)
+            temps.append(Path(name))
+        yield temps
+        mode = _default_mode()
+        for tmp, p in zip(temps, paths):
+            if tmp == p:
+                continue
+            os.chmod(tmp, mode)
+            os.replace(tmp, p)
+    except OSError as exc:
+        _discard(temps, paths)
+        raise OutputError(os_error_message(exc, paths[0])) from exc
+    except BaseException:
+        _discard(temps, paths)
+        raise
+
+
+def _discard(temps: list[Path], paths: tuple[Path, ...]) -> None:
+    for tmp, p in zip(temps, paths):
+        if tmp != p:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass

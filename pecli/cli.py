@@ -1,0 +1,371 @@
+"""The ``pecli`` command: parses options, calls the library, turns library errors into exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from pecli.errors import PecliInputError
+from pecli.options import (
+    RECIPE_PARAMS,
+    json_option,
+    output_options,
+    pos_option,
+    recipe_options,
+    view_options,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from pecli.recipe import Sinusoidal
+    from pecli.table import Table
+
+EXIT_OK, EXIT_DIFFERENT, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
+
+EPILOG = """\b
+Exit status: 0 success; 1 tables differ (reserved for 'diff');
+2 error (bad option, unreadable input, unwritable output);
+130 interrupted (Ctrl-C or SIGTERM); 141 output pipe closed (e.g. | head).
+Nothing partial is ever left behind.
+"""
+
+
+class PecliError(click.ClickException):
+    """Any error a user can fix; printed as one line, exit code 2."""
+
+    exit_code = EXIT_ERROR
+
+
+class App:
+    """Per-invocation state: consoles are made here, never at import time (NO_COLOR, tests)."""
+
+    def __init__(self, no_color: bool) -> None:
+        self.no_color = no_color
+        self._out: Console | None = None
+        self._err: Console | None = None
+
+    def _console(self, stderr: bool) -> Console:
+        from rich.console import Console
+
+        return Console(stderr=stderr, no_color=self.no_color or None, highlight=False, soft_wrap=False)
+
+    @property
+    def out(self) -> Console:
+        if self._out is None:
+            self._out = self._console(stderr=False)
+        return self._out
+
+    @property
+    def err(self) -> Console:
+        if self._err is None:
+            self._err = self._console(stderr=True)
+        return self._err
+
+    def show(self, renderables: list[Any]) -> None:
+        for r in renderables:
+            # Title and header lines are never wrapped by Rich (a long path stays one line).
+            self.out.print(r, soft_wrap=isinstance(r, str) or type(r).__name__ == "Text")
+
+    @contextmanager
+    def progress(self, total: int, what: str, quiet: bool) -> Iterator[Callable[[int], None] | None]:
+        """A progress bar on stderr for work that lasts over a second, only on a terminal."""
+        if quiet or not self.err.is_terminal:
+            yield None
+            return
+        import time
+
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+        began = time.monotonic()
+        bar = Progress(TextColumn(what), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
+                       console=self.err, transient=True)
+        task = bar.add_task(what, total=total)
+        started = False
+
+        def advance(n: int) -> None:
+            nonlocal started
+            bar.advance(task, n)
+            if not started and time.monotonic() - began > 1.0:
+                bar.start()
+                started = True
+
+        try:
+            yield advance
+        finally:
+            if started:
+                bar.stop()
+
+
+class _Stop(BaseException):
+    """Unwinds the command (removing temporary files) and sets the exit status.
+
+    A BaseException that Click does not intercept: Click would print a blank line for Ctrl-C and
+    exit 1 on a closed pipe, and 1 means "tables differ" here.
+    """
+
+    def __init__(self, code: int, message: str = "") -> None:
+        super().__init__(code, message)
+        self.code, self.message = code, message
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    raise _Stop(EXIT_INTERRUPTED, "Interrupted: nothing was written.")
+
+
+class PecliGroup(click.Group):
+    """Owns the exit-code contract: every error is one ``Error:`` line on stderr, exit 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PecliInputError as exc:
+            raise PecliError(str(exc)) from exc
+        except BrokenPipeError:
+            # The reader went away (e.g. `| head`): stop quietly with SIGPIPE's status, like cat.
+            raise _Stop(EXIT_BROKEN_PIPE) from None
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        handlers = _install_signal_handlers()
+        try:
+            rv = super().main(args, prog_name or "pecli", complete_var, False, **extra)
+        except _Stop as stop:
+            if stop.code == EXIT_BROKEN_PIPE:
+                _silence_stdout()
+            if stop.message:
+                click.echo(stop.message, err=True)
+            sys.exit(stop.code)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+            sys.exit(EXIT_ERROR)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+            click.echo(f"Error: {exc.format_message()}{hint}", err=True)
+            sys.exit(EXIT_ERROR)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except (click.Abort, KeyboardInterrupt):
+            click.echo("Interrupted: nothing was written.", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        finally:
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
+        sys.exit(rv if isinstance(rv, int) else EXIT_OK)
+
+
+def _install_signal_handlers() -> dict[int, Any]:
+    """Ctrl-C and SIGTERM unwind like an exception, so temporary files are removed on the way out.
+
+    Only default handlers are replaced (an embedding program keeps its own), and only in the
+    main thread, where Python allows it.
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    replaced: dict[int, Any] = {}
+    for signum, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+        if signal.getsignal(signum) is default:
+            replaced[signum] = signal.signal(signum, _on_signal)
+    return replaced
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _version_message() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from pecli._version import __version__
+
+    deps = []
+    for name in ("numpy", "h5py", "rich", "click"):
+        try:
+            deps.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            deps.append(f"{name} missing")
+    return f"pecli {__version__} (Python {sys.version.split()[0]}; {', '.join(deps)})"
+
+
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(_version_message())
+        ctx.exit()
+
+
+@click.group("pecli", cls=PecliGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show pecli's version and its libraries' versions.")
+@click.option("--no-color", is_flag=True, envvar="NO_COLOR", help="No colour in terminal output (also NO_COLOR=1).")
+@click.pass_context
+def cli(ctx: click.Context, no_color: bool) -> None:
+    """Positional-encoding tables: generate, inspect and write them.
+
+    \b
+      pecli generate --len 120 --dim 8              print the table
+      pecli generate --len 4096 --dim 512 -o pe.h5  write it to a file
+      pecli inspect --len 120 --dim 8 --pos 2       explain one position
+      pecli inspect pe.h5                           header, statistics, a window
+    """
+    ctx.obj = App(no_color)
+
+
+def _recipe_given(ctx: click.Context) -> list[str]:
+    src = click.core.ParameterSource
+    return [
+        name for name in RECIPE_PARAMS
+        if ctx.get_parameter_source(name) in (src.COMMANDLINE, src.ENVIRONMENT)
+    ]
+
+
+def _recipe(ctx: click.Context, params: dict[str, Any]) -> Sinusoidal:
+    from pecli.recipe import Sinusoidal
+
+    missing = [opt for opt, name in (("--len", "length"), ("--dim", "dim")) if params[name] is None]
+    if missing:
+        raise click.UsageError(f"Missing option {' and '.join(missing)}: a recipe needs --len N and --dim D.", ctx)
+    return Sinusoidal(**{name: params[name] for name in RECIPE_PARAMS})
+
+
+def _show_table(app: App, table: Table, rows: Any, cols: Any, precision: int) -> None:
+    from pecli.describe import window
+    from pecli.render import table_view
+
+    app.show(table_view(app.out, table, window(table, rows, cols), precision))
+
+
+def _write(app: App, table: Table, output: str, fmt: str | None, force: bool, sidecar: bool, quiet: bool) -> None:
+    from pecli.formats import write_table
+
+    if output == "-":
+        if fmt is None:
+            raise PecliError("writing to stdout needs --format npy or --format csv")
+        with app.progress(table.shape[0], "writing", quiet) as advance:
+            write_table(table, sys.stdout.buffer, fmt, progress=advance)
+            sys.stdout.buffer.flush()
+        return
+    with app.progress(table.shape[0], f"writing {output}", quiet) as advance:
+        write_table(table, output, fmt, force=force, sidecar=sidecar, progress=advance)
+
+
+@cli.command(epilog=EPILOG)
+@recipe_options
+@view_options
+@output_options
+@click.pass_context
+def generate(ctx: click.Context, rows: Any, cols: Any, precision: int, output: str | None, fmt: str | None,
+             force: bool, sidecar: bool, quiet: bool, **params: Any) -> None:
+    """Build a table from a recipe: print it, or write it with -o.
+
+    Values are computed with the angle p·ω_i carried in double-double precision and rounded once
+    to --dtype: float32 and float16 are correctly rounded, float64 is within 1 ulp.
+
+    \b
+      pecli generate --len 120 --dim 8
+      pecli generate --len 120 --dim 8 --rows 0:4
+      pecli generate --len 2048 --dim 512 --layout split -o pe.npy
+      pecli generate --len 120 --dim 8 -o - --format csv > pe.csv
+    """
+    from pecli.table import Table
+
+    app: App = ctx.obj
+    table = Table.from_recipe(_recipe(ctx, params))
+    if output is None:
+        _show_table(app, table, rows, cols, precision)
+    else:
+        _write(app, table, output, fmt, force, sidecar, quiet)
+
+
+@cli.command(epilog=EPILOG)
+@click.argument("file", required=False, metavar="[FILE]")
+@recipe_options
+@pos_option
+@view_options
+@json_option
+@click.option("--format", "fmt", type=click.Choice(("npy", "h5", "csv"), case_sensitive=False), default=None,
+              help="Read FILE as this format, overriding its extension.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.pass_context
+def inspect(ctx: click.Context, file: str | None, pos: int | None, rows: Any, cols: Any, precision: int,
+            as_json: bool, fmt: str | None, quiet: bool, **params: Any) -> None:
+    """Look at a table file, or at the table a recipe makes.
+
+    Without --pos: a header (shape, dtype, byte order, storage, the stored recipe), statistics
+    (min, max, mean, std, row norms) and a window of the data.  With --pos P: row P column by
+    column; for a recipe also the frequency index i, sin or cos, ω_i, wavelength 2π/ω_i and
+    the angle p·ω_i.
+
+    \b
+      pecli inspect --len 120 --dim 8 --pos 2
+      pecli inspect pe.h5
+      pecli inspect pe.npy --pos 2 --json
+    """
+    app: App = ctx.obj
+    given = _recipe_given(ctx)
+    if file is not None and given:
+        opts = ", ".join("--len" if n == "length" else f"--{n}" for n in given)
+        raise click.UsageError(f"give a FILE or recipe options, not both ({opts} given with {file})", ctx)
+    if file is None and not given:
+        raise click.UsageError("give a FILE to read, or a recipe such as --len 120 --dim 8", ctx)
+    if file is None:
+        from pecli.table import Table
+
+        _inspect(app, Table.from_recipe(_recipe(ctx, params)), pos, rows, cols, precision, as_json, quiet)
+        return
+    from pecli.formats import open_table
+
+    with open_table(file, fmt) as table:
+        _inspect(app, table, pos, rows, cols, precision, as_json, quiet)
+
+
+def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, precision: int, as_json: bool,
+             quiet: bool) -> None:
+    from pecli import describe as d
+    from pecli import render
+
+    if pos is not None:
+        if rows is not None:
+            raise PecliError("--rows and --pos exclude each other: --pos P explains one position")
+        details = d.row_details(table, pos, cols)
+        if as_json:
+            payload = {**d.header(table), "position": pos,
+                       "columns": [{**e, "value": d.json_number(e["value"])} for e in details]}
+            click.echo(json.dumps(payload, indent=2))
+        else:
+            app.show(render.row_view(table, pos, details, precision))
+        return
+    with app.progress(table.shape[0], "statistics", quiet) as advance:
+        desc = d.describe(table, advance)
+    # A header view shows a taste of the data: edge rows only, unless --rows asks for more.
+    win = d.window(table, rows, cols, threshold=0)
+    if as_json:
+        desc["window"] = {
+            "positions": [None if r is None else table.start + r for r in win.row_ids],
+            "columns": list(range(*win.col_range)),
+            "values": [None if r is None else [d.json_number(v) for v in win.values[r]] for r in win.row_ids],
+        }
+        click.echo(json.dumps(desc, indent=2))
+        return
+    app.show(render.describe_view(desc, precision))
+    app.out.print()
+    app.show(render.table_view(app.out, table, win, precision)[1:])
+
+
+def main() -> None:
+    cli.main(prog_name="pecli")

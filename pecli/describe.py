@@ -1,0 +1,200 @@
+"""What ``inspect`` reports, as plain data: header, statistics, one row explained, a window."""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pecli.errors import PecliInputError
+from pecli.numerics import frequency_turns
+from pecli.table import Progress, Table
+
+Span = tuple[int | None, int | None]
+"""A half-open span ``A:B`` of positions or columns; ``None`` means the table's edge."""
+
+
+def json_number(x: Any) -> float | int | None:
+    """A table value for JSON: the shortest text that round-trips in its own dtype; NaN/±Inf → None.
+
+    JSON has no NaN or Infinity, so they are written as ``null`` (documented in the README).
+    """
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if not np.isfinite(x):
+        return None
+    # str() of a NumPy float32 is its shortest round-trip repr ('0.9092974', not 0.90929740667…).
+    return float(str(x)) if isinstance(x, np.floating) else float(x)
+
+
+def position_to_row(table: Table, pos: int, option: str = "--pos") -> int:
+    n = table.shape[0]
+    first = table.start
+    if not first <= pos < first + n:
+        raise PecliInputError(f"{option} {pos} is outside the table's positions {first}..{first + n - 1}")
+    return pos - first
+
+
+def resolve_span(span: Span | None, first: int, count: int, option: str) -> tuple[int, int]:
+    """Turn a user span (in positions for rows, indices for columns) into ``[a, b)`` indices."""
+    if span is None:
+        return 0, count
+    a = first if span[0] is None else span[0]
+    b = first + count if span[1] is None else span[1]
+    if not first <= a < b <= first + count:
+        raise PecliInputError(
+            f"{option} {'' if span[0] is None else span[0]}:{'' if span[1] is None else span[1]} is outside "
+            f"{first}:{first + count} or empty: give A:B with {first} ≤ A < B ≤ {first + count}"
+        )
+    return a - first, b - first
+
+
+def row_details(table: Table, pos: int, cols: Span | None = None) -> list[dict[str, Any]]:
+    """Row ``pos`` column by column: index and value, plus for a recipe the frequency index
+    ``i``, the function, ``ω_i``, the wavelength ``2π/ω_i`` and the angle ``p·ω_i``."""
+    r = position_to_row(table, pos)
+    c0, c1 = resolve_span(cols, 0, table.shape[1], "--cols")
+    values = table.rows(r, r + 1)[0]
+    recipe = table.recipe
+    out: list[dict[str, Any]] = []
+    omega = frequency_turns(recipe.base, recipe.dim, recipe.sin_columns)[0] if recipe is not None else None
+    for j in range(c0, c1):
+        v = values[j]
+        entry: dict[str, Any] = {"col": j}
+        if recipe is not None and omega is not None:
+            i, fn = recipe.column(j)
+            w = float(omega[i])
+            entry.update(i=i, fn=fn, omega=w, wavelength=2 * math.pi / w, angle=pos * w)
+        entry["value"] = v
+        out.append(entry)
+    return out
+
+
+@dataclass
+class Stats:
+    """Streaming statistics over row blocks (Chan et al.'s parallel mean/variance update)."""
+
+    count: int = 0
+    nonfinite: int = 0
+    mean: float = 0.0
+    m2: float = 0.0
+    min: float = math.inf
+    max: float = -math.inf
+    norm_min: float = math.inf
+    norm_max: float = -math.inf
+
+    def add(self, block: np.ndarray) -> None:
+        b = block.astype(np.float64, copy=False)
+        finite = np.isfinite(b)
+        if not finite.all():
+            self.nonfinite += int(b.size - finite.sum())
+            b = np.where(finite, b, np.nan)
+        vals = b[np.isfinite(b)]
+        if vals.size:
+            n_b = vals.size
+            mean_b = float(vals.mean())
+            m2_b = float(((vals - mean_b) ** 2).sum())
+            delta = mean_b - self.mean
+            total = self.count + n_b
+            self.mean += delta * n_b / total
+            self.m2 += m2_b + delta * delta * self.count * n_b / total
+            self.count = total
+            self.min = min(self.min, float(vals.min()))
+            self.max = max(self.max, float(vals.max()))
+        norms = np.sqrt(np.einsum("ij,ij->i", b, b))
+        norms = norms[np.isfinite(norms)]
+        if norms.size:
+            self.norm_min = min(self.norm_min, float(norms.min()))
+            self.norm_max = max(self.norm_max, float(norms.max()))
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        def fin(x: float) -> float | None:
+            return x if math.isfinite(x) else None
+
+        return {
+            "min": fin(self.min),
+            "max": fin(self.max),
+            "mean": self.mean if self.count else None,
+            "std": math.sqrt(self.m2 / self.count) if self.count else None,
+            "row_norm_min": fin(self.norm_min),
+            "row_norm_max": fin(self.norm_max),
+            "nonfinite": self.nonfinite,
+        }
+
+
+def table_stats(table: Table, progress: Progress | None = None) -> dict[str, float | int | None]:
+    """min, max, mean, std (population) and the range of row norms, over finite values."""
+    stats = Stats()
+    for block in table.blocks(progress):
+        stats.add(block)
+    return stats.as_dict()
+
+
+def header(table: Table) -> dict[str, Any]:
+    """What a file or recipe is, without reading its data (like ``h5dump -H``)."""
+    info = dict(table.info) if table.info else {"format": "computed from the recipe"}
+    byte_order = info.pop("byte order", "little-endian" if sys.byteorder == "little" else "big-endian")
+    return {
+        "source": table.source,
+        "shape": list(table.shape),
+        "dtype": table.dtype.name,
+        "byte_order": byte_order,
+        "nbytes": table.nbytes,
+        "storage": info,
+        "recipe": table.recipe.to_metadata() if table.recipe is not None else None,
+    }
+
+
+def describe(table: Table, progress: Progress | None = None) -> dict[str, Any]:
+    """Header and statistics of a table (the statistics read every row once, in blocks)."""
+    return {**header(table), "stats": table_stats(table, progress)}
+
+
+@dataclass(frozen=True)
+class Window:
+    """Rows picked for display: ``row_ids`` are row indices with ``None`` where rows are elided."""
+
+    row_ids: list[int | None]
+    values: dict[int, np.ndarray]
+    row_range: tuple[int, int]
+    col_range: tuple[int, int]
+    summarised: bool
+
+
+def window(
+    table: Table,
+    rows: Span | None = None,
+    cols: Span | None = None,
+    *,
+    edgeitems: int = 3,
+    threshold: int = 1000,
+    max_rows: int = 10_000,
+) -> Window:
+    """The rows to show, NumPy style: all of them when the window has at most ``threshold``
+    values, else the first and last ``edgeitems`` around an ellipsis.  An explicit ``rows``
+    span is shown whole, up to ``max_rows``."""
+    n, d = table.shape
+    r0, r1 = resolve_span(rows, table.start, n, "--rows")
+    c0, c1 = resolve_span(cols, 0, d, "--cols")
+    count = r1 - r0
+    if rows is not None and count > max_rows:
+        from pecli.errors import TableTooLargeError
+
+        raise TableTooLargeError(
+            f"--rows asks for {count} rows, more than the {max_rows} a terminal view shows: "
+            "use a narrower span or write the table with -o"
+        )
+    summarised = rows is None and count > 2 * edgeitems and count * (c1 - c0) > threshold
+    if summarised:
+        ids: list[int | None] = [*range(r0, r0 + edgeitems), None, *range(r1 - edgeitems, r1)]
+        head, tail = table.rows(r0, r0 + edgeitems), table.rows(r1 - edgeitems, r1)
+        values = {r0 + k: head[k, c0:c1] for k in range(edgeitems)}
+        values.update({r1 - edgeitems + k: tail[k, c0:c1] for k in range(edgeitems)})
+    else:
+        ids = list(range(r0, r1))
+        block = table.rows(r0, r1)
+        values = {r0 + k: block[k, c0:c1] for k in range(count)}
+    return Window(ids, values, (r0, r1), (c0, c1), summarised)

@@ -1,0 +1,26 @@
+"""Library exceptions.  Each message names the problem and, where there is one, the fix.
+
+The command line turns every :class:`PecliInputError` into one ``Error: …`` line and exit code 2.
+"""
+
+from __future__ import annotations
+
+
+class PecliInputError(Exception):
+    """Base of every error caused by what the user asked for (bad recipe, file, path...)."""
+
+
+class RecipeError(PecliInputError, ValueError):
+    """A recipe parameter is invalid."""
+
+
+class FormatError(PecliInputError):
+    """A file cannot be read or written in the requested format."""
+
+
+class OutputError(PecliInputError):
+    """The destination cannot be written (exists, missing directory, no permission, disk full)."""
+
+
+class TableTooLargeError(PecliInputError):
+    """The request would need more memory, screen or disk than is reasonable."""

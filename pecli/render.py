@@ -1,0 +1,148 @@
+"""Human views for the terminal, built with Rich.  Machine output never passes through here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pecli.describe import Window
+from pecli.resources import human_bytes
+from pecli.table import Table
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+    from rich.table import Table as RichTable
+
+ELLIPSIS = "…"
+
+
+def fmt_value(v: Any, precision: int) -> str:
+    v = float(v)
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    text = f"{v:.{precision}f}"
+    # "-0.0000" reads as a sign error to most people; NumPy prints it as 0 too.
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
+def title(table: Table) -> str:
+    """``sinusoidal (120, 8) float32  base=10000 layout=interleaved start=0`` (or the file name)."""
+    n, d = table.shape
+    head = f"({n}, {d}) {table.dtype.name}"
+    if table.recipe is None:
+        return f"{table.source}  {head}"
+    return f"{table.recipe.kind} {head}  {table.recipe.describe(short=True)}"
+
+
+def _grid(win: Window, cols: list[int | None], start: int, precision: int) -> RichTable:
+    from rich import box
+    from rich.table import Table as RichTable
+
+    grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    grid.add_column("pos", justify="right", style="bold", no_wrap=True)
+    for c in cols:
+        grid.add_column(ELLIPSIS if c is None else str(c), justify="right", no_wrap=True)
+    c0 = win.col_range[0]
+    for r in win.row_ids:
+        if r is None:
+            grid.add_row(ELLIPSIS, *[ELLIPSIS for _ in cols])
+            continue
+        row = win.values[r]
+        grid.add_row(str(start + r), *[ELLIPSIS if c is None else fmt_value(row[c - c0], precision) for c in cols])
+    return grid
+
+
+def table_view(console: Console, table: Table, win: Window, precision: int) -> list[RenderableType]:
+    """The header line, the grid (columns cut to the console width around an ellipsis) and,
+    when anything is hidden, a line saying what is shown."""
+    c0, c1 = win.col_range
+    all_cols: list[int | None] = list(range(c0, c1))
+    cols = all_cols
+    width = console.width
+    unbounded = console.options.update(max_width=1 << 30)
+
+    def fits(trial: list[int | None]) -> bool:
+        return console.measure(_grid(win, trial, table.start, precision), options=unbounded).maximum <= width
+
+    if not fits(cols):
+        # Largest k with k leading and k trailing columns that still fits.
+        lo, hi = 1, (c1 - c0) // 2
+        while lo < hi:
+            k = (lo + hi + 1) // 2
+            trial: list[int | None] = [*range(c0, c0 + k), None, *range(c1 - k, c1)]
+            if fits(trial):
+                lo = k
+            else:
+                hi = k - 1
+        cols = [*range(c0, c0 + lo), None, *range(c1 - lo, c1)]
+    out: list[RenderableType] = [title(table), _grid(win, cols, table.start, precision)]
+    if win.summarised or None in cols:
+        n, d = table.shape
+        shown_r = sum(r is not None for r in win.row_ids)
+        shown_c = sum(c is not None for c in cols)
+        out.append(f"[dim]showing {shown_r} of {n} rows, {shown_c} of {d} columns: "
+                   "--rows A:B / --cols C:D pick a window[/dim]")
+    return out
+
+
+def row_view(table: Table, pos: int, details: list[dict[str, Any]], precision: int) -> list[RenderableType]:
+    from rich import box
+    from rich.table import Table as RichTable
+
+    grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    explained = "fn" in details[0] if details else False
+    heads = ["col", "i", "fn", "ω_i", "wavelength", "angle (rad)", "value"] if explained else ["col", "value"]
+    for h in heads:
+        grid.add_column(h, justify="left" if h == "fn" else "right", no_wrap=True)
+    for e in details:
+        value = fmt_value(e["value"], precision)
+        if explained:
+            grid.add_row(
+                str(e["col"]), str(e["i"]), e["fn"], f"{e['omega']:.6g}", f"{e['wavelength']:.6g}",
+                f"{e['angle']:.6g}", value,
+            )
+        else:
+            grid.add_row(str(e["col"]), value)
+    return [f"{title(table)}  position {pos}", grid]
+
+
+def _plain(v: Any) -> str:
+    return str(int(v)) if isinstance(v, float) and v.is_integer() and abs(v) < 1e16 else str(v)
+
+
+def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
+    """``h5dump -H``-style header lines, then a one-row statistics table."""
+    from rich import box
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    lines: list[tuple[str, str]] = [
+        ("source", str(desc["source"])),
+        ("shape", f"({', '.join(map(str, desc['shape']))})"),
+        ("dtype", f"{desc['dtype']}, {desc['byte_order']}"),
+        ("data", human_bytes(desc["nbytes"])),
+    ]
+    lines += [(k, human_bytes(v) if k.endswith("size") else str(v)) for k, v in desc["storage"].items()]
+    recipe = desc["recipe"]
+    if recipe is not None:
+        params = " ".join(f"{k}={_plain(v)}" for k, v in recipe.items() if k not in ("schema", "kind", "pecli_version"))
+        lines.append(("recipe", f"{recipe['kind']} {params}"))
+        lines.append(("written by", f"pecli {recipe.get('pecli_version', '?')} (schema {recipe.get('schema')})"))
+    else:
+        lines.append(("recipe", "none stored"))
+    width = max(len(k) for k, _ in lines) + 2
+    out: list[RenderableType] = [Text.assemble((k.ljust(width), "bold"), v) for k, v in lines]
+    stats = desc["stats"]
+    st = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    keys = {"min": "min", "max": "max", "mean": "mean", "std": "std",
+            "row_norm_min": "row norm min", "row_norm_max": "row norm max"}
+    for name in keys.values():
+        st.add_column(name, justify="right", no_wrap=True)
+    st.add_row(*["—" if stats[k] is None else fmt_value(stats[k], precision) for k in keys])
+    out += ["", st]
+    if stats["nonfinite"]:
+        out.append(f"[yellow]{stats['nonfinite']} values are NaN or infinite (left out of the statistics)[/yellow]")
+    return out

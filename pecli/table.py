@@ -1,0 +1,79 @@
+"""A table is anything that can hand out row ranges: a recipe, or an array read from a file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pecli.core import check_row_range
+from pecli.recipe import Sinusoidal
+
+#: Rows per block when a table is streamed (writers, statistics): about this many bytes.
+BLOCK_BYTES = 4 << 20
+
+Progress = Callable[[int], None]
+"""Called with the number of rows just finished."""
+
+
+@dataclass
+class Table:
+    """A (positions × dims) table served in row ranges.
+
+    ``data`` is either a recipe (rows are computed) or an array-like with NumPy slicing
+    (an ndarray, a read-only memmap, an h5py dataset).  ``info`` holds what the source knows
+    about its storage (format, byte order, layout on disk) for ``inspect``.
+    """
+
+    data: Any
+    recipe: Sinusoidal | None = None
+    source: str = "recipe"
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_recipe(cls, recipe: Sinusoidal) -> Table:
+        return cls(recipe, recipe, "recipe")
+
+    @property
+    def computed(self) -> bool:
+        return isinstance(self.data, Sinusoidal)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return tuple(self.data.shape)  # type: ignore[return-value]
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return np.dtype(self.data.dtype)
+
+    @property
+    def start(self) -> int:
+        """Position of row 0 (the recipe's start, else 0)."""
+        return self.recipe.start if self.recipe is not None else 0
+
+    @property
+    def nbytes(self) -> int:
+        n, d = self.shape
+        return n * d * self.dtype.itemsize
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        """Rows ``[r0, r1)`` as an in-memory array."""
+        if self.computed:
+            return self.data.rows(r0, r1)
+        check_row_range(self.shape[0], r0, r1)
+        return np.asarray(self.data[r0:r1])
+
+    def block_rows(self) -> int:
+        return max(1, BLOCK_BYTES // max(1, self.shape[1] * self.dtype.itemsize))
+
+    def blocks(self, progress: Progress | None = None) -> Iterator[np.ndarray]:
+        """The whole table as consecutive row blocks of about ``BLOCK_BYTES``."""
+        n = self.shape[0]
+        step = self.block_rows()
+        for a in range(0, n, step):
+            b = min(a + step, n)
+            yield self.rows(a, b)
+            if progress is not None:
+                progress(b - a)

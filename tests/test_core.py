@@ -1,0 +1,87 @@
+"""The core against a float64 closed form, over random shapes, offsets and row ranges."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pecli import RecipeError, Sinusoidal
+from pecli.numerics import _TWO_PI_DEC
+from tests.conftest import reference, reference_tolerance
+
+recipes = st.builds(
+    Sinusoidal,
+    length=st.integers(1, 40),
+    dim=st.integers(1, 48),
+    base=st.sampled_from([10000.0, 500000.0, 2.0, 1e4 + 0.5, 0.9]),
+    layout=st.sampled_from(["interleaved", "split"]),
+    start=st.one_of(st.integers(0, 100), st.integers(0, 2**31)),
+    dtype=st.just("float64"),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(recipes)
+def test_matches_float64_closed_form(recipe: Sinusoidal) -> None:
+    got = recipe.build()
+    ref = reference(recipe.length, recipe.dim, recipe.base, recipe.layout, recipe.start)
+    tol = reference_tolerance(recipe.start, recipe.length) * max(1.0, 1 / recipe.base)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=tol)
+
+
+@settings(max_examples=100, deadline=None)
+@given(recipes, st.data())
+def test_row_range_equals_rows_of_whole_table(recipe: Sinusoidal, data: st.DataObject) -> None:
+    r0 = data.draw(st.integers(0, recipe.length - 1))
+    r1 = data.draw(st.integers(r0, recipe.length))
+    whole = recipe.build()
+    # Bit-identical, not merely close: every element is computed on its own.
+    assert np.array_equal(recipe.rows(r0, r1), whole[r0:r1])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_narrow_dtypes_are_one_rounding_of_float64(dtype: str) -> None:
+    wide = Sinusoidal(300, 33, start=12345, dtype="float64").build()
+    narrow = Sinusoidal(300, 33, start=12345, dtype=dtype).build()
+    assert np.array_equal(narrow, wide.astype(dtype))
+
+
+def test_block_boundaries_do_not_change_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pecli.core
+
+    recipe = Sinusoidal(1000, 7, start=99, dtype="float64")
+    whole = recipe.build()
+    monkeypatch.setattr(pecli.core, "_BLOCK_CELLS", 5)  # forces many tiny kernel blocks
+    assert np.array_equal(recipe.build(), whole)
+
+
+def test_start_offset_shifts_rows() -> None:
+    a = Sinusoidal(50, 16).build()
+    b = Sinusoidal(40, 16, start=10).build()
+    assert np.array_equal(a[10:], b)
+
+
+def test_split_is_a_column_permutation_of_interleaved() -> None:
+    for dim in (6, 7):
+        inter = Sinusoidal(20, dim).build()
+        split = Sinusoidal(20, dim, layout="split").build()
+        order = list(range(0, dim, 2)) + list(range(1, dim, 2))
+        assert np.array_equal(split, inter[:, order])
+
+
+def test_position_zero_is_exact() -> None:
+    row = Sinusoidal(1, 9, dtype="float64").build()[0]
+    assert row.tolist() == [0, 1, 0, 1, 0, 1, 0, 1, 0]
+
+
+def test_two_pi_constant_is_right() -> None:
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 70
+    assert abs(mpmath.mpf(str(_TWO_PI_DEC)) - 2 * mpmath.pi) < mpmath.mpf(10) ** -58
+
+
+def test_rows_outside_table_refused() -> None:
+    with pytest.raises(RecipeError, match="outside"):
+        Sinusoidal(10, 4).rows(5, 11)

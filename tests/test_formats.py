@@ -1,0 +1,284 @@
+"""Every format round-trips bit-exactly with its recipe; failures never leave partial files."""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from pecli import FormatError, OutputError, Sinusoidal, TableTooLargeError, open_table, write_table
+from pecli.formats import FORMATS
+from pecli.options import FORMAT_NAMES
+from pecli.table import Table
+
+DTYPES = ["float16", "float32", "float64"]
+EXTS = [".npy", ".h5", ".hdf5", ".csv"]
+
+
+def recipe(dtype: str = "float32", **kw: object) -> Sinusoidal:
+    return Sinusoidal(**{"length": 37, "dim": 11, "layout": "split", "start": 5, "dtype": dtype, **kw})  # type: ignore[arg-type]
+
+
+def bits(a: np.ndarray) -> bytes:
+    return np.ascontiguousarray(a).tobytes()
+
+
+def test_cli_format_choices_match_registry() -> None:
+    assert tuple(FORMAT_NAMES) == tuple(FORMATS)
+
+
+@pytest.mark.parametrize("ext", EXTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_round_trip_bit_exact_with_recipe(tmp_path: Path, ext: str, dtype: str) -> None:
+    r = recipe(dtype)
+    path = tmp_path / f"t{ext}"
+    write_table(Table.from_recipe(r), path)
+    with open_table(path) as t:
+        assert t.recipe == r
+        assert t.dtype == np.dtype(dtype)
+        assert bits(t.rows(0, t.shape[0])) == bits(r.build())
+
+
+@pytest.mark.parametrize("ext", EXTS)
+def test_plain_arrays_round_trip_without_recipe(tmp_path: Path, ext: str) -> None:
+    arr = np.random.default_rng(0).normal(size=(9, 4)).astype(np.float64)
+    arr[3, 1] = np.nan
+    arr[4, 2] = -np.inf
+    path = tmp_path / f"plain{ext}"
+    write_table(Table(arr, None, "array"), path)
+    assert not Path(str(path) + ".json").exists()
+    with open_table(path) as t:
+        assert t.recipe is None
+        assert bits(t.rows(0, 9)) == bits(arr)
+
+
+def test_h5_stores_recipe_as_attributes_for_other_tools(tmp_path: Path) -> None:
+    path = tmp_path / "t.h5"
+    write_table(Table.from_recipe(recipe()), path)
+    with h5py.File(path, "r") as f:
+        attrs = dict(f["pe"].attrs)
+    assert attrs["kind"] == "sinusoidal" and attrs["base"] == 10000.0 and attrs["layout"] == "split"
+    assert json.loads(attrs["pecli_recipe"])["start"] == 5
+
+
+def test_csv_text_is_round_trip_precision(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    write_table(Table.from_recipe(Sinusoidal(3, 4)), path)
+    assert path.read_text().splitlines()[:2] == ["d0,d1,d2,d3", "0,1,0,1"]
+    # Readable by NumPy's own loader too, bit-exact after the cast.
+    loaded = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64).astype(np.float32)
+    assert bits(loaded) == bits(Sinusoidal(3, 4).build())
+
+
+def test_sidecar_ignored_when_it_does_not_match(tmp_path: Path) -> None:
+    path = tmp_path / "t.npy"
+    write_table(Table.from_recipe(recipe()), path)
+    np.save(path, np.zeros((2, 2), np.float32))  # replaced by another tool
+    with open_table(path) as t:
+        assert t.recipe is None
+        assert "ignored" in t.info["note"]
+
+
+def test_force_overwrite_drops_stale_sidecar(tmp_path: Path) -> None:
+    path = tmp_path / "t.npy"
+    write_table(Table.from_recipe(recipe()), path)
+    write_table(Table(np.ones((2, 2)), None, "array"), path, force=True)
+    assert not Path(str(path) + ".json").exists()
+
+
+def test_no_sidecar_option(tmp_path: Path) -> None:
+    path = tmp_path / "t.npy"
+    write_table(Table.from_recipe(recipe()), path, sidecar=False)
+    assert path.exists() and not Path(str(path) + ".json").exists()
+
+
+def test_existing_file_refused_without_force_and_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "t.h5"
+    path.write_bytes(b"precious")
+    with pytest.raises(OutputError, match="already exists: pass --force to overwrite it"):
+        write_table(Table.from_recipe(recipe()), path)
+    assert path.read_bytes() == b"precious"
+    write_table(Table.from_recipe(recipe()), path, force=True)
+    with open_table(path) as t:
+        assert t.recipe == recipe()
+
+
+def test_existing_sidecar_is_not_clobbered(tmp_path: Path) -> None:
+    (tmp_path / "t.npy.json").write_text("mine")
+    with pytest.raises(OutputError, match=r"t\.npy\.json already exists"):
+        write_table(Table.from_recipe(recipe()), tmp_path / "t.npy")
+    assert not (tmp_path / "t.npy").exists()
+    assert (tmp_path / "t.npy.json").read_text() == "mine"
+
+
+class Exploding(Table):
+    """A table whose rows fail after the first block has been written."""
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        if r0 > 0:
+            raise self.data  # type: ignore[misc]
+        return np.zeros((r1 - r0, self.shape[1]), np.float32)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (100_000, 64)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(np.float32)
+
+
+@pytest.mark.parametrize("ext", EXTS)
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), OSError(errno.EIO, "I/O error"), RuntimeError("boom")])
+def test_failure_mid_write_leaves_nothing_and_keeps_old_file(tmp_path: Path, ext: str, exc: BaseException) -> None:
+    path = tmp_path / f"t{ext}"
+    path.write_bytes(b"old")
+    table = Exploding(exc, None, "x")
+    with pytest.raises((type(exc), OutputError)):
+        write_table(table, path, force=True)
+    assert path.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"t{ext}"]  # no temporaries left
+
+
+def test_disk_full_is_a_clean_error(tmp_path: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    with pytest.raises(OutputError, match="no space left on device while writing /dev/full"):
+        write_table(Table.from_recipe(Sinusoidal(100_000, 64)), "/dev/full", "npy")
+
+
+def test_special_files_are_written_in_place(tmp_path: Path) -> None:
+    write_table(Table.from_recipe(recipe()), "/dev/null", "npy")  # no --force, no sidecar, no rename
+    assert Path("/dev/null").exists()
+
+
+def test_missing_directory_and_directory_target(tmp_path: Path) -> None:
+    with pytest.raises(OutputError, match="does not exist: create it first"):
+        write_table(Table.from_recipe(recipe()), tmp_path / "nope" / "t.npy")
+    with pytest.raises(OutputError, match="is a directory: give a file name"):
+        write_table(Table.from_recipe(recipe()), tmp_path, "npy")
+
+
+def test_unwritable_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Root ignores permission bits, so the check is exercised through os.access.
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, m: False if Path(p) == tmp_path else real(p, m))
+    with pytest.raises(OutputError, match="cannot write in directory .* \\(permission denied\\)"):
+        write_table(Table.from_recipe(recipe()), tmp_path / "t.npy")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_read_only_directory_for_real(tmp_path: Path) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    with pytest.raises(OutputError, match="permission denied"):
+        write_table(Table.from_recipe(recipe()), ro / "t.npy")
+
+
+def test_table_larger_than_disk_is_refused_before_writing(tmp_path: Path) -> None:
+    with pytest.raises(TableTooLargeError, match="would need at least 32.0 TB"):
+        write_table(Table.from_recipe(Sinusoidal(10**12, 8)), tmp_path / "big.npy")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_build_refuses_more_than_memory() -> None:
+    with pytest.raises(TableTooLargeError, match="write it to a file with -o instead"):
+        Sinusoidal(10**12, 8).build()
+
+
+def test_stream_writes_npy_and_csv() -> None:
+    buf = io.BytesIO()
+    write_table(Table.from_recipe(recipe("float16")), buf, "npy")
+    assert bits(np.load(io.BytesIO(buf.getvalue()))) == bits(recipe("float16").build())
+    with pytest.raises(FormatError, match="needs a seekable file"):
+        write_table(Table.from_recipe(recipe()), io.BytesIO(), "h5")
+
+
+# ----------------------------------------------------------------------------- bad inputs
+def write_bytes(tmp_path: Path, name: str, data: bytes) -> Path:
+    p = tmp_path / name
+    p.write_bytes(data)
+    return p
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("e.npy", b"", "is empty"),
+        ("bad.npy", b"not a numpy file at all", "is not a readable .npy"),
+        ("bad.h5", b"\x89HDF\r\n\x1a\n" + b"\0" * 20, "is not a readable HDF5 file"),
+        ("bad.h5", b"plain text", "is not a readable HDF5 file"),
+        ("ragged.csv", b"d0,d1\n1,2\n3\n", "line 3 has 1 values, expected 2"),
+        ("text.csv", b"d0,d1\n1,2\n3,x\n", "line 3 has a non-numeric value 'x'"),
+        ("blank.csv", b"d0,d1\n1,2\n\n3,4\n", "line 3 is blank"),
+        ("header.csv", b"d0,d1\n", "has a header but no rows"),
+        ("binary.csv", b"\xff\xfe\x00", "is not a text CSV file"),
+    ],
+)
+def test_unreadable_files_are_format_errors(tmp_path: Path, name: str, data: bytes, message: str) -> None:
+    path = write_bytes(tmp_path, name, data)
+    with pytest.raises(FormatError, match=message), open_table(path):
+        pass
+
+
+def test_truncated_npy(tmp_path: Path) -> None:
+    path = tmp_path / "t.npy"
+    np.save(path, np.ones((100, 8), np.float32))
+    path.write_bytes(path.read_bytes()[:500])
+    with pytest.raises(FormatError, match="not a readable .npy"), open_table(path):
+        pass
+
+
+def test_object_npy_is_refused_without_unpickling(tmp_path: Path) -> None:
+    path = tmp_path / "o.npy"
+    np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(FormatError, match="not a readable .npy table"), open_table(path):
+        pass
+
+
+def test_non_float_and_wrong_rank(tmp_path: Path) -> None:
+    np.save(tmp_path / "i.npy", np.ones((3, 3), np.int64))
+    with pytest.raises(FormatError, match="holds int64 values"), open_table(tmp_path / "i.npy"):
+        pass
+    np.save(tmp_path / "v.npy", np.ones(3))
+    with pytest.raises(FormatError, match=r"shape \(3,\): expected a 2-D table"), open_table(tmp_path / "v.npy"):
+        pass
+
+
+def test_leading_unit_axes_are_squeezed(tmp_path: Path) -> None:
+    # ViT-style pos_embed [1, N, D].
+    arr = np.arange(12, dtype=np.float32).reshape(1, 3, 4)
+    np.save(tmp_path / "vit.npy", arr)
+    with open_table(tmp_path / "vit.npy") as t:
+        assert t.shape == (3, 4)
+        assert bits(t.rows(1, 3)) == bits(arr[0, 1:3])
+
+
+def test_h5_dataset_choice(tmp_path: Path) -> None:
+    path = tmp_path / "m.h5"
+    with h5py.File(path, "w") as f:
+        f["model/a"] = np.zeros((2, 2))
+        f["model/b"] = np.ones((3, 2))
+    with pytest.raises(FormatError, match=r"several datasets \(model/a, model/b\)"), open_table(path):
+        pass
+    with h5py.File(tmp_path / "one.h5", "w") as f:
+        f["layer/weights"] = np.ones((3, 2), np.float32)
+    with open_table(tmp_path / "one.h5") as t:
+        assert t.info["dataset"] == "/layer/weights" and t.shape == (3, 2)
+
+
+def test_missing_directory_and_unknown_extension_on_read(tmp_path: Path) -> None:
+    with pytest.raises(FormatError, match="is a directory"), open_table(tmp_path):
+        pass
+    (tmp_path / "t.xyz").write_text("1")
+    with pytest.raises(FormatError, match="cannot tell the format"), open_table(tmp_path / "t.xyz"):
+        pass
+    with open_table(write_bytes(tmp_path, "t.dat", b"0.5,1\n"), "csv") as t:  # --format overrides
+        assert t.shape == (1, 2)
