@@ -17,12 +17,11 @@ from pecli.errors import FormatError, OutputError, PecliInputError, RecipeError,
 from pecli.recipe import Sinusoidal, recipe_from_metadata
 
 if TYPE_CHECKING:
-    from pecli.describe import describe, row_details
     from pecli.formats import open_table, write_table
-    from pecli.table import ArrayTable, Table
+    from pecli.inspection import describe, row_details
+    from pecli.table import Table
 
 __all__ = [
-    "ArrayTable",
     "FormatError",
     "OutputError",
     "PecliInputError",
@@ -39,11 +38,10 @@ __all__ = [
 ]
 
 _LAZY = {
-    "describe": "pecli.describe",
-    "row_details": "pecli.describe",
+    "describe": "pecli.inspection",
+    "row_details": "pecli.inspection",
     "open_table": "pecli.formats",
     "write_table": "pecli.formats",
-    "ArrayTable": "pecli.table",
     "Table": "pecli.table",
 }
 

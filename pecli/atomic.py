@@ -44,7 +44,7 @@ def os_error_message(exc: OSError, path: Path) -> str:
     if exc.errno == errno.EDQUOT:
         return f"disk quota exceeded while writing {path}: free some space or write elsewhere"
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return f"cannot write {path} ({exc.strerror.lower()}): choose another output path"
+        return f"cannot write {path} ({(exc.strerror or 'permission denied').lower()}): choose another output path"
     return f"cannot write {path}: {exc.strerror or exc}"
 
 
@@ -75,7 +75,7 @@ def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
             temps.append(Path(name))
         yield temps
         mode = _default_mode()
-        for tmp, p in zip(temps, paths):
+        for tmp, p in zip(temps, paths, strict=True):
             if tmp == p:
                 continue
             os.chmod(tmp, mode)
@@ -89,7 +89,8 @@ def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
 
 
 def _discard(temps: list[Path], paths: tuple[Path, ...]) -> None:
-    for tmp, p in zip(temps, paths):
+    # temps may be shorter than paths if creating one of them failed.
+    for tmp, p in zip(temps, paths, strict=False):
         if tmp != p:
             try:
                 tmp.unlink()

@@ -85,8 +85,9 @@ class App:
         from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
         began = time.monotonic()
-        bar = Progress(TextColumn(what), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
-                       console=self.err, transient=True)
+        bar = Progress(
+            TextColumn(what), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(), console=self.err, transient=True
+        )
         task = bar.add_task(what, total=total)
         started = False
 
@@ -132,8 +133,14 @@ class PecliGroup(click.Group):
             # The reader went away (e.g. `| head`): stop quietly with SIGPIPE's status, like cat.
             raise _Stop(EXIT_BROKEN_PIPE) from None
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         handlers = _install_signal_handlers()
@@ -210,8 +217,14 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
 
 
 @click.group("pecli", cls=PecliGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
-              help="Show pecli's version and its libraries' versions.")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show pecli's version and its libraries' versions.",
+)
 @click.option("--no-color", is_flag=True, envvar="NO_COLOR", help="No colour in terminal output (also NO_COLOR=1).")
 @click.pass_context
 def cli(ctx: click.Context, no_color: bool) -> None:
@@ -228,10 +241,7 @@ def cli(ctx: click.Context, no_color: bool) -> None:
 
 def _recipe_given(ctx: click.Context) -> list[str]:
     src = click.core.ParameterSource
-    return [
-        name for name in RECIPE_PARAMS
-        if ctx.get_parameter_source(name) in (src.COMMANDLINE, src.ENVIRONMENT)
-    ]
+    return [name for name in RECIPE_PARAMS if ctx.get_parameter_source(name) in (src.COMMANDLINE, src.ENVIRONMENT)]
 
 
 def _recipe(ctx: click.Context, params: dict[str, Any]) -> Sinusoidal:
@@ -244,7 +254,7 @@ def _recipe(ctx: click.Context, params: dict[str, Any]) -> Sinusoidal:
 
 
 def _show_table(app: App, table: Table, rows: Any, cols: Any, precision: int) -> None:
-    from pecli.describe import window
+    from pecli.inspection import window
     from pecli.render import table_view
 
     app.show(table_view(app.out, table, window(table, rows, cols), precision))
@@ -269,8 +279,19 @@ def _write(app: App, table: Table, output: str, fmt: str | None, force: bool, si
 @view_options
 @output_options
 @click.pass_context
-def generate(ctx: click.Context, rows: Any, cols: Any, precision: int, output: str | None, fmt: str | None,
-             force: bool, sidecar: bool, quiet: bool, **params: Any) -> None:
+def generate(
+    ctx: click.Context,
+    /,
+    rows: Any,
+    cols: Any,
+    precision: int,
+    output: str | None,
+    fmt: str | None,
+    force: bool,
+    sidecar: bool,
+    quiet: bool,
+    **params: Any,
+) -> None:
     """Build a table from a recipe: print it, or write it with -o.
 
     Values are computed with the angle p·ω_i carried in double-double precision and rounded once
@@ -298,12 +319,28 @@ def generate(ctx: click.Context, rows: Any, cols: Any, precision: int, output: s
 @pos_option
 @view_options
 @json_option
-@click.option("--format", "fmt", type=click.Choice(("npy", "h5", "csv"), case_sensitive=False), default=None,
-              help="Read FILE as this format, overriding its extension.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("npy", "h5", "csv"), case_sensitive=False),
+    default=None,
+    help="Read FILE as this format, overriding its extension.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.pass_context
-def inspect(ctx: click.Context, file: str | None, pos: int | None, rows: Any, cols: Any, precision: int,
-            as_json: bool, fmt: str | None, quiet: bool, **params: Any) -> None:
+def inspect(
+    ctx: click.Context,
+    /,
+    file: str | None,
+    pos: int | None,
+    rows: Any,
+    cols: Any,
+    precision: int,
+    as_json: bool,
+    fmt: str | None,
+    quiet: bool,
+    **params: Any,
+) -> None:
     """Look at a table file, or at the table a recipe makes.
 
     Without --pos: a header (shape, dtype, byte order, storage, the stored recipe), statistics
@@ -334,9 +371,10 @@ def inspect(ctx: click.Context, file: str | None, pos: int | None, rows: Any, co
         _inspect(app, table, pos, rows, cols, precision, as_json, quiet)
 
 
-def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, precision: int, as_json: bool,
-             quiet: bool) -> None:
-    from pecli import describe as d
+def _inspect(
+    app: App, table: Table, pos: int | None, rows: Any, cols: Any, precision: int, as_json: bool, quiet: bool
+) -> None:
+    from pecli import inspection as d
     from pecli import render
 
     if pos is not None:
@@ -344,8 +382,11 @@ def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, prec
             raise PecliError("--rows and --pos exclude each other: --pos P explains one position")
         details = d.row_details(table, pos, cols)
         if as_json:
-            payload = {**d.header(table), "position": pos,
-                       "columns": [{**e, "value": d.json_number(e["value"])} for e in details]}
+            payload = {
+                **d.header(table),
+                "position": pos,
+                "columns": [{**e, "value": d.json_number(e["value"])} for e in details],
+            }
             click.echo(json.dumps(payload, indent=2))
         else:
             app.show(render.row_view(table, pos, details, precision))

@@ -70,7 +70,7 @@ def _read_npy(path: Path, stack: ExitStack) -> Table:
 
 # --------------------------------------------------------------------------------------- csv
 def _write_csv(table: Table, fp: IO[bytes], progress: Progress | None) -> None:
-    n, d = table.shape
+    d = table.shape[1]
     fp.write((",".join(f"d{j}" for j in range(d)) + "\n").encode())
     digits = ROUND_TRIP_DIGITS.get(table.dtype.name, 17)
     row_fmt = ",".join([f"%.{digits}g"] * d) + "\n"
@@ -244,7 +244,8 @@ def _read_sidecar(sidecar: Path, shape: tuple[int, ...], info: dict[str, Any]) -
         info["note"] = f"sidecar {sidecar.name} describes shape {doc.get('shape')}, not {shape}; ignored"
         return {}
     info["metadata"] = f"sidecar {sidecar.name}"
-    return doc["recipe"]
+    recipe: dict[str, Any] = doc["recipe"]
+    return recipe
 
 
 def _sidecar_text(table: Table) -> str:
@@ -261,12 +262,36 @@ def _sidecar_text(table: Table) -> str:
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
-        Format("npy", (".npy",), "NumPy array file; recipe in a FILE.json sidecar", "stream",
-               _write_npy, _read_npy, False, lambda dt: dt.itemsize),
-        Format("h5", (".h5", ".hdf5"), "HDF5 dataset '/pe' with the recipe as attributes", "path",
-               _write_h5, _read_h5, True, lambda dt: dt.itemsize),
-        Format("csv", (".csv",), "header d0,d1,… then rows; text round-trips bit-exactly", "stream",
-               _write_csv, _read_csv, False, lambda dt: ROUND_TRIP_DIGITS.get(dt.name, 17) * 0.8),
+        Format(
+            "npy",
+            (".npy",),
+            "NumPy array file; recipe in a FILE.json sidecar",
+            "stream",
+            _write_npy,
+            _read_npy,
+            False,
+            lambda dt: dt.itemsize,
+        ),
+        Format(
+            "h5",
+            (".h5", ".hdf5"),
+            "HDF5 dataset '/pe' with the recipe as attributes",
+            "path",
+            _write_h5,
+            _read_h5,
+            True,
+            lambda dt: dt.itemsize,
+        ),
+        Format(
+            "csv",
+            (".csv",),
+            "header d0,d1,… then rows; text round-trips bit-exactly",
+            "stream",
+            _write_csv,
+            _read_csv,
+            False,
+            lambda dt: ROUND_TRIP_DIGITS.get(dt.name, 17) * 0.8,
+        ),
     )
 }
 

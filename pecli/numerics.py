@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import decimal
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
+
+Arr = NDArray[np.float64]
 
 # 2π to 60 significant digits (checked against mpmath in the tests).
 _TWO_PI_DEC = decimal.Decimal("6.28318530717958647692528676655900576839433879875021164194989")
@@ -27,14 +31,14 @@ _SPLITTER = 134217729.0  # 2**27 + 1, Veltkamp's constant for float64
 MAX_POSITION = 2**53
 
 
-def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _split(a: Any) -> tuple[Arr, Arr]:
     """Veltkamp split: ``a = hi + lo`` with both halves holding at most 26 significant bits."""
     c = _SPLITTER * a
     hi = c - (c - a)
     return hi, a - hi
 
 
-def _two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _two_prod(a: Any, b: Any) -> tuple[Arr, Arr]:
     """Dekker's exact product: ``a·b = p + e`` exactly (no FMA needed)."""
     p = a * b
     ah, al = _split(a)
@@ -43,7 +47,7 @@ def _two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return p, e
 
 
-def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _two_sum(a: Arr, b: Arr) -> tuple[Arr, Arr]:
     """Knuth's exact sum: ``a + b = s + e`` exactly."""
     s = a + b
     bb = s - a
@@ -52,7 +56,7 @@ def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @lru_cache(maxsize=64)
-def frequency_turns(base: float, dim: int, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def frequency_turns(base: float, dim: int, count: int) -> tuple[Arr, Arr, Arr]:
     """``ω_i = base^(−2i/dim)`` for ``i < count``, as float64 and as turns per position.
 
     Returns ``(omega, w_hi, w_lo)`` where ``w_hi + w_lo`` is ``ω_i/2π`` to about 2⁻¹⁰⁶ relative,
@@ -75,7 +79,7 @@ def frequency_turns(base: float, dim: int, count: int) -> tuple[np.ndarray, np.n
     return omega, w_hi, w_lo
 
 
-def sincos(positions: np.ndarray, w_hi: np.ndarray, w_lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sincos(positions: Arr, w_hi: Arr, w_lo: Arr) -> tuple[Arr, Arr]:
     """sin and cos of ``2π·p·(w_hi + w_lo)`` for every (position, frequency) pair, in float64.
 
     ``positions`` is a 1-D float64 array of integers below 2⁵³; the result has shape

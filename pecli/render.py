@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pecli.describe import Window
+from pecli.inspection import Window
 from pecli.resources import human_bytes
 from pecli.table import Table
 
@@ -83,8 +83,9 @@ def table_view(console: Console, table: Table, win: Window, precision: int) -> l
         n, d = table.shape
         shown_r = sum(r is not None for r in win.row_ids)
         shown_c = sum(c is not None for c in cols)
-        out.append(f"[dim]showing {shown_r} of {n} rows, {shown_c} of {d} columns: "
-                   "--rows A:B / --cols C:D pick a window[/dim]")
+        out.append(
+            f"[dim]showing {shown_r} of {n} rows, {shown_c} of {d} columns: --rows A:B / --cols C:D pick a window[/dim]"
+        )
     return out
 
 
@@ -101,8 +102,13 @@ def row_view(table: Table, pos: int, details: list[dict[str, Any]], precision: i
         value = fmt_value(e["value"], precision)
         if explained:
             grid.add_row(
-                str(e["col"]), str(e["i"]), e["fn"], f"{e['omega']:.6g}", f"{e['wavelength']:.6g}",
-                f"{e['angle']:.6g}", value,
+                str(e["col"]),
+                str(e["i"]),
+                e["fn"],
+                f"{e['omega']:.6g}",
+                f"{e['wavelength']:.6g}",
+                f"{e['angle']:.6g}",
+                value,
             )
         else:
             grid.add_row(str(e["col"]), value)
@@ -137,8 +143,14 @@ def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
     out: list[RenderableType] = [Text.assemble((k.ljust(width), "bold"), v) for k, v in lines]
     stats = desc["stats"]
     st = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-    keys = {"min": "min", "max": "max", "mean": "mean", "std": "std",
-            "row_norm_min": "row norm min", "row_norm_max": "row norm max"}
+    keys = {
+        "min": "min",
+        "max": "max",
+        "mean": "mean",
+        "std": "std",
+        "row_norm_min": "row norm min",
+        "row_norm_max": "row norm max",
+    }
     for name in keys.values():
         st.add_column(name, justify="right", no_wrap=True)
     st.add_row(*["—" if stats[k] is None else fmt_value(stats[k], precision) for k in keys])

@@ -42,11 +42,13 @@ class Table:
 
     @property
     def shape(self) -> tuple[int, int]:
-        return tuple(self.data.shape)  # type: ignore[return-value]
+        n, d = self.data.shape
+        return (int(n), int(d))
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        return np.dtype(self.data.dtype)
+        dtype: np.dtype[Any] = np.dtype(self.data.dtype)
+        return dtype
 
     @property
     def start(self) -> int:
@@ -60,10 +62,13 @@ class Table:
 
     def rows(self, r0: int, r1: int) -> np.ndarray:
         """Rows ``[r0, r1)`` as an in-memory array."""
+        rows: np.ndarray
         if self.computed:
-            return self.data.rows(r0, r1)
-        check_row_range(self.shape[0], r0, r1)
-        return np.asarray(self.data[r0:r1])
+            rows = self.data.rows(r0, r1)
+        else:
+            check_row_range(self.shape[0], r0, r1)
+            rows = np.asarray(self.data[r0:r1])
+        return rows
 
     def block_rows(self) -> int:
         return max(1, BLOCK_BYTES // max(1, self.shape[1] * self.dtype.itemsize))

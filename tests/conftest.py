@@ -19,8 +19,9 @@ def run() -> Callable[..., Result]:
     runner = CliRunner()
 
     def invoke(*args: str | Path, input: bytes | str | None = None) -> Result:
-        return runner.invoke(cli, [str(a) for a in args], input=input,
-                             env={"COLUMNS": WIDTH, "NO_COLOR": "1", "TERM": "dumb"})
+        return runner.invoke(
+            cli, [str(a) for a in args], input=input, env={"COLUMNS": WIDTH, "NO_COLOR": "1", "TERM": "dumb"}
+        )
 
     return invoke
 

@@ -34,7 +34,17 @@ def test_generate_seed_001_row_2_on_screen(run) -> None:
     assert lines[0] == "sinusoidal (120, 8) float32  base=10000 layout=interleaved start=0"
     # 120 × 8 = 960 values is under NumPy's summary threshold of 1000: every row is shown.
     assert len(lines) == 3 + 120
-    assert lines[3 + 2].split() == ["2", "0.9093", "-0.4161", "0.1987", "0.9801", "0.0200", "0.9998", "0.0020", "1.0000"]
+    assert lines[3 + 2].split() == [
+        "2",
+        "0.9093",
+        "-0.4161",
+        "0.1987",
+        "0.9801",
+        "0.0200",
+        "0.9998",
+        "0.0020",
+        "1.0000",
+    ]
 
 
 def test_large_table_is_summarised_to_the_terminal_width(run) -> None:
@@ -68,7 +78,9 @@ def test_rows_are_positions_with_start(run) -> None:
 def test_inspect_recipe_position(run) -> None:
     r = run("inspect", "--len", 120, "--dim", 8, "--pos", 2)
     assert r.exit_code == 0, r.stderr
-    assert r.stdout == """\
+    assert (
+        r.stdout
+        == """\
 sinusoidal (120, 8) float32  base=10000 layout=interleaved start=0  position 2
 col  i  fn     ω_i  wavelength  angle (rad)    value
 ────────────────────────────────────────────────────
@@ -81,6 +93,7 @@ col  i  fn     ω_i  wavelength  angle (rad)    value
   6  3  sin  0.001     6283.19        0.002   0.0020
   7  3  cos  0.001     6283.19        0.002   1.0000
 """
+    )
 
 
 def test_inspect_position_json_is_exact(run) -> None:
@@ -88,8 +101,15 @@ def test_inspect_position_json_is_exact(run) -> None:
     doc = json.loads(r.stdout)
     exact = Sinusoidal(120, 8).build()[2]
     assert [np.float32(c["value"]) for c in doc["columns"]] == exact.tolist()
-    assert doc["columns"][3] == {"col": 3, "i": 1, "fn": "cos", "omega": 0.1, "wavelength": pytest.approx(62.83185307),
-                                 "angle": pytest.approx(0.2), "value": 0.9800666}
+    assert doc["columns"][3] == {
+        "col": 3,
+        "i": 1,
+        "fn": "cos",
+        "omega": 0.1,
+        "wavelength": pytest.approx(62.83185307),
+        "angle": pytest.approx(0.2),
+        "value": 0.9800666,
+    }
     assert doc["recipe"]["layout"] == "interleaved"
 
 
@@ -107,16 +127,29 @@ def test_inspect_file_header_stats_window(run, tmp_path: Path) -> None:
     r = run("inspect", path)
     assert r.exit_code == 0, r.stderr
     out = r.stdout
-    for line in ("shape       (120, 8)", "dtype       float32, little-endian", "dataset     /pe",
-                 "layout      contiguous", "compression none"):
+    for line in (
+        "shape       (120, 8)",
+        "dtype       float32, little-endian",
+        "dataset     /pe",
+        "layout      contiguous",
+        "compression none",
+    ):
         assert line.replace(" ", "") in out.replace(" ", "")
     assert "recipe sinusoidal length=120 dim=8 base=10000 layout=interleaved start=0 dtype=float32" in " ".join(
         out.split()
     )
-    stats_line = out.splitlines()[out.splitlines().index(next(s for s in out.splitlines() if s.strip().startswith("min"))) + 2]
+    stats_line = out.splitlines()[
+        out.splitlines().index(next(s for s in out.splitlines() if s.strip().startswith("min"))) + 2
+    ]
     table = Sinusoidal(120, 8).build().astype(np.float64)
-    assert stats_line.split() == [f"{table.min():.4f}", f"{table.max():.4f}", f"{table.mean():.4f}",
-                                  f"{table.std():.4f}", "2.0000", "2.0000"]
+    assert stats_line.split() == [
+        f"{table.min():.4f}",
+        f"{table.max():.4f}",
+        f"{table.mean():.4f}",
+        f"{table.std():.4f}",
+        "2.0000",
+        "2.0000",
+    ]
     assert out.splitlines()[-1] == "showing 6 of 120 rows, 8 of 8 columns: --rows A:B / --cols C:D pick a window"
 
 
@@ -153,32 +186,74 @@ def test_npy_to_stdout_is_a_valid_npy(run) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["generate", "--len", "0", "--dim", "8"], "length must be at least 1, got 0: give the number of positions, e.g. --len 120"),
+        (
+            ["generate", "--len", "0", "--dim", "8"],
+            "length must be at least 1, got 0: give the number of positions, e.g. --len 120",
+        ),
         (["generate", "--len", "-3", "--dim", "8"], "length must be at least 1, got -3"),
         (["generate", "--len", "1.5", "--dim", "8"], "Invalid value for '--len': '1.5' is not a valid integer."),
         (["generate", "--len", "abc", "--dim", "8"], "Invalid value for '--len': 'abc' is not a valid integer."),
-        (["generate", "--len", "5", "--dim", "0"], "dim must be at least 1, got 0: give the model width d_model, e.g. --dim 8"),
+        (
+            ["generate", "--len", "5", "--dim", "0"],
+            "dim must be at least 1, got 0: give the model width d_model, e.g. --dim 8",
+        ),
         (["generate", "--len", "5"], "Missing option --dim: a recipe needs --len N and --dim D."),
         (["generate", "--len", "5", "--dim", "4", "--base", "1"], "base must be a finite number > 0 and ≠ 1, got 1.0"),
         (["generate", "--len", "5", "--dim", "4", "--base", "0"], "base must be a finite number > 0 and ≠ 1, got 0.0"),
-        (["generate", "--len", "5", "--dim", "4", "--base", "-2"], "base must be a finite number > 0 and ≠ 1, got -2.0"),
-        (["generate", "--len", "5", "--dim", "4", "--base", "inf"], "base must be a finite number > 0 and ≠ 1, got inf"),
-        (["generate", "--len", "5", "--dim", "4", "--base", "nan"], "base must be a finite number > 0 and ≠ 1, got nan"),
+        (
+            ["generate", "--len", "5", "--dim", "4", "--base", "-2"],
+            "base must be a finite number > 0 and ≠ 1, got -2.0",
+        ),
+        (
+            ["generate", "--len", "5", "--dim", "4", "--base", "inf"],
+            "base must be a finite number > 0 and ≠ 1, got inf",
+        ),
+        (
+            ["generate", "--len", "5", "--dim", "4", "--base", "nan"],
+            "base must be a finite number > 0 and ≠ 1, got nan",
+        ),
         (["generate", "--len", "5", "--dim", "4", "--start", "-1"], "start must be at least 0, got -1"),
-        (["generate", "--len", "5", "--dim", "4", "--layout", "diagonal"], "Invalid value for '--layout': 'diagonal' is not one of 'interleaved', 'split'."),
-        (["generate", "--len", "5", "--dim", "4", "--dtype", "int8"], "Invalid value for '--dtype': 'int8' is not one of"),
-        (["generate", "--len", "5", "--dim", "4", "-o", "x.npy", "--format", "xls"], "Invalid value for '--format': 'xls' is not one of"),
+        (
+            ["generate", "--len", "5", "--dim", "4", "--layout", "diagonal"],
+            "Invalid value for '--layout': 'diagonal' is not one of 'interleaved', 'split'.",
+        ),
+        (
+            ["generate", "--len", "5", "--dim", "4", "--dtype", "int8"],
+            "Invalid value for '--dtype': 'int8' is not one of",
+        ),
+        (
+            ["generate", "--len", "5", "--dim", "4", "-o", "x.npy", "--format", "xls"],
+            "Invalid value for '--format': 'xls' is not one of",
+        ),
         (["generate", "--len", "5", "--dim", "4", "-o", "-"], "writing to stdout needs --format npy or --format csv"),
-        (["generate", "--len", "5", "--dim", "4", "-o", "-", "--format", "h5"], "h5 cannot be written to a stream (it needs a seekable file): give a file path"),
+        (
+            ["generate", "--len", "5", "--dim", "4", "-o", "-", "--format", "h5"],
+            "h5 cannot be written to a stream (it needs a seekable file): give a file path",
+        ),
         (["generate", "--len", "5", "--dim", "4", "--rows", "9:12"], "--rows 9:12 is outside 0:5 or empty"),
         (["generate", "--len", "5", "--dim", "4", "--rows", "x"], "'x' is not a span like 10:20, 10: or :20"),
         (["generate", "--len", "5", "--dim", "4", "--cols", "3:2"], "--cols 3:2 is outside 0:4 or empty"),
-        (["generate", "--len", "100000", "--dim", "4", "--rows", "0:20000"], "--rows asks for 20000 rows, more than the 10000 a terminal view shows"),
-        (["generate", "--len", str(2**53), "--dim", "4", "--start", "1"], "positions must stay below 2**53 to be exact"),
-        (["generate", "--len", "5", "--dim", "4", "--base", "1e-300"], "base 1e-300 makes angles too large to compute accurately"),
-        (["generate", "--len", "5", "--dim", "4", "--precision", "30"], "Invalid value for '--precision': 30 is not in the range 0<=x<=17."),
+        (
+            ["generate", "--len", "100000", "--dim", "4", "--rows", "0:20000"],
+            "--rows asks for 20000 rows, more than the 10000 a terminal view shows",
+        ),
+        (
+            ["generate", "--len", str(2**53), "--dim", "4", "--start", "1"],
+            "positions must stay below 2**53 to be exact",
+        ),
+        (
+            ["generate", "--len", "5", "--dim", "4", "--base", "1e-300"],
+            "base 1e-300 makes angles too large to compute accurately",
+        ),
+        (
+            ["generate", "--len", "5", "--dim", "4", "--precision", "30"],
+            "Invalid value for '--precision': 30 is not in the range 0<=x<=17.",
+        ),
         (["inspect", "--len", "5", "--dim", "4", "--pos", "5"], "--pos 5 is outside the table's positions 0..4"),
-        (["inspect", "--len", "5", "--dim", "4", "--start", "10", "--pos", "2"], "--pos 2 is outside the table's positions 10..14"),
+        (
+            ["inspect", "--len", "5", "--dim", "4", "--start", "10", "--pos", "2"],
+            "--pos 2 is outside the table's positions 10..14",
+        ),
         (["inspect"], "give a FILE to read, or a recipe such as --len 120 --dim 8"),
         (["inspect", "nope.npy"], "nope.npy does not exist: check the path"),
         (["inspect", "table.xyz"], "does not exist"),
@@ -200,7 +275,10 @@ def test_file_and_recipe_together_is_refused(run, tmp_path: Path) -> None:
     run("generate", "--len", 5, "--dim", 4, "-o", path)
     r = run("inspect", path, "--len", 5)
     assert r.exit_code == 2
-    assert r.stderr == f"Error: give a FILE or recipe options, not both (--len given with {path}) (see 'pecli inspect --help')\n"
+    assert (
+        r.stderr
+        == f"Error: give a FILE or recipe options, not both (--len given with {path}) (see 'pecli inspect --help')\n"
+    )
 
 
 def test_help_states_exit_codes(run) -> None:

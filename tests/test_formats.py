@@ -169,7 +169,7 @@ def test_unwritable_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     # Root ignores permission bits, so the check is exercised through os.access.
     real = os.access
     monkeypatch.setattr(os, "access", lambda p, m: False if Path(p) == tmp_path else real(p, m))
-    with pytest.raises(OutputError, match="cannot write in directory .* \\(permission denied\\)"):
+    with pytest.raises(OutputError, match=r"cannot write in directory .* \(permission denied\)"):
         write_table(Table.from_recipe(recipe()), tmp_path / "t.npy")
 
 
@@ -183,7 +183,7 @@ def test_read_only_directory_for_real(tmp_path: Path) -> None:
 
 
 def test_table_larger_than_disk_is_refused_before_writing(tmp_path: Path) -> None:
-    with pytest.raises(TableTooLargeError, match="would need at least 32.0 TB"):
+    with pytest.raises(TableTooLargeError, match=r"would need at least 32\.0 TB"):
         write_table(Table.from_recipe(Sinusoidal(10**12, 8)), tmp_path / "big.npy")
     assert list(tmp_path.iterdir()) == []
 
@@ -232,14 +232,14 @@ def test_truncated_npy(tmp_path: Path) -> None:
     path = tmp_path / "t.npy"
     np.save(path, np.ones((100, 8), np.float32))
     path.write_bytes(path.read_bytes()[:500])
-    with pytest.raises(FormatError, match="not a readable .npy"), open_table(path):
+    with pytest.raises(FormatError, match=r"not a readable \.npy"), open_table(path):
         pass
 
 
 def test_object_npy_is_refused_without_unpickling(tmp_path: Path) -> None:
     path = tmp_path / "o.npy"
     np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
-    with pytest.raises(FormatError, match="not a readable .npy table"), open_table(path):
+    with pytest.raises(FormatError, match=r"not a readable \.npy table"), open_table(path):
         pass
 
 

@@ -14,8 +14,13 @@ PECLI = [sys.executable, "-m", "pecli"]
 
 
 def test_module_entry_point_prints_seed_001() -> None:
-    r = subprocess.run([*PECLI, "generate", "--len", "120", "--dim", "8"], capture_output=True, text=True,
-                       env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"}, check=False)
+    r = subprocess.run(
+        [*PECLI, "generate", "--len", "120", "--dim", "8"],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     row2 = next(line for line in r.stdout.splitlines() if line.split()[:1] == ["2"])
     assert row2.split()[1:] == ["0.9093", "-0.4161", "0.1987", "0.9801", "0.0200", "0.9998", "0.0020", "1.0000"]
@@ -24,13 +29,19 @@ def test_module_entry_point_prints_seed_001() -> None:
 def test_error_exit_code_and_one_line() -> None:
     r = subprocess.run([*PECLI, "generate", "--len", "0", "--dim", "8"], capture_output=True, text=True, check=False)
     assert r.returncode == 2
-    assert r.stderr.splitlines() == ["Error: length must be at least 1, got 0: give the number of positions, e.g. --len 120"]
+    assert r.stderr.splitlines() == [
+        "Error: length must be at least 1, got 0: give the number of positions, e.g. --len 120"
+    ]
 
 
 def test_sigterm_during_export_leaves_nothing(tmp_path: Path) -> None:
     out = tmp_path / "big.npy"
-    proc = subprocess.Popen([*PECLI, "generate", "--len", "50000000", "--dim", "64", "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*PECLI, "generate", "--len", "50000000", "--dim", "64", "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     while not any(tmp_path.iterdir()) and time.monotonic() < deadline:  # wait until writing has begun
         time.sleep(0.05)
@@ -44,8 +55,12 @@ def test_sigterm_during_export_leaves_nothing(tmp_path: Path) -> None:
 def test_existing_file_survives_sigint(tmp_path: Path) -> None:
     out = tmp_path / "t.csv"
     out.write_text("keep me\n")
-    proc = subprocess.Popen([*PECLI, "generate", "--len", "50000000", "--dim", "64", "-o", str(out), "--force"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*PECLI, "generate", "--len", "50000000", "--dim", "64", "-o", str(out), "--force"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     while len(list(tmp_path.iterdir())) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -65,7 +80,8 @@ def test_broken_pipe_is_quiet() -> None:
 
 
 def test_npy_through_a_pipe_is_loadable(tmp_path: Path) -> None:
-    r = subprocess.run([*PECLI, "generate", "--len", "30", "--dim", "6", "-o", "-", "--format", "npy"],
-                       capture_output=True, check=True)
+    r = subprocess.run(
+        [*PECLI, "generate", "--len", "30", "--dim", "6", "-o", "-", "--format", "npy"], capture_output=True, check=True
+    )
     (tmp_path / "p.npy").write_bytes(r.stdout)
     assert np.load(tmp_path / "p.npy").shape == (30, 6)
