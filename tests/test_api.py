@@ -1,0 +1,31 @@
+"""The public library surface and its start-up cost."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pecli
+
+
+def test_public_names_resolve() -> None:
+    for name in pecli.__all__:
+        assert getattr(pecli, name) is not None, name
+
+
+def test_lazy_functions_stay_functions_after_their_modules_load() -> None:
+    import pecli.formats
+    import pecli.inspection  # noqa: F401
+
+    assert callable(pecli.describe) and pecli.describe.__module__ == "pecli.inspection"
+    assert callable(pecli.write_table) and pecli.write_table.__module__ == "pecli.formats"
+
+
+def test_help_imports_no_heavy_modules() -> None:
+    code = (
+        "import sys; from pecli.cli import cli\n"
+        "try:\n    cli.main(['--help'], prog_name='pecli')\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('numpy', 'rich', 'h5py') if m in sys.modules))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip().splitlines()[-1] == "[]"
