@@ -8,16 +8,20 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from pecli.errors import PecliInputError
 from pecli.options import (
+    OUTPUT_PARAMS,
     RECIPE_PARAMS,
+    input_format_option,
     json_option,
     output_options,
     pos_option,
+    quiet_option,
     recipe_options,
     view_options,
 )
@@ -228,13 +232,18 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
 @click.option("--no-color", is_flag=True, envvar="NO_COLOR", help="No colour in terminal output (also NO_COLOR=1).")
 @click.pass_context
 def cli(ctx: click.Context, no_color: bool) -> None:
-    """Positional-encoding tables: generate, inspect and write them.
+    """Positional-encoding tables: generate, inspect and export them.
 
     \b
       pecli generate --len 120 --dim 8              print the table
       pecli generate --len 4096 --dim 512 -o pe.h5  write it to a file
       pecli inspect --len 120 --dim 8 --pos 2       explain one position
       pecli inspect pe.h5                           header, statistics, a window
+      pecli export pe.h5 -o pe.safetensors          convert, keeping the recipe
+
+    \b
+    A SOURCE is a file, FILE:KEY (one array of an .h5/.npz/.safetensors/.pt file)
+    or a recipe written KIND:PARAM=VALUE,... e.g. sinusoidal:len=120,dim=8,layout=split
     """
     ctx.obj = App(no_color)
 
@@ -253,6 +262,34 @@ def _recipe(ctx: click.Context, params: dict[str, Any]) -> Sinusoidal:
     return Sinusoidal(**{name: params[name] for name in RECIPE_PARAMS})
 
 
+@contextmanager
+def _input(
+    ctx: click.Context, source: str | None, params: dict[str, Any], fmt: str | None, allow: tuple[str, ...] = ()
+) -> Iterator[Table]:
+    """The table a command works on: SOURCE (file[:key] or KIND:params) or the recipe options.
+
+    ``allow`` names recipe options that still make sense with a SOURCE (export's --dtype).
+    """
+    from pecli.sources import open_source
+    from pecli.table import Table
+
+    given = [n for n in _recipe_given(ctx) if n not in allow]
+    if source is not None and given:
+        opts = ", ".join("--len" if n == "length" else f"--{n}" for n in given)
+        raise click.UsageError(f"give a SOURCE or recipe options, not both ({opts} given with {source})", ctx)
+    if source is None:
+        if not _recipe_given(ctx):
+            raise click.UsageError(
+                "give a SOURCE (a file, FILE:KEY or sinusoidal:len=N,dim=D) "
+                "or recipe options such as --len 120 --dim 8",
+                ctx,
+            )
+        yield Table.from_recipe(_recipe(ctx, params))
+        return
+    with open_source(source, fmt) as table:
+        yield table
+
+
 def _show_table(app: App, table: Table, rows: Any, cols: Any, precision: int) -> None:
     from pecli.inspection import window
     from pecli.render import table_view
@@ -260,18 +297,27 @@ def _show_table(app: App, table: Table, rows: Any, cols: Any, precision: int) ->
     app.show(table_view(app.out, table, window(table, rows, cols), precision))
 
 
-def _write(app: App, table: Table, output: str, fmt: str | None, force: bool, sidecar: bool, quiet: bool) -> None:
-    from pecli.formats import write_table
+def _write(app: App, table: Table, out: dict[str, Any]) -> None:
+    """Write ``table`` as the output options in ``out`` say (to a path, or stdout for ``-``)."""
+    from pecli.formats import WriteOptions, resolve_format, write_table
 
+    options = WriteOptions(key=out["key"], compress=out["compress"], digits=out["digits"])
+    output, fmt, quiet = out["output"], out["fmt"], out["quiet"]
+    if out["compress"] is not None and (output == "-" or resolve_format(output, fmt).name != "h5"):
+        raise PecliError("--compress applies to HDF5 output only (.h5/.hdf5)")
     if output == "-":
         if fmt is None:
-            raise PecliError("writing to stdout needs --format npy or --format csv")
+            raise PecliError("writing to stdout needs --format, e.g. --format npy or --format csv")
         with app.progress(table.shape[0], "writing", quiet) as advance:
-            write_table(table, sys.stdout.buffer, fmt, progress=advance)
+            write_table(table, sys.stdout.buffer, fmt, options=options, progress=advance)
             sys.stdout.buffer.flush()
         return
     with app.progress(table.shape[0], f"writing {output}", quiet) as advance:
-        write_table(table, output, fmt, force=force, sidecar=sidecar, progress=advance)
+        write_table(table, output, fmt, options=options, force=out["force"], sidecar=out["sidecar"], progress=advance)
+
+
+def _split(params: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: params.pop(name) for name in names}
 
 
 @cli.command(epilog=EPILOG)
@@ -279,19 +325,7 @@ def _write(app: App, table: Table, output: str, fmt: str | None, force: bool, si
 @view_options
 @output_options
 @click.pass_context
-def generate(
-    ctx: click.Context,
-    /,
-    rows: Any,
-    cols: Any,
-    precision: int,
-    output: str | None,
-    fmt: str | None,
-    force: bool,
-    sidecar: bool,
-    quiet: bool,
-    **params: Any,
-) -> None:
+def generate(ctx: click.Context, /, rows: Any, cols: Any, precision: int, **params: Any) -> None:
     """Build a table from a recipe: print it, or write it with -o.
 
     Values are computed with the angle p·ω_i carried in double-double precision and rounded once
@@ -300,38 +334,64 @@ def generate(
     \b
       pecli generate --len 120 --dim 8
       pecli generate --len 120 --dim 8 --rows 0:4
-      pecli generate --len 2048 --dim 512 --layout split -o pe.npy
+      pecli generate --len 2048 --dim 512 --layout split -o pe.safetensors
       pecli generate --len 120 --dim 8 -o - --format csv > pe.csv
     """
     from pecli.table import Table
 
     app: App = ctx.obj
+    out = _split(params, OUTPUT_PARAMS)
     table = Table.from_recipe(_recipe(ctx, params))
-    if output is None:
+    if out["output"] is None:
         _show_table(app, table, rows, cols, precision)
     else:
-        _write(app, table, output, fmt, force, sidecar, quiet)
+        _write(app, table, out)
 
 
 @cli.command(epilog=EPILOG)
-@click.argument("file", required=False, metavar="[FILE]")
+@click.argument("source", required=False, metavar="[SOURCE]")
+@recipe_options
+@output_options
+@click.pass_context
+def export(ctx: click.Context, /, source: str | None, **params: Any) -> None:
+    """Write a table to a file for another framework or runtime.
+
+    SOURCE is a file, FILE:KEY (an array inside .h5/.npz/.safetensors/.pt) or a recipe such as
+    sinusoidal:len=2048,dim=512; without SOURCE the recipe options apply.  Conversion is bit-exact
+    when the dtype is unchanged; --dtype converts (a recipe is rebuilt in the new dtype, file
+    data is cast and the metadata records the dtype it came from).  The recipe travels with the
+    table in every format that can hold it.
+
+    \b
+      pecli export --len 2048 --dim 512 -o pe.safetensors --key pos_embed
+      pecli export pe.h5 -o pe.npz
+      pecli export model.safetensors:wpe.weight -o wpe.csv
+      pecli export pe.npy -o pe.h --dtype float32
+    """
+    app: App = ctx.obj
+    out = _split(params, OUTPUT_PARAMS)
+    if out["output"] is None:
+        raise click.UsageError("Missing option -o/--output: give the file to write (or - for stdout).", ctx)
+    dtype_given = "dtype" in _recipe_given(ctx)
+    with _input(ctx, source, params, None, allow=("dtype",)) as table:
+        if source is not None and dtype_given:
+            table = table.converted(params["dtype"])
+        _write(app, table, out)
+
+
+@cli.command(epilog=EPILOG)
+@click.argument("source", required=False, metavar="[SOURCE]")
 @recipe_options
 @pos_option
 @view_options
 @json_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("npy", "h5", "csv"), case_sensitive=False),
-    default=None,
-    help="Read FILE as this format, overriding its extension.",
-)
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@input_format_option
+@quiet_option
 @click.pass_context
 def inspect(
     ctx: click.Context,
     /,
-    file: str | None,
+    source: str | None,
     pos: int | None,
     rows: Any,
     cols: Any,
@@ -341,34 +401,69 @@ def inspect(
     quiet: bool,
     **params: Any,
 ) -> None:
-    """Look at a table file, or at the table a recipe makes.
+    """Look at a table: a file, one array of a file, or the table a recipe makes.
 
-    Without --pos: a header (shape, dtype, byte order, storage, the stored recipe), statistics
-    (min, max, mean, std, row norms) and a window of the data.  With --pos P: row P column by
-    column; for a recipe also the frequency index i, sin or cos, ω_i, wavelength 2π/ω_i and
-    the angle p·ω_i.
+    SOURCE is a file, FILE:KEY or a recipe such as sinusoidal:len=120,dim=8 (or use the recipe
+    options).  A file holding several arrays (a checkpoint) has them listed first.  Without
+    --pos: a header (shape, dtype, byte order, storage, the stored recipe), statistics (min,
+    max, mean, std, row norms) and the edge rows.  With --pos P: row P column by column; for a
+    recipe also the frequency index i, sin or cos, ω_i, wavelength 2π/ω_i and the angle p·ω_i.
 
     \b
       pecli inspect --len 120 --dim 8 --pos 2
       pecli inspect pe.h5
+      pecli inspect model.safetensors:embeddings.position_embeddings.weight --pos 0
       pecli inspect pe.npy --pos 2 --json
     """
     app: App = ctx.obj
-    given = _recipe_given(ctx)
-    if file is not None and given:
-        opts = ", ".join("--len" if n == "length" else f"--{n}" for n in given)
-        raise click.UsageError(f"give a FILE or recipe options, not both ({opts} given with {file})", ctx)
-    if file is None and not given:
-        raise click.UsageError("give a FILE to read, or a recipe such as --len 120 --dim 8", ctx)
-    if file is None:
-        from pecli.table import Table
+    arrays = None if source is None or _recipe_given(ctx) else _arrays_to_list(source, fmt)
+    if arrays is not None and pos is None:
+        from pecli.errors import FormatError
+        from pecli.sources import split_file_key
 
-        _inspect(app, Table.from_recipe(_recipe(ctx, params)), pos, rows, cols, precision, as_json, quiet)
-        return
-    from pecli.formats import open_table
+        _show_arrays(app, source or "", arrays, as_json)
+        try:
+            from pecli.formats import choose_key
 
-    with open_table(file, fmt) as table:
+            choose_key(Path(split_file_key(source or "")[0]), None, arrays)
+        except FormatError:
+            return  # nothing to pick by default: the listing is the answer
+        if as_json:
+            return
+        app.out.print()
+    with _input(ctx, source, params, fmt) as table:
         _inspect(app, table, pos, rows, cols, precision, as_json, quiet)
+
+
+def _arrays_to_list(source: str, fmt: str | None) -> list[Any] | None:
+    """The arrays of a multi-array file given without :KEY (None when there is nothing to list)."""
+    from pecli.formats import list_arrays
+    from pecli.sources import is_recipe_spec, split_file_key
+
+    if is_recipe_spec(source):
+        return None
+    path, key = split_file_key(source)
+    if key is not None or not Path(path).exists():
+        return None
+    arrays = list_arrays(path, fmt)
+    return arrays if arrays is not None and len(arrays) > 1 else None
+
+
+def _show_arrays(app: App, source: str, arrays: list[Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "source": source,
+                    "arrays": [{"key": a.key, "shape": list(a.shape), "dtype": a.dtype} for a in arrays],
+                },
+                indent=2,
+            )
+        )
+        return
+    from pecli.render import arrays_view
+
+    app.show(arrays_view(source, arrays))
 
 
 def _inspect(

@@ -158,3 +158,14 @@ def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
     if stats["nonfinite"]:
         out.append(f"[yellow]{stats['nonfinite']} values are NaN or infinite (left out of the statistics)[/yellow]")
     return out
+
+
+def arrays_view(source: str, arrays: list[Any]) -> list[RenderableType]:
+    """The arrays inside a multi-array file, one line each, and how to pick one."""
+    from rich.text import Text
+
+    rows = [("key", "shape", "dtype")] + [(a.key, "(" + ", ".join(map(str, a.shape)) + ")", a.dtype) for a in arrays]
+    w0, w1 = (max(len(r[k]) for r in rows) for k in (0, 1))
+    lines = [f"{k:<{w0}}  {shape:<{w1}}  {dtype}" for k, shape, dtype in rows]
+    lines.insert(1, "─" * max(len(line) for line in lines))
+    return [f"{source} holds {len(arrays)} arrays; pick one as {source}:KEY", *(Text(line) for line in lines)]

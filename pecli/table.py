@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from pecli.core import check_row_range
-from pecli.recipe import Sinusoidal
+from pecli.recipe import DType, Sinusoidal
 
 #: Rows per block when a table is streamed (writers, statistics): about this many bytes.
 BLOCK_BYTES = 4 << 20
@@ -31,10 +31,26 @@ class Table:
     recipe: Sinusoidal | None = None
     source: str = "recipe"
     info: dict[str, Any] = field(default_factory=dict)
+    #: Extra metadata written with the recipe (e.g. ``converted_from`` after a dtype change).
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_recipe(cls, recipe: Sinusoidal) -> Table:
         return cls(recipe, recipe, "recipe")
+
+    def converted(self, dtype: DType) -> Table:
+        """The same table in another dtype.
+
+        A recipe is rebuilt at the new dtype (one rounding from the exact value); file data is
+        cast, and the metadata records the dtype it came from.
+        """
+        if np.dtype(dtype) == self.dtype:
+            return self
+        if self.computed:
+            return Table.from_recipe(replace(self.data, dtype=dtype))
+        recipe = replace(self.recipe, dtype=dtype) if self.recipe is not None else None
+        provenance = {**self.provenance, "converted_from": self.provenance.get("converted_from", self.dtype.name)}
+        return Table(_Cast(self.data, np.dtype(dtype)), recipe, self.source, dict(self.info), provenance)
 
     @property
     def computed(self) -> bool:
@@ -82,3 +98,13 @@ class Table:
             yield self.rows(a, b)
             if progress is not None:
                 progress(b - a)
+
+
+class _Cast:
+    """An array-like whose slices come out in another dtype."""
+
+    def __init__(self, data: Any, dtype: np.dtype[Any]) -> None:
+        self.data, self.dtype, self.shape = data, dtype, data.shape
+
+    def __getitem__(self, key: slice) -> Any:
+        return np.asarray(self.data[key]).astype(self.dtype)

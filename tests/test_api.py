@@ -15,7 +15,7 @@ def test_public_names_resolve() -> None:
 
 def test_lazy_functions_stay_functions_after_their_modules_load() -> None:
     import pecli.formats
-    import pecli.inspection  # noqa: F401
+    import pecli.inspection
 
     assert callable(pecli.describe) and pecli.describe.__module__ == "pecli.inspection"
     assert callable(pecli.write_table) and pecli.write_table.__module__ == "pecli.formats"

@@ -225,7 +225,10 @@ def test_npy_to_stdout_is_a_valid_npy(run) -> None:
             ["generate", "--len", "5", "--dim", "4", "-o", "x.npy", "--format", "xls"],
             "Invalid value for '--format': 'xls' is not one of",
         ),
-        (["generate", "--len", "5", "--dim", "4", "-o", "-"], "writing to stdout needs --format npy or --format csv"),
+        (
+            ["generate", "--len", "5", "--dim", "4", "-o", "-"],
+            "writing to stdout needs --format, e.g. --format npy or --format csv",
+        ),
         (
             ["generate", "--len", "5", "--dim", "4", "-o", "-", "--format", "h5"],
             "h5 cannot be written to a stream (it needs a seekable file): give a file path",
@@ -254,7 +257,10 @@ def test_npy_to_stdout_is_a_valid_npy(run) -> None:
             ["inspect", "--len", "5", "--dim", "4", "--start", "10", "--pos", "2"],
             "--pos 2 is outside the table's positions 10..14",
         ),
-        (["inspect"], "give a FILE to read, or a recipe such as --len 120 --dim 8"),
+        (
+            ["inspect"],
+            "give a SOURCE (a file, FILE:KEY or sinusoidal:len=N,dim=D) or recipe options such as --len 120 --dim 8",
+        ),
         (["inspect", "nope.npy"], "nope.npy does not exist: check the path"),
         (["inspect", "table.xyz"], "does not exist"),
         (["frobnicate"], "No such command 'frobnicate'."),
@@ -277,7 +283,7 @@ def test_file_and_recipe_together_is_refused(run, tmp_path: Path) -> None:
     assert r.exit_code == 2
     assert (
         r.stderr
-        == f"Error: give a FILE or recipe options, not both (--len given with {path}) (see 'pecli inspect --help')\n"
+        == f"Error: give a SOURCE or recipe options, not both (--len given with {path}) (see 'pecli inspect --help')\n"
     )
 
 

@@ -1,0 +1,193 @@
+"""What every format shares: the metadata schema, the array → Table adapter, sidecars."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import numpy as np
+
+from pecli.errors import FormatError
+from pecli.recipe import SCHEMA, recipe_from_metadata
+from pecli.table import Progress, Table
+
+SIDECAR_SCHEMA = "pecli-sidecar/1"
+#: Name of the table inside multi-array files pecli writes (h5 dataset, npz entry, tensor name).
+DEFAULT_KEY = "pe"
+#: Significant digits that make text round-trip bit-exactly, per dtype.
+ROUND_TRIP_DIGITS = {"float16": 5, "float32": 9, "float64": 17}
+#: Entry/attribute holding the JSON metadata in formats that store it next to the data.
+META_KEY = "pecli_recipe"
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """One array inside a multi-array file, as ``inspect`` lists it."""
+
+    key: str
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    key: str = DEFAULT_KEY
+    #: HDF5 only: None, or ("gzip", level).
+    compress: tuple[str, int] | None = None
+    #: Text formats: significant digits; None means enough to round-trip exactly.
+    digits: int | None = None
+
+
+Writer = Callable[[Table, Any, WriteOptions, Progress | None], None]
+Reader = Callable[[Path, str | None, ExitStack], Table]
+Lister = Callable[[Path], list[ArrayInfo]]
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    extensions: tuple[str, ...]
+    summary: str
+    #: "stream": writes to any binary stream (stdout too); "path": needs a seekable file.
+    writes_to: Literal["stream", "path"]
+    write: Writer
+    #: None for write-only formats (C header).
+    read: Reader | None
+    #: Where the recipe goes: in the file, in a FILE.json sidecar, or nowhere.
+    metadata: Literal["inline", "sidecar", "none"]
+    #: Rough lower bound of bytes per value on disk, for the free-space check.
+    bytes_per_value: Callable[[np.dtype[Any]], float]
+    #: Lists the arrays of multi-array formats (h5, npz, safetensors, pt).
+    list_keys: Lister | None = None
+    #: A library this format needs beyond pecli's own dependencies.
+    requires: str | None = None
+    aliases: tuple[str, ...] = field(default_factory=tuple)
+
+
+def table_metadata(table: Table) -> dict[str, Any]:
+    """The one metadata schema: the recipe's parameters plus provenance notes (flat JSON scalars)."""
+    if table.recipe is None and not table.provenance:
+        return {}
+    from pecli._version import __version__
+
+    meta = table.recipe.to_metadata() if table.recipe is not None else {"schema": SCHEMA, "pecli_version": __version__}
+    meta.update(table.provenance)
+    return meta
+
+
+def decode_metadata(text: Any) -> dict[str, Any]:
+    """Parse stored JSON metadata; anything unreadable counts as none (never an error)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    try:
+        meta = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def byte_order(dtype: np.dtype[Any]) -> str:
+    order = dtype.byteorder
+    if order == "|":
+        return "not applicable"
+    if order == "=":
+        order = "<" if sys.byteorder == "little" else ">"
+    return "little-endian" if order == "<" else "big-endian"
+
+
+class Squeezed:
+    """A view of an array-like without its leading length-1 axes (``(1, N, D)`` → ``(N, D)``)."""
+
+    def __init__(self, data: Any, lead: int) -> None:
+        self.data, self.lead = data, lead
+        self.shape = tuple(data.shape[lead:])
+        self.dtype = data.dtype
+
+    def __getitem__(self, key: slice) -> Any:
+        return self.data[(0,) * self.lead + (key,)]
+
+
+def array_table(
+    data: Any,
+    source: str,
+    info: dict[str, Any],
+    metadata: dict[str, Any] | None = None,
+    sidecar_of: Path | None = None,
+    text_data: bool = False,
+) -> Table:
+    """Wrap a readable array as a Table: check it is a 2-D float table, attach its recipe.
+
+    ``text_data``: the values were parsed from text into float64; the stored metadata's dtype is
+    restored (exact, because the text holds enough digits to round-trip).
+    """
+    meta = dict(metadata or {})
+    if not meta and sidecar_of is not None:
+        meta = read_sidecar(Path(str(sidecar_of) + ".json"), tuple(data.shape), info)
+    if text_data and meta.get("dtype") in ROUND_TRIP_DIGITS:
+        data = data.astype(meta["dtype"])
+    dtype = np.dtype(data.dtype)
+    if dtype.kind != "f":
+        raise FormatError(f"{source} holds {dtype} values: pecli reads floating-point tables (float16/32/64)")
+    shape = tuple(data.shape)
+    lead = 0
+    while len(shape) - lead > 2 and shape[lead] == 1:
+        lead += 1
+    if len(shape) - lead != 2:
+        raise FormatError(f"{source} holds an array of shape {shape}: expected a 2-D table (positions × dims)")
+    if lead:
+        info["squeezed"] = f"{shape} → {shape[lead:]}"
+        data = Squeezed(data, lead)
+    info.setdefault("byte order", byte_order(dtype))
+    recipe = recipe_from_metadata(meta) if meta else None
+    if recipe is not None and (recipe.shape != tuple(data.shape) or recipe.dtype != dtype.name):
+        info["note"] = f"stored recipe {recipe.shape} {recipe.dtype} does not match the data; ignored"
+        recipe = None
+    provenance = {k: v for k, v in meta.items() if k == "converted_from"}
+    return Table(data, recipe, source, info, provenance)
+
+
+def read_sidecar(sidecar: Path, shape: tuple[int, ...], info: dict[str, Any]) -> dict[str, Any]:
+    if not sidecar.is_file():
+        return {}
+    try:
+        doc = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        info["note"] = f"sidecar {sidecar.name} is not valid JSON; ignored"
+        return {}
+    if not isinstance(doc, dict) or doc.get("schema") != SIDECAR_SCHEMA or not isinstance(doc.get("recipe"), dict):
+        return {}
+    if tuple(doc.get("shape", ())) != shape:
+        info["note"] = f"sidecar {sidecar.name} describes shape {doc.get('shape')}, not {shape}; ignored"
+        return {}
+    info["metadata"] = f"sidecar {sidecar.name}"
+    recipe: dict[str, Any] = doc["recipe"]
+    return recipe
+
+
+def sidecar_text(table: Table) -> str:
+    doc = {
+        "schema": SIDECAR_SCHEMA,
+        "shape": list(table.shape),
+        "dtype": table.dtype.name,
+        "recipe": table_metadata(table),
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def text_digits(table: Table, options: WriteOptions) -> int:
+    return options.digits if options.digits is not None else ROUND_TRIP_DIGITS.get(table.dtype.name, 17)
+
+
+def write_all(fp: IO[bytes], chunks: Any) -> None:
+    for chunk in chunks:
+        fp.write(chunk)

@@ -1,0 +1,142 @@
+"""NumPy's .npy (recipe in a sidecar) and .npz (tables plus a JSON metadata entry)."""
+
+from __future__ import annotations
+
+import zipfile
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from pecli.errors import FormatError
+from pecli.formats._common import (
+    DEFAULT_KEY,
+    META_KEY,
+    ArrayInfo,
+    Format,
+    WriteOptions,
+    array_table,
+    decode_metadata,
+    first_line,
+    table_metadata,
+)
+from pecli.table import Progress, Table
+
+
+def _npy_header(table: Table) -> dict[str, Any]:
+    return {"descr": np.lib.format.dtype_to_descr(table.dtype), "fortran_order": False, "shape": table.shape}
+
+
+def _write_npy(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
+    np.lib.format.write_array_header_1_0(fp, _npy_header(table))
+    for block in table.blocks(progress):
+        fp.write(np.ascontiguousarray(block).data)
+
+
+def _read_npy(path: Path, key: str | None, stack: ExitStack) -> Table:
+    if key is not None:
+        raise FormatError(f"{path} is a .npy file with one array: drop ':{key}'")
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        with open(path, "rb") as fp:
+            version = np.lib.format.read_magic(fp)
+    except ValueError as exc:
+        raise FormatError(f"{path} is not a readable .npy table ({first_line(exc)})") from exc
+    except (OSError, EOFError) as exc:
+        raise FormatError(f"{path} is not a readable .npy file ({first_line(exc)})") from exc
+    info: dict[str, Any] = {
+        "format": f"npy (version {version[0]}.{version[1]})",
+        "order": "Fortran" if arr.flags.f_contiguous and not arr.flags.c_contiguous else "C",
+        "file size": path.stat().st_size,
+    }
+    return array_table(arr, str(path), info, sidecar_of=path)
+
+
+def _write_npz(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
+    if options.key == META_KEY:
+        raise FormatError(f"--key {META_KEY} is reserved for pecli's metadata entry: choose another name")
+    # np.savez would need the whole array in memory; a zip entry can be streamed into.
+    with zipfile.ZipFile(fp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        with zf.open(options.key + ".npy", "w", force_zip64=True) as entry:
+            _write_npy(table, entry, options, progress)
+        meta = table_metadata(table)
+        if meta:
+            meta["key"] = options.key
+            import io
+            import json
+
+            buf = io.BytesIO()
+            # A 0-d unicode array loads with allow_pickle=False (an object array would not).
+            np.lib.format.write_array(buf, np.array(json.dumps(meta)), allow_pickle=False)
+            zf.writestr(META_KEY + ".npy", buf.getvalue())
+
+
+def _open_npz(path: Path, stack: ExitStack) -> Any:
+    try:
+        return stack.enter_context(np.load(path, allow_pickle=False))
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise FormatError(f"{path} is not a readable .npz file ({first_line(exc)})") from exc
+
+
+def _npz_arrays(npz: Any) -> list[ArrayInfo]:
+    infos = []
+    for name in npz.files:
+        if name == META_KEY:
+            continue
+        with npz.zip.open(name + ".npy") as fp:
+            version = np.lib.format.read_magic(fp)
+            read_header = (
+                np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            )
+            shape, _, dtype = read_header(fp)  # the header only: no data is read
+        infos.append(ArrayInfo(name, tuple(shape), np.dtype(dtype).name))
+    return infos
+
+
+def _list_npz(path: Path) -> list[ArrayInfo]:
+    with ExitStack() as stack:
+        return _npz_arrays(_open_npz(path, stack))
+
+
+def _read_npz(path: Path, key: str | None, stack: ExitStack) -> Table:
+    from pecli.formats import choose_key
+
+    npz = _open_npz(path, stack)
+    name = choose_key(path, key, _npz_arrays(npz))
+    try:
+        arr = npz[name]
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise FormatError(f"{path}:{name} is not a readable array ({first_line(exc)})") from exc
+    meta: dict[str, Any] = {}
+    if META_KEY in npz.files:
+        stored = npz[META_KEY]
+        if stored.dtype.kind == "U" and stored.ndim == 0:
+            meta = decode_metadata(str(stored))
+    if meta.get("key", DEFAULT_KEY) != name:
+        meta = {}  # the metadata describes another entry
+    info = {"format": "npz", "key": name, "file size": path.stat().st_size}
+    return array_table(arr, f"{path}:{name}", info, meta)
+
+
+NPY = Format(
+    "npy",
+    (".npy",),
+    "NumPy array; recipe in a FILE.json sidecar",
+    "stream",
+    _write_npy,
+    _read_npy,
+    "sidecar",
+    lambda dt: dt.itemsize,
+)
+NPZ = Format(
+    "npz",
+    (".npz",),
+    f"NumPy zip archive: the table plus a '{META_KEY}' JSON entry",
+    "stream",
+    _write_npz,
+    _read_npz,
+    "inline",
+    lambda dt: dt.itemsize,
+    list_keys=_list_npz,
+)

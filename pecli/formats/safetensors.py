@@ -1,0 +1,175 @@
+"""safetensors, read and written directly (8-byte header length, JSON header, raw little-endian data).
+
+The format is small enough that owning it is simpler than depending on it: pecli streams row
+blocks into the file (the ``safetensors`` package wants the whole array in memory), bounds and
+validates the header before trusting it, and memory-maps tensors for reading.  The package is
+used in the tests as an independent oracle.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from pecli.errors import FormatError
+from pecli.formats._common import (
+    META_KEY,
+    ArrayInfo,
+    Format,
+    WriteOptions,
+    array_table,
+    decode_metadata,
+    table_metadata,
+)
+from pecli.table import Progress, Table
+
+#: The reference implementation refuses headers over 100 MB; so does pecli.
+MAX_HEADER = 100_000_000
+_DTYPES = {
+    "F16": "<f2",
+    "F32": "<f4",
+    "F64": "<f8",
+    "BF16": "<u2",
+    "I8": "i1",
+    "U8": "u1",
+    "I16": "<i2",
+    "U16": "<u2",
+    "I32": "<i4",
+    "U32": "<u4",
+    "I64": "<i8",
+    "U64": "<u8",
+    "BOOL": "?",
+}
+_CODES = {"float16": "F16", "float32": "F32", "float64": "F64"}
+
+
+def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
+    if options.key == "__metadata__":
+        raise FormatError("--key __metadata__ is reserved by the safetensors format: choose another name")
+    n, d = table.shape
+    meta = table_metadata(table)
+    header: dict[str, Any] = {}
+    if meta:
+        meta["key"] = options.key
+        # __metadata__ must map strings to strings; the JSON copy is what pecli reads back.
+        header["__metadata__"] = {**{k: str(v) for k, v in meta.items()}, META_KEY: json.dumps(meta)}
+    header[options.key] = {"dtype": _CODES[table.dtype.name], "shape": [n, d], "data_offsets": [0, table.nbytes]}
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # the reference writer pads the header to 8 bytes
+    fp.write(struct.pack("<Q", len(text)))
+    fp.write(text)
+    little = table.dtype.newbyteorder("<")
+    for block in table.blocks(progress):
+        fp.write(np.ascontiguousarray(block, dtype=little).data)
+
+
+def _header(path: Path) -> tuple[dict[str, Any], int]:
+    size = path.stat().st_size
+    with open(path, "rb") as fp:
+        raw = fp.read(8)
+        if len(raw) < 8:
+            raise FormatError(f"{path} is not a safetensors file (shorter than its 8-byte header length)")
+        (n,) = struct.unpack("<Q", raw)
+        if n > MAX_HEADER or 8 + n > size:
+            raise FormatError(f"{path} is not a readable safetensors file (header length {n} does not fit the file)")
+        text = fp.read(n)
+    try:
+        header = json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise FormatError(f"{path} is not a readable safetensors file (header is not JSON: {exc})") from exc
+    if not isinstance(header, dict):
+        raise FormatError(f"{path} is not a readable safetensors file (header is not a JSON object)")
+    data_size = size - 8 - n
+    for key, entry in header.items():
+        if key == "__metadata__":
+            continue
+        _check_entry(path, key, entry, data_size)
+    return header, 8 + n
+
+
+def _check_entry(path: Path, key: str, entry: Any, data_size: int) -> None:
+    try:
+        code, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
+        itemsize = np.dtype(_DTYPES[code]).itemsize
+        count = 1
+        for s in shape:
+            if not isinstance(s, int) or s < 0:
+                raise ValueError
+            count *= s
+    except (KeyError, TypeError, ValueError) as exc:
+        raise FormatError(f"{path}: tensor {key!r} has a malformed entry in the header") from exc
+    if not (isinstance(begin, int) and isinstance(end, int) and 0 <= begin <= end <= data_size):
+        raise FormatError(f"{path}: tensor {key!r} points outside the file (offsets {begin}..{end})")
+    if end - begin != count * itemsize:
+        raise FormatError(f"{path}: tensor {key!r} declares {count} values but {end - begin} bytes")
+
+
+def _arrays(header: dict[str, Any]) -> list[ArrayInfo]:
+    names = {"F16": "float16", "F32": "float32", "F64": "float64", "BF16": "bfloat16"}
+    return [
+        ArrayInfo(k, tuple(v["shape"]), names.get(v["dtype"], v["dtype"].lower()))
+        for k, v in header.items()
+        if k != "__metadata__"
+    ]
+
+
+def _list(path: Path) -> list[ArrayInfo]:
+    return _arrays(_header(path)[0])
+
+
+class _BFloat16:
+    """bfloat16 stored as uint16, served as float32 (exact: bf16 is the top half of an f32)."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw, self.shape, self.dtype = raw, raw.shape, np.dtype(np.float32)
+
+    def __getitem__(self, key: Any) -> Any:
+        return (np.asarray(self.raw[key]).astype(np.uint32) << 16).view(np.float32)
+
+
+def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
+    from pecli.formats import choose_key
+
+    header, offset = _header(path)
+    name = choose_key(path, key, _arrays(header))
+    entry = header[name]
+    code, shape, (begin, _) = entry["dtype"], tuple(entry["shape"]), entry["data_offsets"]
+    dtype = np.dtype(_DTYPES[code])
+    if 0 in shape:
+        data: Any = np.zeros(shape, dtype)
+    else:
+        data = np.memmap(path, dtype=dtype, mode="r", offset=offset + begin, shape=shape)
+    info: dict[str, Any] = {
+        "format": "safetensors",
+        "tensor": name,
+        "stored dtype": code,
+        "file size": path.stat().st_size,
+    }
+    if code == "BF16":
+        data = _BFloat16(data)
+        info["note"] = "bfloat16 values are shown as float32 (exactly)"
+    stored = header.get("__metadata__")
+    meta = decode_metadata(stored.get(META_KEY)) if isinstance(stored, dict) else {}
+    if meta.get("key", name) != name:
+        meta = {}
+    if isinstance(stored, dict):
+        info["metadata keys"] = ", ".join(sorted(stored)) or "none"
+    return array_table(data, f"{path}:{name}" if key else str(path), info, meta)
+
+
+SAFETENSORS = Format(
+    "safetensors",
+    (".safetensors",),
+    "Hugging Face safetensors; tensor name from --key, recipe in __metadata__",
+    "stream",
+    _write,
+    _read,
+    "inline",
+    lambda dt: dt.itemsize,
+    list_keys=_list,
+)

@@ -1,0 +1,105 @@
+"""PyTorch .pt: written only when torch is installed; read only with ``weights_only=True``.
+
+A .pt file is a pickle; ``torch.load(..., weights_only=True)`` restricts unpickling to tensors
+and plain containers, so loading a file can't run code.  pecli never loads one any other way.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO, Any
+
+from pecli.errors import FormatError
+from pecli.formats._common import META_KEY, ArrayInfo, Format, WriteOptions, array_table, decode_metadata, first_line
+from pecli.formats._common import table_metadata as _table_metadata
+from pecli.resources import ensure_fits_in_memory
+from pecli.table import Progress, Table
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise FormatError("the .pt format needs PyTorch: pip install torch (or choose .safetensors)") from None
+    return torch
+
+
+def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
+    torch = _torch()
+    if options.key == META_KEY:
+        raise FormatError(f"--key {META_KEY} is reserved for pecli's metadata: choose another name")
+    ensure_fits_in_memory(table.nbytes, "writing a .pt file (torch.save needs the whole tensor)")
+    import numpy as np
+
+    data = np.empty(table.shape, table.dtype)
+    start = 0
+    for block in table.blocks(progress):
+        data[start : start + len(block)] = block
+        start += len(block)
+    obj: dict[str, Any] = {options.key: torch.from_numpy(data)}
+    meta = _table_metadata(table)
+    if meta:
+        obj[META_KEY] = json.dumps({**meta, "key": options.key})
+    torch.save(obj, fp)
+
+
+def _load(path: Path) -> dict[str, Any]:
+    torch = _torch()
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many types (UnpicklingError, RuntimeError, EOFError...)
+        raise FormatError(f"{path} is not a .pt file pecli can load safely ({first_line(exc)})") from exc
+    if isinstance(obj, torch.Tensor):
+        return {"": obj}
+    if isinstance(obj, dict):
+        return {str(k): v for k, v in obj.items()}
+    raise FormatError(f"{path} holds a {type(obj).__name__}: expected a tensor or a dict of tensors")
+
+
+def _tensors(obj: dict[str, Any]) -> list[ArrayInfo]:
+    torch = _torch()
+    return [
+        ArrayInfo(k, tuple(v.shape), str(v.dtype).removeprefix("torch."))
+        for k, v in obj.items()
+        if isinstance(v, torch.Tensor)
+    ]
+
+
+def _list(path: Path) -> list[ArrayInfo]:
+    return _tensors(_load(path))
+
+
+def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
+    from pecli.formats import choose_key
+
+    torch = _torch()
+    obj = _load(path)
+    name = choose_key(path, key, _tensors(obj))
+    tensor = obj[name].detach()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.float()  # exact: bfloat16 is the top half of a float32
+    meta = decode_metadata(obj.get(META_KEY)) if isinstance(obj.get(META_KEY), str) else {}
+    if meta.get("key", name) != name:
+        meta = {}
+    info = {
+        "format": "pt (torch.load weights_only=True)",
+        "tensor": name or "(the file's only tensor)",
+        "file size": path.stat().st_size,
+    }
+    return array_table(tensor.numpy(), f"{path}:{name}" if key else str(path), info, meta)
+
+
+TORCH = Format(
+    "pt",
+    (".pt", ".pth"),
+    "PyTorch file (needs torch); read with weights_only=True",
+    "stream",
+    _write,
+    _read,
+    "inline",
+    lambda dt: dt.itemsize,
+    list_keys=_list,
+    requires="torch",
+)

@@ -1,0 +1,98 @@
+"""One syntax for "a table" on every command: a file, a file's array, or a recipe.
+
+    pe.h5                         a file (its only table, or /pe)
+    model.safetensors:wpe.weight  one array of a multi-array file (h5 dataset, npz entry, tensor)
+    sinusoidal:len=120,dim=8      a recipe: KIND:PARAM=VALUE,... with the same names as the options
+
+A recipe operand always has a known kind before the colon and ``=`` after it, so it cannot be
+mistaken for a file; ``FILE:KEY`` is split at the first colon whose left side is an existing file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from pecli.errors import FormatError, RecipeError
+from pecli.recipe import KINDS, Sinusoidal
+
+#: Operand parameter names → recipe field names (the options' spellings).
+ALIASES = {"len": "length"}
+
+
+def is_recipe_spec(spec: str) -> bool:
+    kind, sep, rest = spec.partition(":")
+    return bool(sep) and kind in KINDS and "=" in rest and not Path(spec).exists()
+
+
+def parse_recipe(spec: str) -> Sinusoidal:
+    """``sinusoidal:len=120,dim=8,layout=split`` → a validated recipe."""
+    kind, _, rest = spec.partition(":")
+    cls = KINDS[kind]
+    types = {f.name: f.type for f in fields(cls)}
+    names = ", ".join("len" if n == "length" else n for n in types)
+    params: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        name, eq, value = item.partition("=")
+        name = ALIASES.get(name.strip(), name.strip())
+        if not eq or name not in types:
+            raise RecipeError(f"unknown parameter {item!r} in {spec!r}: {kind} takes {names}")
+        if name in params:
+            raise RecipeError(f"parameter {name!r} is given twice in {spec!r}")
+        params[name] = _convert(name, value.strip(), str(types[name]), spec)
+    missing = [("len" if n == "length" else n) for n in ("length", "dim") if n not in params]
+    if missing:
+        raise RecipeError(f"{spec!r} needs {' and '.join(missing)}, e.g. {kind}:len=120,dim=8")
+    return cls(**params)
+
+
+def _convert(name: str, value: str, type_name: str, spec: str) -> Any:
+    try:
+        if type_name == "int":
+            return int(value)
+        if type_name == "float":
+            return float(value)
+    except ValueError:
+        what = "whole number" if type_name == "int" else "number"
+        raise RecipeError(f"{name}={value!r} in {spec!r} is not a {what}") from None
+    return value
+
+
+def recipe_spec(recipe: Sinusoidal) -> str:
+    """The operand that rebuilds ``recipe`` (inverse of ``parse_recipe``)."""
+    from pecli.recipe import _fmt
+
+    parts = [f"{'len' if f.name == 'length' else f.name}={_fmt(getattr(recipe, f.name))}" for f in fields(recipe)]
+    return f"{recipe.kind}:{','.join(parts)}"
+
+
+def split_file_key(spec: str) -> tuple[str, str | None]:
+    """``model.h5:layer/w:0`` → ``("model.h5", "layer/w:0")`` when model.h5 exists."""
+    if Path(spec).exists():
+        return spec, None
+    at = spec.find(":")
+    while at != -1:
+        head = spec[:at]
+        if head and Path(head).is_file():
+            return head, spec[at + 1 :] or None
+        at = spec.find(":", at + 1)
+    return spec, None
+
+
+@contextmanager
+def open_source(spec: str, fmt: str | None = None) -> Iterator[Any]:
+    """A Table for any operand; files are closed when the block ends."""
+    from pecli.formats import open_table
+    from pecli.table import Table
+
+    if is_recipe_spec(spec):
+        if fmt is not None:
+            raise FormatError(f"--format applies to files, not to the recipe {spec!r}")
+        yield Table.from_recipe(parse_recipe(spec))
+        return
+    path, key = split_file_key(spec)
+    with open_table(path, fmt, key) as table:
+        yield table
