@@ -29,12 +29,14 @@ def fmt_value(v: Any, precision: int) -> str:
 
 
 def title(table: Table) -> str:
-    """``sinusoidal (120, 8) float32  base=10000 layout=interleaved start=0`` (or the file name)."""
+    """``sinusoidal (120, 8) float32  base=10000 layout=interleaved start=0``, after the file name
+    when the table was read from a file."""
     n, d = table.shape
     head = f"({n}, {d}) {table.dtype.name}"
+    where = "" if table.computed else f"{table.source}  "
     if table.recipe is None:
-        return f"{table.source}  {head}"
-    return f"{table.recipe.kind} {head}  {table.recipe.describe(short=True)}"
+        return f"{where}{head}"
+    return f"{where}{table.recipe.kind} {head}  {table.recipe.describe(short=True)}"
 
 
 def _grid(win: Window, cols: list[int | None], start: int, precision: int) -> RichTable:

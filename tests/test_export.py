@@ -314,3 +314,51 @@ def test_inspect_recipe_operand(run) -> None:
         run("inspect", "sinusoidal:len=120,dim=8", "--pos", 2).stdout
         == run("inspect", "--len", 120, "--dim", 8, "--pos", 2).stdout
     )
+
+
+# ----------------------------------------------------------------------------- PyTorch .pt
+def test_pt_round_trip_with_recipe(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    r = Sinusoidal(50, 9, layout="split", dtype="float64")
+    path = tmp_path / "pe.pt"
+    write_table(Table.from_recipe(r), path)
+    with open_table(path) as t:
+        assert t.recipe == r and bits(t.rows(0, 50)) == bits(r.build())
+
+
+def test_pt_state_dict_checkpoint(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Module()
+    model.wpe = torch.nn.Embedding(16, 8)
+    model.wte = torch.nn.Embedding(30, 8)
+    path = tmp_path / "model.pt"
+    torch.save(model.state_dict(), path)
+    with open_source(f"{path}:wpe.weight") as t:
+        assert bits(t.rows(0, 16)) == bits(model.wpe.weight.detach().numpy())
+
+
+class _Evil:
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        import os
+
+        return (os.system, ("touch pwned",))
+
+
+def test_pt_never_runs_pickled_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    import pickle
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evil.pt").write_bytes(pickle.dumps({"pe": _Evil()}))
+    with pytest.raises(FormatError, match=r"not a \.pt file pecli can load safely"), open_table(tmp_path / "evil.pt"):
+        pass
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_pt_without_torch_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
+    with pytest.raises(FormatError, match=r"the \.pt format needs PyTorch: pip install torch"):
+        write_table(Table.from_recipe(Sinusoidal(2, 2)), tmp_path / "t.pt")
+    assert list(tmp_path.iterdir()) == []
