@@ -17,11 +17,13 @@ from pecli.errors import FormatError, OutputError, PecliInputError, RecipeError,
 from pecli.recipe import Sinusoidal, recipe_from_metadata
 
 if TYPE_CHECKING:
+    from pecli.compare import Comparison, compare, explain
     from pecli.formats import open_table, write_table
     from pecli.inspection import describe, row_details
     from pecli.table import Table
 
 __all__ = [
+    "Comparison",
     "FormatError",
     "OutputError",
     "PecliInputError",
@@ -30,7 +32,9 @@ __all__ = [
     "Table",
     "TableTooLargeError",
     "__version__",
+    "compare",
     "describe",
+    "explain",
     "open_table",
     "recipe_from_metadata",
     "row_details",
@@ -38,6 +42,9 @@ __all__ = [
 ]
 
 _LAZY = {
+    "compare": "pecli.compare",
+    "explain": "pecli.compare",
+    "Comparison": "pecli.compare",
     "describe": "pecli.inspection",
     "row_details": "pecli.inspection",
     "open_table": "pecli.formats",

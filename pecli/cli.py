@@ -23,6 +23,7 @@ from pecli.options import (
     pos_option,
     quiet_option,
     recipe_options,
+    tolerance_options,
     view_options,
 )
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_DIFFERENT, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
 
 EPILOG = """\b
-Exit status: 0 success; 1 tables differ (reserved for 'diff');
+Exit status: 0 success; 1 tables differ ('diff');
 2 error (bad option, unreadable input, unwritable output);
 130 interrupted (Ctrl-C or SIGTERM); 141 output pipe closed (e.g. | head).
 Nothing partial is ever left behind.
@@ -240,6 +241,7 @@ def cli(ctx: click.Context, no_color: bool) -> None:
       pecli inspect --len 120 --dim 8 --pos 2       explain one position
       pecli inspect pe.h5                           header, statistics, a window
       pecli export pe.h5 -o pe.safetensors          convert, keeping the recipe
+      pecli diff mine.npy sinusoidal:len=120,dim=8  compare, and say why they differ
 
     \b
     A SOURCE is a file, FILE:KEY (one array of an .h5/.npz/.safetensors/.pt file)
@@ -433,6 +435,57 @@ def inspect(
         app.out.print()
     with _input(ctx, source, params, fmt) as table:
         _inspect(app, table, pos, rows, cols, precision, as_json, quiet)
+
+
+@cli.command(epilog=EPILOG)
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@tolerance_options
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing; the exit status says it all (like cmp -s).")
+@click.pass_context
+def diff(
+    ctx: click.Context,
+    /,
+    a: str,
+    b: str,
+    atol: float,
+    rtol: float,
+    equal_nan: bool,
+    top: int,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Compare table A against the reference B, and say why they differ.
+
+    A and B are SOURCEs: files, FILE:KEY or recipes such as sinusoidal:len=120,dim=8.  Exact by
+    default; with --atol/--rtol an element matches when |a−b| ≤ atol + rtol·|b|, B being the
+    reference (NumPy's isclose).  The report starts with a verdict, then shape, dtype and
+    metadata differences, the count of elements outside tolerance, max abs/rel/ulp differences
+    with where they are, RMS, the likely cause (split vs interleaved layout, cos-first, rows
+    shifted, a padding row, 2-D order, float32 angles, another base) and the worst elements.
+
+    Exit status 0 when the tables match, 1 when they differ (a shape mismatch too), 2 on error.
+
+    \b
+      pecli diff exported.npy sinusoidal:len=2048,dim=512,layout=split
+      pecli diff mine.safetensors:pe theirs.h5 --atol 1e-6
+      pecli diff a.npy b.npy --json
+    """
+    from pecli.compare import compare
+    from pecli.sources import open_source
+
+    app: App = ctx.obj
+    with open_source(a) as ta, open_source(b) as tb:
+        with app.progress(max(ta.shape[0], tb.shape[0]), "comparing", quiet or as_json) as advance:
+            result = compare(ta, tb, atol=atol, rtol=rtol, equal_nan=equal_nan, top=top, progress=advance)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, allow_nan=False))
+    elif not quiet:
+        from pecli.render import diff_view
+
+        app.show(diff_view(result))
+    ctx.exit(result.exit_code)
 
 
 def _arrays_to_list(source: str, fmt: str | None) -> list[Any] | None:

@@ -162,3 +162,30 @@ input_format_option = click.option(
     help="Read files as this format, overriding their extension.",
 )
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+
+tolerance_options = _stack(
+    click.option(
+        "--atol", type=click.FloatRange(min=0), default=0.0, show_default=True, metavar="X", help="Absolute tolerance."
+    ),
+    click.option(
+        "--rtol",
+        type=click.FloatRange(min=0),
+        default=0.0,
+        show_default=True,
+        metavar="X",
+        help="Relative tolerance, relative to B: an element matches when |a−b| ≤ atol + rtol·|b| "
+        "(NumPy's isclose; B is the reference).",
+    ),
+    click.option(
+        "--equal-nan/--no-equal-nan", default=True, show_default=True, help="NaNs in the same place count as equal."
+    ),
+    click.option(
+        "-n",
+        "--top",
+        type=click.IntRange(0, 1000),
+        default=10,
+        show_default=True,
+        metavar="N",
+        help="How many worst elements and rows to list.",
+    ),
+)

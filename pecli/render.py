@@ -171,3 +171,77 @@ def arrays_view(source: str, arrays: list[Any]) -> list[RenderableType]:
     lines = [f"{k:<{w0}}  {shape:<{w1}}  {dtype}" for k, shape, dtype in rows]
     lines.insert(1, "─" * max(len(line) for line in lines))
     return [f"{source} holds {len(arrays)} arrays; pick one as {source}:KEY", *(Text(line) for line in lines)]
+
+
+def _g(x: float | None, digits: int = 4) -> str:
+    return "—" if x is None else f"{x:.{digits}g}"
+
+
+def _at(e: Any) -> str:
+    return f"at position {e.position}, dim {e.dim}: a = {e.a:.9g}, b = {e.b:.9g}"
+
+
+def diff_view(c: Any) -> list[RenderableType]:
+    """``diff``'s report, summary first: verdict, shapes/dtypes/metadata, statistics, likely
+    causes, then the worst elements and rows."""
+    from rich import box
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    tol = f"|a−b| ≤ {c.atol:g} + {c.rtol:g}·|b|"
+    if not c.shapes_match:
+        verdict = f"DIFFERENT: shapes differ, {c.shape_a} vs {c.shape_b}; no elements compared"
+    elif c.same:
+        verdict = f"SAME: all {c.compared} elements within {tol}"
+    else:
+        pct = 100 * c.mismatched / c.compared if c.compared else 0.0
+        verdict = f"DIFFERENT: {c.mismatched} of {c.compared} elements ({pct:.3g}%) outside {tol}"
+    out: list[RenderableType] = [
+        Text(verdict, style="bold green" if c.same else "bold red"),
+        f"A {c.source_a}  ({', '.join(map(str, c.shape_a))}) {c.dtype_a}",
+        f"B {c.source_b}  ({', '.join(map(str, c.shape_b))}) {c.dtype_b}  (the reference)",
+    ]
+    if c.dtype_a != c.dtype_b:
+        out.append(f"dtype differs: {c.dtype_a} vs {c.dtype_b}")
+    for key, va, vb in c.metadata_differences:
+        out.append(f"metadata {key}: {va!r} vs {vb!r}")
+    if c.max_abs is not None:
+        lines = [
+            ("max |a−b|", f"{_g(c.max_abs)} {_at(c.max_abs_at)}" if c.max_abs_at else _g(c.max_abs)),
+            ("max rel", f"{_g(c.max_rel)} {_at(c.max_rel_at)}" if c.max_rel_at else _g(c.max_rel)),
+            ("max ulp", f"{_g(c.max_ulp)} (in B's {c.dtype_b})" if c.max_ulp is not None else "—"),
+            ("rms", _g(c.rms)),
+        ]
+        if c.nonfinite_mismatched:
+            lines.append(("non-finite", f"{c.nonfinite_mismatched} mismatches involve NaN or ±inf"))
+        width = max(len(k) for k, _ in lines) + 2
+        out += [Text.assemble((k.ljust(width), "bold"), v) for k, v in lines]
+    if not c.same:
+        if c.explanations:
+            for x in c.explanations:
+                out.append(
+                    Text.assemble(
+                        ("likely cause: ", "bold yellow"),
+                        f"{x.name}: {x.detail} (largest |a−b| left: {x.residual:.3g})",
+                    )
+                )
+        elif c.shapes_match:
+            out.append(
+                "no known cause fits (layout, cos-first, shifted rows, padding row, 2-D order, "
+                "float32 angles, base): a real difference"
+            )
+    if c.worst and not c.same:
+        grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+        for head in ("pos", "dim", "a", "b", "|a−b|", "rel"):
+            grid.add_column(head, justify="right", no_wrap=True)
+        for e in c.worst:
+            grid.add_row(str(e.position), str(e.dim), f"{e.a:.9g}", f"{e.b:.9g}", _g(e.abs), _g(e.rel))
+        out += ["", Text("worst elements", style="bold"), grid]
+    if c.worst_rows and not c.same:
+        rows = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+        for head in ("pos", "max |a−b|", "mismatched"):
+            rows.add_column(head, justify="right", no_wrap=True)
+        for r in c.worst_rows:
+            rows.add_row(str(r.position), _g(r.max_abs), str(r.mismatched))
+        out += ["", Text("worst rows", style="bold"), rows]
+    return out

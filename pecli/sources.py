@@ -91,7 +91,8 @@ def open_source(spec: str, fmt: str | None = None) -> Iterator[Any]:
     if is_recipe_spec(spec):
         if fmt is not None:
             raise FormatError(f"--format applies to files, not to the recipe {spec!r}")
-        yield Table.from_recipe(parse_recipe(spec))
+        recipe = parse_recipe(spec)
+        yield Table(recipe, recipe, recipe_spec(recipe))
         return
     path, key = split_file_key(spec)
     with open_table(path, fmt, key) as table:

@@ -291,7 +291,7 @@ def test_help_states_exit_codes(run) -> None:
     r = run("--help")
     assert r.exit_code == 0
     text = " ".join(r.stdout.split())
-    assert "Exit status: 0 success; 1 tables differ (reserved for 'diff'); 2 error" in text
+    assert "Exit status: 0 success; 1 tables differ ('diff'); 2 error" in text
     assert "130 interrupted" in text
 
 

@@ -1,0 +1,489 @@
+"""The diff engine: element statistics against plain NumPy, and each suspect on its own case."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import pecli.compare
+import pecli.table
+from pecli import PecliInputError, Sinusoidal
+from pecli.compare import Comparison, compare, explain, metadata_differences
+from pecli.table import Table
+
+
+def plain(x: np.ndarray, name: str = "array") -> Table:
+    return Table(np.asarray(x), None, name)
+
+
+def recipe(**kw: object) -> Table:
+    return Table.from_recipe(Sinusoidal(**kw))  # type: ignore[arg-type]
+
+
+def names(c: Comparison) -> list[str]:
+    return [e.name for e in c.explanations]
+
+
+def float32_angles(length: int, dim: int, start: int = 0) -> np.ndarray:
+    """Seed 003's PyTorch code, step for step in NumPy float32 (angles formed in float32)."""
+    pos = np.arange(start, start + length, dtype=np.float32)[:, None]
+    i = np.arange(0, dim // 2, dtype=np.float32)
+    denom = np.power(np.float32(10000), 2 * i / np.float32(dim))
+    angle = pos / denom
+    pe = np.zeros((length, dim), dtype=np.float32)
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle)
+    return pe
+
+
+def seed_004(length: int, dim: int) -> np.ndarray:
+    """Seed 004's last code block, which is wrong: angle = (pos/10000) ** (2i/d)."""
+    a = np.arange(0, length, dtype=np.float32) / np.float32(10000)
+    a = np.repeat(a[:, None], dim // 2, axis=1)
+    e = np.arange(0, dim // 2, dtype=np.float32) * 2 / np.float32(dim)
+    a = np.power(a, e[None, :])
+    pe = np.empty((length, dim), dtype=np.float32)
+    pe[:, ::2] = np.sin(a)
+    pe[:, 1:dim:2] = np.cos(a)
+    return pe
+
+
+# -- verdicts and element statistics ---------------------------------------------------------
+def test_identical_tables_are_the_same() -> None:
+    c = compare(recipe(length=50, dim=8), plain(Sinusoidal(50, 8).build()))
+    assert c.same and c.exit_code == 0
+    assert (c.compared, c.mismatched, c.max_abs, c.max_abs_at, c.rms) == (400, 0, 0.0, None, 0.0)
+    assert c.worst == [] and c.worst_rows == [] and c.explanations == []
+
+
+def test_one_changed_element_is_counted_and_located() -> None:
+    b = Sinusoidal(50, 8, start=5).build()
+    a = b.copy()
+    a[7, 3] = np.float32(0.25)
+    c = compare(plain(a), recipe(length=50, dim=8, start=5))
+    assert not c.same and c.exit_code == 1
+    assert (c.compared, c.mismatched, c.nonfinite_mismatched) == (400, 1, 0)
+    at = c.max_abs_at
+    assert at is not None
+    # Positions are B's: start 5 + row 7.
+    assert (at.position, at.dim, at.a, at.b) == (12, 3, 0.25, float(b[7, 3]))
+    assert c.max_abs == at.abs == abs(0.25 - float(b[7, 3]))
+    assert at.rel == pytest.approx(at.abs / abs(float(b[7, 3])))
+    assert c.worst == [at]
+    assert [(r.position, r.max_abs, r.mismatched) for r in c.worst_rows] == [(12, at.abs, 1)]
+    assert c.rms == pytest.approx(at.abs / math.sqrt(400))
+    assert c.explanations == []
+
+
+def test_tolerance_is_numpys_and_b_is_the_reference() -> None:
+    zero, one = plain(np.array([[0.0]])), plain(np.array([[1.0]]))
+    # |a − b| = 1 ≤ rtol·|b| = 1 with b = 1, but not with b = 0.
+    assert compare(zero, one, rtol=1.0).same
+    assert not compare(one, zero, rtol=1.0).same
+    assert compare(one, zero, atol=1.0).same
+
+
+finite_or_not = st.floats(allow_nan=True, allow_infinity=True, width=64) | st.sampled_from([0.0, 1.0, -1.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.data(),
+    st.tuples(st.integers(1, 6), st.integers(1, 6)),
+    st.floats(0, 10),
+    st.floats(0, 2),
+    st.booleans(),
+)
+def test_mismatch_count_matches_np_isclose(
+    data: st.DataObject, shape: tuple[int, int], atol: float, rtol: float, equal_nan: bool
+) -> None:
+    b = data.draw(hnp.arrays(np.float64, shape, elements=finite_or_not))
+    noise = data.draw(hnp.arrays(np.float64, shape, elements=st.sampled_from([0.0, 0.0, 1e-3, 1.0, np.nan, np.inf])))
+    other = data.draw(hnp.arrays(np.float64, shape, elements=finite_or_not))
+    with np.errstate(invalid="ignore", over="ignore"):
+        # Mostly near B (so tolerances matter), sometimes unrelated values.
+        a = np.where(data.draw(hnp.arrays(np.bool_, shape)), other, b + noise)
+        expected = int((~np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)).sum())
+    c = compare(plain(a), plain(b), atol=atol, rtol=rtol, equal_nan=equal_nan)  # suspects run too: no crash
+    assert c.mismatched == expected
+    assert c.same == (expected == 0)
+    json.dumps(c.to_dict(), allow_nan=False)
+
+
+def test_nan_policy() -> None:
+    b = np.array([[np.nan, 1.0, np.inf, np.inf]])
+    same_places = plain(b.copy())
+    assert compare(same_places, plain(b)).same  # NaN ↔ NaN and +inf ↔ +inf are equal by default
+    strict = compare(same_places, plain(b), equal_nan=False)
+    assert (strict.mismatched, strict.nonfinite_mismatched) == (1, 1)
+    c = compare(plain(np.array([[1.0, np.nan, -np.inf, np.inf]])), plain(b))
+    # NaN vs 1, 1 vs NaN, -inf vs +inf differ; +inf vs +inf does not.
+    assert (c.mismatched, c.nonfinite_mismatched) == (3, 3)
+    assert c.max_abs == math.inf and c.max_abs_at is not None and c.max_abs_at.dim == 0
+    assert c.rms is None  # no element has two finite values
+    assert c.to_dict()["max_abs"] is None
+    json.dumps(c.to_dict(), allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"),
+    [((10, 8), (11, 8)), ((10, 8), (10, 6)), ((1, 1), (3, 2))],
+)
+def test_shape_mismatch_is_a_difference_without_element_statistics(
+    a_shape: tuple[int, int], b_shape: tuple[int, int]
+) -> None:
+    rng = np.random.default_rng(1)
+    c = compare(plain(rng.normal(size=a_shape)), plain(rng.normal(size=b_shape)))
+    assert not c.same and c.exit_code == 1 and not c.shapes_match
+    assert (c.shape_a, c.shape_b) == (a_shape, b_shape)
+    assert (c.compared, c.mismatched, c.max_abs, c.max_rel, c.max_ulp, c.rms) == (0, 0, None, None, None, None)
+    assert c.explanations == []
+    data = c.to_dict()
+    json.dumps(data, allow_nan=False)
+    assert data["a"]["shape"] == list(a_shape) and data["exit_code"] == 1
+
+
+def exact_eighths(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """B and A = B + {0, 1/8, 1/2, 1}: differences are exact, with many ties."""
+    b = rng.integers(-100, 100, size=shape) / 8.0
+    a = b + rng.choice([0.0, 0.0, 0.0, 0.125, 0.5, 1.0], size=shape)
+    return a, b
+
+
+def test_streaming_matches_whole_array_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(7)
+    a, b = exact_eighths(rng, (203, 7))
+    b[b == 0] = 0.25  # every b non-zero, so rel is defined everywhere
+    a[150, 2] = b[150, 2] + 3.0  # a unique maximum late in the table
+    whole = compare(plain(a), plain(b), atol=0.2, top=12, suspects=False)
+    monkeypatch.setattr(pecli.table, "BLOCK_BYTES", 5 * 7 * 8)  # 5-row blocks: 41 of them
+    blocked = compare(plain(a), plain(b), atol=0.2, top=12, suspects=False)
+    assert blocked == whole
+
+    diff = np.abs(a - b)
+    assert blocked.mismatched == int((~np.isclose(a, b, rtol=0, atol=0.2)).sum())
+    assert blocked.max_abs == 3.0 and blocked.max_abs_at is not None
+    assert (blocked.max_abs_at.position, blocked.max_abs_at.dim) == (150, 2)
+    rel = diff / np.abs(b)
+    r, c = (int(i) for i in np.unravel_index(np.argmax(rel), rel.shape))  # first occurrence wins ties
+    assert blocked.max_rel == rel.max() and blocked.max_rel_at is not None
+    assert (blocked.max_rel_at.position, blocked.max_rel_at.dim) == (r, c)
+    assert blocked.rms == pytest.approx(math.sqrt(np.mean(diff**2)), rel=1e-12)
+    # Worst elements: largest first, ties in row-major order.
+    flat = diff.ravel()
+    order = np.lexsort((np.arange(flat.size), -flat))[:12]
+    assert [(e.position, e.dim, e.abs) for e in blocked.worst] == [(i // 7, i % 7, flat[i]) for i in order]
+    row_max = diff.max(axis=1)
+    rows = np.lexsort((np.arange(row_max.size), -row_max))[:12]
+    far = ~np.isclose(a, b, rtol=0, atol=0.2)
+    assert [(w.position, w.max_abs, w.mismatched) for w in blocked.worst_rows] == [
+        (r, row_max[r], int(far[r].sum())) for r in rows
+    ]
+
+
+def test_streaming_over_recipe_blocks_sees_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pecli.table, "BLOCK_BYTES", 3 * 9 * 8)
+    b = Sinusoidal(100, 9, start=3, dtype="float64").build()
+    a = b.copy()
+    a[[0, 41, 99], [8, 0, 4]] += [1e-3, 2e-3, 3e-3]
+    seen: list[int] = []
+    c = compare(plain(a), recipe(length=100, dim=9, start=3, dtype="float64"), progress=seen.append)
+    assert sum(seen) == 100 and len(seen) == 34
+    assert c.mismatched == 3
+    assert [(e.position, e.dim) for e in c.worst] == [(102, 4), (44, 0), (3, 8)]
+
+
+def test_ulp_distance_is_in_the_references_dtype() -> None:
+    one = np.array([[1.0]], dtype=np.float32)
+    up = np.nextafter(one, np.float32(2))
+    assert compare(plain(up), plain(one)).max_ulp == 1.0
+    assert compare(plain(up.astype(np.float64)), plain(one)).max_ulp == 1.0
+    two_up = np.nextafter(up, np.float32(2))
+    assert compare(plain(two_up), plain(one)).max_ulp == 2.0
+    # Units are representable values of B's dtype: the neighbour below 1.0 is 1 ulp away too.
+    assert compare(plain(np.nextafter(one, np.float32(0))), plain(one)).max_ulp == 1.0
+    # Across zero the count stays meaningful (spacing(0) would make this ~1e44).
+    zero = np.zeros((1, 1), np.float32)
+    assert compare(plain(zero), plain(one)).max_ulp == float(0x3F800000)
+    assert compare(plain(-zero), plain(zero), suspects=False).max_ulp == 0.0
+    tiny = np.array([[np.finfo(np.float32).smallest_subnormal]], np.float32)
+    assert compare(plain(-tiny), plain(tiny), suspects=False).max_ulp == 2.0
+    h = np.array([[0.5]], dtype=np.float16)
+    assert compare(plain(np.nextafter(h, np.float16(1))), plain(h)).max_ulp == 1.0
+    # The spacing is B's, even when A is wider: 1 float32 ulp at 1.0 is 2**29 float64 ulps.
+    assert compare(plain(up), plain(one.astype(np.float64))).max_ulp == 2.0**29
+    assert compare(plain(np.array([[1]])), plain(np.array([[2]]))).max_ulp is None  # integer reference
+
+
+def test_to_dict_is_json_ready_and_keeps_each_dtypes_shortest_values() -> None:
+    b = Sinusoidal(20, 4).build()
+    a = b.copy()
+    a[2, 0] = np.nan
+    a[3, 1] = np.float32(0.1)
+    c = compare(plain(a, "a.npy"), recipe(length=20, dim=4))
+    data = json.loads(json.dumps(c.to_dict(), allow_nan=False))
+    assert data["a"] == {"source": "a.npy", "shape": [20, 4], "dtype": "float32"}
+    assert data["mismatched"] == 2 and data["nonfinite_mismatched"] == 1
+    worst = {(w["position"], w["dim"]): w for w in data["worst"]}
+    assert worst[(2, 0)]["a"] is None and worst[(2, 0)]["abs"] is None
+    assert worst[(3, 1)]["a"] == 0.1  # float32 0.1 written as 0.1, not 0.10000000149011612
+    assert data["tolerance"] == {"atol": 0.0, "rtol": 0.0, "equal_nan": True}
+
+
+def test_metadata_differences_compare_recipes_not_versions() -> None:
+    a = recipe(length=10, dim=8, base=500000.0, start=2)
+    b = recipe(length=10, dim=8)
+    assert metadata_differences(a, b) == [("base", 500000.0, 10000.0), ("start", 2, 0)]
+    assert metadata_differences(b, recipe(length=10, dim=8)) == []
+    only_b = metadata_differences(plain(np.zeros((10, 8))), b)
+    assert only_b == [
+        ("recipe", None, "sinusoidal length=10 dim=8 base=10000 layout=interleaved start=0 dtype=float32")
+    ]
+    assert metadata_differences(plain(np.zeros(1)), plain(np.zeros(1))) == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"atol": -1.0}, "atol must be a finite number ≥ 0, got -1.0"),
+        ({"rtol": math.nan}, "rtol must be a finite number ≥ 0, got nan"),
+        ({"top": -1}, "top must be a whole number ≥ 0, got -1"),
+    ],
+)
+def test_bad_arguments_are_input_errors(kwargs: dict[str, float], message: str) -> None:
+    t = plain(np.zeros((2, 2)))
+    with pytest.raises(PecliInputError, match=message):
+        compare(t, t, **kwargs)  # type: ignore[arg-type]
+
+
+# -- explanations that fit -------------------------------------------------------------------
+def swap_halves(x: np.ndarray) -> np.ndarray:
+    s = (x.shape[1] + 1) // 2
+    return np.concatenate([x[:, s:], x[:, :s]], axis=1)
+
+
+def fairseq_padded(length: int, dim: int) -> np.ndarray:
+    """Row 0 is fairseq's all-zero padding row; row r + 1 holds position r."""
+    return np.vstack([np.zeros((1, dim), dtype=np.float32), Sinusoidal(length, dim).build()])
+
+
+def transposed(x: np.ndarray) -> np.ndarray:
+    h = math.isqrt(x.shape[0])
+    return x.reshape(h, h, -1).transpose(1, 0, 2).reshape(x.shape)
+
+
+Case = Callable[[], tuple[Table, Table]]
+CASES: dict[str, tuple[Case, str, str]] = {
+    "split vs interleaved, even d": (
+        lambda: (plain(Sinusoidal(50, 8, layout="split").build()), recipe(length=50, dim=8)),
+        "layout",
+        "A is split",
+    ),
+    "interleaved vs split, even d": (
+        lambda: (plain(Sinusoidal(50, 12).build()), recipe(length=50, dim=12, layout="split")),
+        "layout",
+        "A is interleaved",
+    ),
+    "split vs interleaved, odd d": (
+        lambda: (plain(Sinusoidal(50, 7, layout="split").build()), plain(Sinusoidal(50, 7).build())),
+        "layout",
+        "A is split",
+    ),
+    "interleaved vs split, odd d": (
+        lambda: (plain(Sinusoidal(50, 9).build()), plain(Sinusoidal(50, 9, layout="split").build())),
+        "layout",
+        "A is interleaved",
+    ),
+    "cos-first halves, even d": (
+        lambda: (
+            plain(swap_halves(Sinusoidal(60, 8, layout="split").build())),
+            recipe(length=60, dim=8, layout="split"),
+        ),
+        "cos-first",
+        "two column blocks swapped",
+    ),
+    "cos-first halves, odd d": (
+        lambda: (
+            plain(swap_halves(Sinusoidal(60, 7, layout="split").build())),
+            recipe(length=60, dim=7, layout="split"),
+        ),
+        "cos-first",
+        "two column blocks swapped",
+    ),
+    "cos-first pairs": (
+        lambda: (plain(Sinusoidal(60, 8).build()[:, [1, 0, 3, 2, 5, 4, 7, 6]]), recipe(length=60, dim=8)),
+        "cos-first",
+        "pair",
+    ),
+    "start offset 1": (
+        lambda: (plain(Sinusoidal(80, 16, start=1).build()), recipe(length=80, dim=16)),
+        "shift",
+        "A's row r is B's row r+1: A starts 1 position later than B (as if built with start=1)",
+    ),
+    "start offset 2": (
+        lambda: (plain(Sinusoidal(80, 16, start=2).build()), recipe(length=80, dim=16)),
+        "shift",
+        "A's row r is B's row r+2: A starts 2 positions later than B (as if built with start=2)",
+    ),
+    "start offset -2": (
+        lambda: (recipe(length=80, dim=16), plain(Sinusoidal(80, 16, start=2).build())),
+        "shift",
+        "A's row r is B's row r−2",
+    ),
+    "fairseq padding row, same shape": (
+        lambda: (recipe(length=80, dim=16), plain(fairseq_padded(79, 16))),
+        "shift",
+        "B's row 0 has no counterpart in A (row 0 all zeros: padding)",
+    ),
+    "fairseq padding row, one more row": (
+        lambda: (recipe(length=80, dim=16), plain(fairseq_padded(80, 16))),
+        "shift",
+        "(row 0 all zeros: padding); A has 80 rows, B has 81",
+    ),
+    "zeroed row": (
+        lambda: (plain(np.where(np.arange(40)[:, None] == 1, 0, Sinusoidal(40, 8).build())), recipe(length=40, dim=8)),
+        "padding-row",
+        "A's row 1 all zeros where B has values (padding); every other row matches",
+    ),
+    "longer table": (
+        lambda: (recipe(length=90, dim=8), recipe(length=80, dim=8)),
+        "length",
+        "the first 80 rows match; A has 90 rows, B has 80",
+    ),
+    "transposed 16×16 grid": (
+        lambda: (plain(transposed(Sinusoidal(256, 16).build())), recipe(length=256, dim=16)),
+        "transposed-grid",
+        "transposed 16×16 grid order",
+    ),
+    "float32 angles over 4096 rows": (
+        lambda: (plain(float32_angles(4096, 64)), recipe(length=4096, dim=64)),
+        "precision",
+        "A was computed with float32 angles (B is exact)",
+    ),
+    "float16 copy": (
+        lambda: (plain(Sinusoidal(300, 16, dtype="float16").build()), recipe(length=300, dim=16, dtype="float64")),
+        "precision",
+        "within the rounding of float16",
+    ),
+    "base 500000 vs 10000": (
+        lambda: (recipe(length=2000, dim=64, base=500000.0), recipe(length=2000, dim=64)),
+        "base",
+        "A's angles fit base 500000 (least-squares estimate 500000); B's recipe has base 10000",
+    ),
+    "base, plain arrays, split, odd d": (
+        lambda: (
+            plain(Sinusoidal(300, 33, base=12345.678, layout="split").build()),
+            plain(Sinusoidal(300, 33, layout="split").build()),
+        ),
+        "base",
+        "A's angles fit base 12345.678 (least-squares estimate 12345.68); B fits base 10000",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_suspect_fires_for_its_case(case: str) -> None:
+    build, name, detail = CASES[case]
+    a, b = build()
+    c = compare(a, b)
+    assert not c.same and c.exit_code == 1
+    assert names(c) == [name]
+    assert detail in c.explanations[0].detail
+    assert c.explanations[0].residual <= 1e-3
+    assert explain(a, b) == c.explanations  # the same verdict from a fresh read of the sample
+
+
+def test_float32_angle_envelope_is_reported() -> None:
+    c = compare(plain(float32_angles(4096, 64)), recipe(length=4096, dim=64))
+    (x,) = c.explanations
+    assert "2⁻²²·(1 + p)" in x.detail and "0.00098 at position 4095" in x.detail
+    # The differences are real float32-angle error: ~1e-4, growing with the position.
+    assert 1e-5 < x.residual < 9.8e-4
+    assert c.worst_rows[0].position > 2048
+
+
+def test_tensor2tensor_frequencies_are_another_base() -> None:
+    n, d = 512, 32
+    half = d // 2
+    inv = np.exp(np.arange(half) * -(math.log(10000) / (half - 1)))
+    angle = np.arange(n)[:, None] * inv[None, :]
+    t2t = np.concatenate([np.sin(angle), np.cos(angle)], axis=1).astype(np.float32)
+    (x,) = compare(plain(t2t), recipe(length=n, dim=d, layout="split")).explanations
+    assert x.name == "base"
+    assert "= 10000^(32/30), the tensor2tensor/fairseq frequencies" in x.detail
+
+
+def test_suspects_are_found_in_a_sample_of_a_long_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pecli.compare, "SAMPLE_ROWS", 256)  # 4 windows of 64 rows
+    b = recipe(length=3000, dim=16)
+    assert names(compare(plain(Sinusoidal(3000, 16, start=3).build()), b)) == ["shift"]
+    assert names(compare(recipe(length=3000, dim=16, base=20000.0), b)) == ["base"]
+    assert names(compare(plain(float32_angles(3000, 16)), b)) == ["precision"]
+    grid = Sinusoidal(64 * 64, 16).build()
+    assert names(compare(plain(transposed(grid)), plain(grid))) == ["transposed-grid"]
+
+
+def test_suspects_can_be_skipped() -> None:
+    c = compare(plain(Sinusoidal(50, 8, start=1).build()), recipe(length=50, dim=8), suspects=False)
+    assert not c.same and c.explanations == []
+
+
+# -- and that do not ---------------------------------------------------------------------------
+def test_seed_004_formula_is_a_real_difference() -> None:
+    for length, dim in [(100, 512), (256, 64)]:
+        a = plain(seed_004(length, dim), "seed004.npy")
+        c = compare(a, recipe(length=length, dim=dim))
+        assert not c.same and c.exit_code == 1
+        assert c.explanations == [], c.explanations
+        assert explain(a, plain(Sinusoidal(length, dim).build())) == []
+        assert explain(a, recipe(length=length, dim=dim, layout="split")) == []
+
+
+def changed(x: np.ndarray, row: int, col: int, value: float) -> np.ndarray:
+    y = x.copy()
+    y[row, col] = value
+    return y
+
+
+REF = Sinusoidal(400, 16).build()
+RNG = np.random.default_rng(3)
+UNRELATED: dict[str, Case] = {
+    "one element changed": lambda: (plain(changed(REF, 7, 3, 0.5)), plain(REF)),
+    "one small change late": lambda: (plain(changed(REF, 390, 3, REF[390, 3] + 1e-4)), plain(REF)),
+    "learned table": lambda: (plain(RNG.normal(0, 0.02, REF.shape).astype(np.float32)), plain(REF)),
+    "noise": lambda: (plain(REF + RNG.uniform(-1e-3, 1e-3, REF.shape)), plain(REF)),
+    "scaled by 1.01": lambda: (plain(REF * 1.01), plain(REF)),
+    "reversed columns": lambda: (plain(REF[:, ::-1].copy()), plain(REF)),
+    "start 20 (too far to shift)": lambda: (plain(Sinusoidal(400, 16, start=20).build()), plain(REF)),
+    "ten zeroed rows": lambda: (plain(np.where((np.arange(400) < 10)[:, None], 0, REF)), plain(REF)),
+    "zeroed row and an edit": lambda: (
+        plain(changed(np.where((np.arange(400) == 3)[:, None], 0, REF), 9, 5, 9)),
+        plain(REF),
+    ),
+    "reversed rows of a square table": lambda: (plain(REF[:256][::-1].copy()), plain(REF[:256])),
+    "layout and base at once": lambda: (plain(Sinusoidal(400, 16, layout="split", base=500.0).build()), plain(REF)),
+}
+
+
+@pytest.mark.parametrize("case", list(UNRELATED))
+def test_suspects_do_not_fire_for_unrelated_changes(case: str) -> None:
+    a, b = UNRELATED[case]()
+    c = compare(a, b)
+    assert not c.same
+    assert c.explanations == [], c.explanations
+
+
+def test_a_permutation_that_leaves_b_unchanged_proves_nothing() -> None:
+    # Constant columns look the same in any layout, so "layout" must not be claimed.
+    b = np.tile(np.array([[0.0, 1.0, 0.0, 1.0]]), (10, 1))
+    a = b.copy()
+    a[4, 2] = 7.0
+    assert compare(plain(a), plain(b)).explanations == []
+    assert compare(plain(np.ones((100, 8))), plain(np.zeros((100, 8)))).explanations == []

@@ -1,0 +1,113 @@
+"""`pecli diff` end to end: verdicts, exit codes, explanations, JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pecli import Sinusoidal
+
+
+def seed_004(length: int, dim: int) -> np.ndarray:
+    """Seed 004's wrong formula: angle = (pos/10000) ** (2i/d), interleaved."""
+    pos = np.arange(length, dtype=np.float64)[:, None]
+    i = np.arange(0, dim, 2, dtype=np.float64)[None, :] / dim
+    angle = (pos / 10000.0) ** i
+    out = np.empty((length, dim), np.float32)
+    out[:, 0::2], out[:, 1::2] = np.sin(angle), np.cos(angle)
+    return out
+
+
+@pytest.fixture
+def files(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    run("generate", "--len", 256, "--dim", 64, "-o", "paper.npy")
+    run("generate", "--len", 256, "--dim", 64, "--layout", "split", "-o", "hf.safetensors")
+    run("generate", "--len", 256, "--dim", 64, "--start", 2, "-o", "offset.h5")
+    np.save("seed004.npy", seed_004(256, 64))
+    return tmp_path
+
+
+def test_same_table_exit_0(run, files: Path) -> None:
+    r = run("diff", "paper.npy", "sinusoidal:len=256,dim=64")
+    assert r.exit_code == 0
+    assert r.stdout.splitlines()[0] == "SAME: all 16384 elements within |a−b| ≤ 0 + 0·|b|"
+    assert (
+        r.stdout.splitlines()[2]
+        == "B sinusoidal:len=256,dim=64,base=10000,layout=interleaved,start=0,dtype=float32  (256, 64) float32  (the reference)"
+    )
+
+
+def test_layout_only_difference_is_named(run, files: Path) -> None:
+    r = run("diff", "hf.safetensors", "paper.npy")
+    assert r.exit_code == 1
+    out = r.stdout
+    assert out.startswith("DIFFERENT: ")
+    assert "metadata layout: 'split' vs 'interleaved'" in out
+    assert "likely cause: layout: A is split" in out
+    assert "no known cause fits" not in out
+
+
+def test_offset_only_difference_is_named(run, files: Path) -> None:
+    r = run("diff", "offset.h5", "paper.npy")
+    assert r.exit_code == 1
+    assert "likely cause: shift" in r.stdout
+    assert "metadata start: 2 vs 0" in r.stdout
+
+
+def test_seed_004_is_a_real_difference(run, files: Path) -> None:
+    r = run("diff", "seed004.npy", "sinusoidal:len=256,dim=64")
+    assert r.exit_code == 1
+    assert "likely cause" not in r.stdout
+    assert "no known cause fits" in r.stdout
+    assert "worst elements" in r.stdout
+
+
+def test_shape_mismatch_is_a_difference(run, files: Path) -> None:
+    r = run("diff", "paper.npy", "sinusoidal:len=255,dim=64")
+    assert r.exit_code == 1
+    assert r.stdout.splitlines()[0] == "DIFFERENT: shapes differ, (256, 64) vs (255, 64); no elements compared"
+
+
+def test_tolerance_turns_float32_noise_into_same(run, files: Path) -> None:
+    run("generate", "--len", 256, "--dim", 64, "--dtype", "float64", "-o", "wide.npy")
+    assert run("diff", "paper.npy", "wide.npy", "-q").exit_code == 1
+    r = run("diff", "paper.npy", "wide.npy", "--rtol", "1e-7", "--atol", "1e-7")
+    assert r.exit_code == 0, r.stdout
+    assert "dtype differs: float32 vs float64" in r.stdout
+
+
+def test_quiet_prints_nothing(run, files: Path) -> None:
+    r = run("diff", "hf.safetensors", "paper.npy", "--quiet")
+    assert (r.exit_code, r.stdout, r.stderr) == (1, "", "")
+
+
+def test_json_report(run, files: Path) -> None:
+    r = run("diff", "hf.safetensors", "paper.npy", "--json", "-n", "3")
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    table = Sinusoidal(256, 64)
+    split = Sinusoidal(256, 64, layout="split").build().astype(np.float64)
+    diffs = np.abs(split - table.build().astype(np.float64))
+    assert doc["same"] is False and doc["exit_code"] == 1
+    assert doc["mismatched"] == int((diffs > 0).sum())
+    assert doc["max_abs"] == pytest.approx(float(diffs.max()))
+    assert len(doc["worst"]) == 3
+    assert [x["name"] for x in doc["explanations"]] == ["layout"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["diff", "paper.npy"], "Missing argument 'B'."),
+        (["diff", "paper.npy", "nope.npy"], "nope.npy does not exist"),
+        (["diff", "paper.npy", "paper.npy", "--atol", "-1"], "Invalid value for '--atol'"),
+        (["diff", "paper.npy", "sinusoidal:len=0,dim=4"], "length must be at least 1"),
+    ],
+)
+def test_diff_errors_exit_2(run, files: Path, args: list[str], message: str) -> None:
+    r = run(*args)
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
