@@ -176,7 +176,8 @@ def test_json_nonfinite_policy_is_lossless(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     write_table(Table(arr, None, "x"), path)
     doc = json.loads(path.read_text())  # strict JSON: no bare NaN
-    assert doc["data"] == [["NaN", "Infinity"], ["-Infinity", 0.1]] and doc["dtype"] == "float32"
+    assert doc["data"] == [["NaN", "Infinity"], ["-Infinity", float(f"{np.float32(0.1):.9g}")]]
+    assert doc["dtype"] == "float32" and np.float32(doc["data"][1][1]) == np.float32(0.1)
     with open_table(path) as t:
         assert bits(t.rows(0, 2)) == bits(arr)
 
@@ -317,9 +318,10 @@ def test_inspect_recipe_operand(run) -> None:
 
 
 # ----------------------------------------------------------------------------- PyTorch .pt
-def test_pt_round_trip_with_recipe(tmp_path: Path) -> None:
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_pt_round_trip_with_recipe(tmp_path: Path, dtype: str) -> None:
     pytest.importorskip("torch")
-    r = Sinusoidal(50, 9, layout="split", dtype="float64")
+    r = Sinusoidal(50, 9, layout="split", dtype=dtype)  # type: ignore[arg-type]
     path = tmp_path / "pe.pt"
     write_table(Table.from_recipe(r), path)
     with open_table(path) as t:
@@ -362,3 +364,16 @@ def test_pt_without_torch_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(FormatError, match=r"the \.pt format needs PyTorch: pip install torch"):
         write_table(Table.from_recipe(Sinusoidal(2, 2)), tmp_path / "t.pt")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_inspect_checkpoint_position_from_the_cli(run, tmp_path: Path) -> None:
+    st = pytest.importorskip("safetensors.numpy")
+    pos = np.random.default_rng(4).normal(0, 0.02, (512, 6)).astype(np.float32)
+    path = tmp_path / "model.safetensors"
+    st.save_file({"embeddings.position_embeddings.weight": pos, "embeddings.word_embeddings.weight": pos[:10]},
+                 str(path))
+    r = run("inspect", f"{path}:embeddings.position_embeddings.weight", "--pos", 0, "--precision", 6)
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"{path}:embeddings.position_embeddings.weight  (512, 6) float32  position 0"
+    assert [float(line.split()[1]) for line in lines[3:]] == [round(float(v), 6) for v in pos[0]]

@@ -54,9 +54,14 @@ def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progres
         f"static const {ctype} {name}[{macro}_ROWS][{macro}_COLS] = {{",
     ]
     fp.write(("\n".join(lines) + "\n").encode())
+    # '#' keeps the decimal point ("1.00000000f", never the invalid "1f"); same digits, same bits.
+    row_fmt = "  {" + ", ".join(["%#.17g" if ctype == "double" else "%#.9gf"] * d) + "},\n"
     for block in table.blocks(progress):
-        text = "".join("  {" + ", ".join(_literal(v, ctype) for v in row) + "},\n" for row in block.tolist())
-        fp.write(text.encode())
+        if np.isfinite(block).all():
+            fp.write("".join([row_fmt % tuple(row) for row in block.tolist()]).encode())
+        else:  # NaN/Inf need the math.h macros
+            text = "".join("  {" + ", ".join(_literal(v, ctype) for v in row) + "},\n" for row in block.tolist())
+            fp.write(text.encode())
     fp.write(f"}};\n\n#endif /* PECLI_{macro}_H */\n".encode())
 
 

@@ -93,6 +93,10 @@ def json_value(x: Any) -> Any:
     return float(str(x)) if isinstance(x, np.floating) else float(x)
 
 
+def _json_cell(v: Any, digits: int) -> str:
+    return json.dumps(json_value(v)) if not np.isfinite(v) else f"{float(v):.{digits}g}"
+
+
 def _write_json(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
     head = {
         "format": "pecli/1",
@@ -102,16 +106,14 @@ def _write_json(table: Table, fp: IO[bytes], options: WriteOptions, progress: Pr
         "shape": list(table.shape),
     }
     fp.write((json.dumps(head)[:-1] + ', "data": [\n').encode())
-    digits = options.digits
+    digits = text_digits(table, options)
+    row_fmt = "[" + ", ".join([f"%.{digits}g"] * table.shape[1]) + "]"
     first = True
     for block in table.blocks(progress):
-        rows = []
-        for row in block:
-            if digits is None:
-                cells = [json.dumps(json_value(v)) for v in row]
-            else:
-                cells = [json.dumps(json_value(v)) if not np.isfinite(v) else f"{float(v):.{digits}g}" for v in row]
-            rows.append("[" + ", ".join(cells) + "]")
+        if np.isfinite(block).all():
+            rows = [row_fmt % tuple(row) for row in block.tolist()]
+        else:  # NaN/±Inf become strings, which %g cannot write
+            rows = ["[" + ", ".join(_json_cell(v, digits) for v in row) + "]" for row in block]
         if rows:
             fp.write((("" if first else ",\n") + ",\n".join(rows)).encode())
             first = False
