@@ -377,3 +377,20 @@ def test_inspect_checkpoint_position_from_the_cli(run, tmp_path: Path) -> None:
     lines = r.stdout.splitlines()
     assert lines[0] == f"{path}:embeddings.position_embeddings.weight  (512, 6) float32  position 0"
     assert [float(line.split()[1]) for line in lines[3:]] == [round(float(v), 6) for v in pos[0]]
+
+
+def test_stored_recipe_labels_only_its_own_array(tmp_path: Path) -> None:
+    r = Sinusoidal(8, 4)
+    path = tmp_path / "two.safetensors"
+    write_table(Table.from_recipe(r), path)
+    raw = path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n])
+    data = raw[8 + n :]
+    header["other"] = {"dtype": "F32", "shape": [8, 4], "data_offsets": [len(data), 2 * len(data)]}
+    text = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(text)) + text + data + data)
+    with open_source(f"{path}:pe") as t:
+        assert t.recipe == r
+    with open_source(f"{path}:other") as t:
+        assert t.recipe is None and bits(t.rows(0, 8)) == bits(r.build())

@@ -80,15 +80,21 @@ def table_metadata(table: Table) -> dict[str, Any]:
     return meta
 
 
-def decode_metadata(text: Any) -> dict[str, Any]:
-    """Parse stored JSON metadata; anything unreadable counts as none (never an error)."""
+def decode_metadata(text: Any, key: str | None = None) -> dict[str, Any]:
+    """Parse stored JSON metadata; anything unreadable counts as none (never an error).
+
+    ``key``: in a multi-array file the metadata names the array it describes; for any other
+    array it is none.
+    """
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     try:
         meta = json.loads(text)
     except (TypeError, ValueError):
         return {}
-    return meta if isinstance(meta, dict) else {}
+    if not isinstance(meta, dict) or (key is not None and meta.get("key", key) != key):
+        return {}
+    return meta
 
 
 def first_line(exc: BaseException) -> str:

@@ -11,7 +11,6 @@ import numpy as np
 
 from pecli.errors import FormatError
 from pecli.formats._common import (
-    DEFAULT_KEY,
     META_KEY,
     ArrayInfo,
     Format,
@@ -112,9 +111,7 @@ def _read_npz(path: Path, key: str | None, stack: ExitStack) -> Table:
     if META_KEY in npz.files:
         stored = npz[META_KEY]
         if stored.dtype.kind == "U" and stored.ndim == 0:
-            meta = decode_metadata(str(stored))
-    if meta.get("key", DEFAULT_KEY) != name:
-        meta = {}  # the metadata describes another entry
+            meta = decode_metadata(str(stored), key=name)
     info = {"format": "npz", "key": name, "file size": path.stat().st_size}
     return array_table(arr, f"{path}:{name}", info, meta)
 

@@ -154,9 +154,7 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
         data = _BFloat16(data)
         info["note"] = "bfloat16 values are shown as float32 (exactly)"
     stored = header.get("__metadata__")
-    meta = decode_metadata(stored.get(META_KEY)) if isinstance(stored, dict) else {}
-    if meta.get("key", name) != name:
-        meta = {}
+    meta = decode_metadata(stored.get(META_KEY), key=name) if isinstance(stored, dict) else {}
     if isinstance(stored, dict):
         info["metadata keys"] = ", ".join(sorted(stored)) or "none"
     return array_table(data, f"{path}:{name}" if key else str(path), info, meta)

@@ -80,9 +80,7 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     tensor = obj[name].detach()
     if tensor.dtype == torch.bfloat16:
         tensor = tensor.float()  # exact: bfloat16 is the top half of a float32
-    meta = decode_metadata(obj.get(META_KEY)) if isinstance(obj.get(META_KEY), str) else {}
-    if meta.get("key", name) != name:
-        meta = {}
+    meta = decode_metadata(obj.get(META_KEY), key=name) if isinstance(obj.get(META_KEY), str) else {}
     info = {
         "format": "pt (torch.load weights_only=True)",
         "tensor": name or "(the file's only tensor)",
