@@ -148,8 +148,21 @@ def header(table: Table) -> dict[str, Any]:
     }
 
 
+#: Computed tables larger than this get no statistics by default: they would take minutes to
+#: hours to compute, and a recipe's range is known anyway.  Files are always read in full.
+MAX_COMPUTED_STATS = 1 << 28
+
+
 def describe(table: Table, progress: Progress | None = None) -> dict[str, Any]:
     """Header and statistics of a table (the statistics read every row once, in blocks)."""
+    n, d = table.shape
+    if table.computed and n * d > MAX_COMPUTED_STATS:
+        stats: dict[str, Any] = {k: None for k in Stats().as_dict()}
+        stats["skipped"] = (
+            f"statistics skipped: the recipe makes {n * d:.3g} values; export it and inspect the file, "
+            "or look at one position with --pos"
+        )
+        return {**header(table), "stats": stats}
     return {**header(table), "stats": table_stats(table, progress)}
 
 

@@ -157,6 +157,8 @@ def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
         st.add_column(name, justify="right", no_wrap=True)
     st.add_row(*["—" if stats[k] is None else fmt_value(stats[k], precision) for k in keys])
     out += ["", st]
+    if stats.get("skipped"):
+        out.append(f"[dim]{stats['skipped']}[/dim]")
     if stats["nonfinite"]:
         out.append(f"[yellow]{stats['nonfinite']} values are NaN or infinite (left out of the statistics)[/yellow]")
     return out

@@ -24,13 +24,18 @@ ALIASES = {"len": "length"}
 
 
 def is_recipe_spec(spec: str) -> bool:
+    """``KIND:PARAM=VALUE,...`` that is not an existing file (unknown kinds included, so they get
+    a message naming the kinds instead of "file not found")."""
     kind, sep, rest = spec.partition(":")
-    return bool(sep) and kind in KINDS and "=" in rest and not Path(spec).exists()
+    looks_like = bool(sep) and kind.isidentifier() and "=" in rest and "/" not in kind
+    return looks_like and not Path(spec).exists() and not Path(kind).exists()
 
 
 def parse_recipe(spec: str) -> Sinusoidal:
     """``sinusoidal:len=120,dim=8,layout=split`` → a validated recipe."""
     kind, _, rest = spec.partition(":")
+    if kind not in KINDS:
+        raise RecipeError(f"unknown kind {kind!r} in {spec!r}: choose one of {', '.join(KINDS)}")
     cls = KINDS[kind]
     types = {f.name: f.type for f in fields(cls)}
     names = ", ".join("len" if n == "length" else n for n in types)
