@@ -40,6 +40,8 @@ def make_files(d: Path) -> None:
     (d / "truncated.safetensors").write_bytes((d / "good.safetensors").read_bytes()[:120])
     big = b'{"pe": {"dtype": "F32", "shape": [1000000, 1000000], "data_offsets": [0, 4000000000000]}}'
     (d / "huge.safetensors").write_bytes(struct.pack("<Q", len(big)) + big)
+    with open(d / "huge.npy", "wb") as fp:  # a 128-byte file declaring 10**12 float32 values
+        np.lib.format.write_array_header_1_0(fp, {"descr": "<f4", "fortran_order": False, "shape": (10**6, 10**6)})
     (d / "empty.csv").write_bytes(b"")
     (d / "ragged.csv").write_text("d0,d1\n1,2\n3\n")
     (d / "words.csv").write_text("d0,d1\n1,2\n3,four\n")
@@ -115,6 +117,8 @@ CASES: list[tuple[list[str], str]] = [
     (["inspect", "truncated.npy"], "is not a readable .npy"),
     (["inspect", "magic.npy"], "is not a readable .npy"),
     (["inspect", "objects.npy"], "is not a readable .npy table"),
+    (["inspect", "huge.npy"], "huge.npy is not a readable .npy"),
+    (["diff", "huge.npy", "good.npy"], "huge.npy is not a readable .npy"),
     (["inspect", "ints.npy"], "holds int64 values: pecli reads floating-point tables"),
     (["inspect", "cube.npy"], "expected a 2-D table"),
     (["inspect", "truncated.npz"], "is not a readable .npz file"),
