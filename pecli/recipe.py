@@ -149,9 +149,10 @@ def recipe_from_metadata(meta: dict[str, Any]) -> Sinusoidal | None:
 
     Metadata written by a newer schema or an unknown kind is not guessed at: ``None``.
     """
-    if meta.get("schema") != SCHEMA or meta.get("kind") not in KINDS:
+    kind = meta.get("kind")
+    if meta.get("schema") != SCHEMA or not isinstance(kind, str) or kind not in KINDS:
         return None
-    cls = KINDS[meta["kind"]]
+    cls = KINDS[kind]
     names = {f.name for f in fields(cls)}
     try:
         return cls(**{k: _from_stored(v) for k, v in meta.items() if k in names})

@@ -10,9 +10,12 @@ import numpy as np
 
 from pecli.core import check_row_range
 from pecli.recipe import DType, Sinusoidal
+from pecli.resources import ensure_fits_in_memory
 
 #: Rows per block when a table is streamed (writers, statistics): about this many bytes.
 BLOCK_BYTES = 4 << 20
+#: Reads larger than this are checked against the memory available first.
+_CHECK_MEMORY_ABOVE = 64 << 20
 
 Progress = Callable[[int], None]
 """Called with the number of rows just finished."""
@@ -81,9 +84,18 @@ class Table:
         rows: np.ndarray
         if self.computed:
             rows = self.data.rows(r0, r1)
-        else:
-            check_row_range(self.shape[0], r0, r1)
+            return rows
+        check_row_range(self.shape[0], r0, r1)
+        nbytes = (r1 - r0) * self.shape[1] * self.dtype.itemsize
+        if nbytes > _CHECK_MEMORY_ABOVE:
+            ensure_fits_in_memory(nbytes, f"rows {r0}..{r1} of {self.source}")
+        try:
             rows = np.asarray(self.data[r0:r1])
+        except Exception as exc:
+            from pecli.errors import FormatError
+
+            text = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+            raise FormatError(f"cannot read rows {r0}..{r1} of {self.source} ({text})") from exc
         return rows
 
     def block_rows(self) -> int:

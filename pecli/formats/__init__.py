@@ -8,7 +8,6 @@ otherwise in a ``FILE.json`` sidecar (.npy, .csv, .tsv).  Adding a format is one
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from pecli.formats._common import (
     ArrayInfo,
     Format,
     WriteOptions,
+    load_json,
     sidecar_text,
 )
 from pecli.formats.cheader import CHEADER
@@ -181,7 +181,7 @@ def write_table(
 def _drop_stale_sidecar(sidecar: Path) -> None:
     # The data file was just replaced; a sidecar describing the old one would now lie.
     try:
-        doc = json.loads(sidecar.read_text(encoding="utf-8"))
+        doc = load_json(sidecar.read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return
     if isinstance(doc, dict) and doc.get("schema") == SIDECAR_SCHEMA:

@@ -80,6 +80,14 @@ def table_metadata(table: Table) -> dict[str, Any]:
     return meta
 
 
+def load_json(text: str | bytes) -> Any:
+    """``json.loads`` for untrusted text: pathological nesting is invalid JSON, not a crash."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
 def decode_metadata(text: Any, key: str | None = None) -> dict[str, Any]:
     """Parse stored JSON metadata; anything unreadable counts as none (never an error).
 
@@ -89,7 +97,7 @@ def decode_metadata(text: Any, key: str | None = None) -> dict[str, Any]:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     try:
-        meta = json.loads(text)
+        meta = load_json(text)
     except (TypeError, ValueError):
         return {}
     if not isinstance(meta, dict) or (key is not None and meta.get("key", key) != key):
@@ -166,13 +174,13 @@ def read_sidecar(sidecar: Path, shape: tuple[int, ...], info: dict[str, Any]) ->
     if not sidecar.is_file():
         return {}
     try:
-        doc = json.loads(sidecar.read_text(encoding="utf-8"))
+        doc = load_json(sidecar.read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         info["note"] = f"sidecar {sidecar.name} is not valid JSON; ignored"
         return {}
     if not isinstance(doc, dict) or doc.get("schema") != SIDECAR_SCHEMA or not isinstance(doc.get("recipe"), dict):
         return {}
-    if tuple(doc.get("shape", ())) != shape:
+    if not isinstance(doc.get("shape"), list) or tuple(doc["shape"]) != shape:
         info["note"] = f"sidecar {sidecar.name} describes shape {doc.get('shape')}, not {shape}; ignored"
         return {}
     info["metadata"] = f"sidecar {sidecar.name}"

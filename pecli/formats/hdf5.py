@@ -70,10 +70,23 @@ def _datasets(f: Any) -> list[ArrayInfo]:
 
 def _list_h5(path: Path) -> list[ArrayInfo]:
     with ExitStack() as stack:
-        return _datasets(_open(path, stack))
+        f = _open(path, stack)
+        try:
+            return _datasets(f)
+        except Exception as exc:  # libhdf5 reports corrupt files in many ways
+            raise FormatError(f"{path} is not a readable HDF5 file ({first_line(exc)})") from exc
 
 
 def _read_h5(path: Path, key: str | None, stack: ExitStack) -> Table:
+    try:
+        return _read_h5_unchecked(path, key, stack)
+    except FormatError:
+        raise
+    except Exception as exc:  # libhdf5 reports corrupt files in many ways
+        raise FormatError(f"{path} is not a readable HDF5 file ({first_line(exc)})") from exc
+
+
+def _read_h5_unchecked(path: Path, key: str | None, stack: ExitStack) -> Table:
     import h5py
 
     from pecli.formats import choose_key

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import zipfile
 from contextlib import ExitStack
 from pathlib import Path
@@ -20,6 +21,7 @@ from pecli.formats._common import (
     first_line,
     table_metadata,
 )
+from pecli.resources import ensure_fits_in_memory
 from pecli.table import Progress, Table
 
 
@@ -42,7 +44,7 @@ def _read_npy(path: Path, key: str | None, stack: ExitStack) -> Table:
             version = np.lib.format.read_magic(fp)
     except ValueError as exc:
         raise FormatError(f"{path} is not a readable .npy table ({first_line(exc)})") from exc
-    except (OSError, EOFError) as exc:
+    except Exception as exc:  # NumPy parses an untrusted header: SyntaxError, TokenError, EOFError, ...
         raise FormatError(f"{path} is not a readable .npy file ({first_line(exc)})") from exc
     info: dict[str, Any] = {
         "format": f"npy (version {version[0]}.{version[1]})",
@@ -74,22 +76,30 @@ def _write_npz(table: Table, fp: IO[bytes], options: WriteOptions, progress: Pro
 def _open_npz(path: Path, stack: ExitStack) -> Any:
     try:
         return stack.enter_context(np.load(path, allow_pickle=False))
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except Exception as exc:  # a zip of untrusted headers: BadZipFile, ValueError, EOFError, ...
         raise FormatError(f"{path} is not a readable .npz file ({first_line(exc)})") from exc
+
+
+def _entry_header(npz: Any, name: str) -> tuple[tuple[int, ...], np.dtype[Any], int]:
+    """Shape, dtype and stored data size of one entry, from its header alone (no data is read)."""
+    try:
+        member = npz.zip.getinfo(name + ".npy")
+        with npz.zip.open(member) as fp:
+            version = np.lib.format.read_magic(fp)
+            v1 = version == (1, 0)
+            read_header = np.lib.format.read_array_header_1_0 if v1 else np.lib.format.read_array_header_2_0
+            shape, _, dtype = read_header(fp)
+            return tuple(shape), np.dtype(dtype), member.file_size - fp.tell()
+    except Exception as exc:  # untrusted header: SyntaxError, KeyError, BadZipFile, ...
+        raise FormatError(f"entry {name!r} of {npz.zip.filename} is not a readable array ({first_line(exc)})") from exc
 
 
 def _npz_arrays(npz: Any) -> list[ArrayInfo]:
     infos = []
     for name in npz.files:
-        if name == META_KEY:
-            continue
-        with npz.zip.open(name + ".npy") as fp:
-            version = np.lib.format.read_magic(fp)
-            read_header = (
-                np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            )
-            shape, _, dtype = read_header(fp)  # the header only: no data is read
-        infos.append(ArrayInfo(name, tuple(shape), np.dtype(dtype).name))
+        if name != META_KEY:
+            shape, dtype, _ = _entry_header(npz, name)
+            infos.append(ArrayInfo(name, shape, dtype.name))
     return infos
 
 
@@ -103,14 +113,24 @@ def _read_npz(path: Path, key: str | None, stack: ExitStack) -> Table:
 
     npz = _open_npz(path, stack)
     name = choose_key(path, key, _npz_arrays(npz))
+    shape, dtype, held = _entry_header(npz, name)
+    # An npz entry is read whole (it cannot be memory-mapped): check what it declares first.
+    declared = math.prod(shape) * dtype.itemsize
+    if declared > held:
+        raise FormatError(f"{path}:{name} declares {declared} bytes of data but holds {held}")
+    ensure_fits_in_memory(declared, f"reading {path}:{name}")
     try:
         arr = npz[name]
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except Exception as exc:
         raise FormatError(f"{path}:{name} is not a readable array ({first_line(exc)})") from exc
     meta: dict[str, Any] = {}
     if META_KEY in npz.files:
-        stored = npz[META_KEY]
-        if stored.dtype.kind == "U" and stored.ndim == 0:
+        try:
+            stored = npz[META_KEY]
+        except Exception:  # unreadable metadata (e.g. an object array) is no metadata
+            stored = None
+        # A member that is not an .npy comes back as raw bytes: no metadata either.
+        if isinstance(stored, np.ndarray) and stored.dtype.kind == "U" and stored.ndim == 0:
             meta = decode_metadata(str(stored), key=name)
     info = {"format": "npz", "key": name, "file size": path.stat().st_size}
     return array_table(arr, f"{path}:{name}", info, meta)

@@ -24,6 +24,8 @@ from pecli.formats._common import (
     WriteOptions,
     array_table,
     decode_metadata,
+    first_line,
+    load_json,
     table_metadata,
 )
 from pecli.table import Progress, Table
@@ -79,7 +81,7 @@ def _header(path: Path) -> tuple[dict[str, Any], int]:
             raise FormatError(f"{path} is not a readable safetensors file (header length {n} does not fit the file)")
         text = fp.read(n)
     try:
-        header = json.loads(text.decode("utf-8"))
+        header = load_json(text.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise FormatError(f"{path} is not a readable safetensors file (header is not JSON: {exc})") from exc
     if not isinstance(header, dict):
@@ -97,8 +99,10 @@ def _check_entry(path: Path, key: str, entry: Any, data_size: int) -> None:
         code, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
         itemsize = np.dtype(_DTYPES[code]).itemsize
         count = 1
+        if not isinstance(shape, list) or len(shape) > 32:
+            raise ValueError
         for s in shape:
-            if not isinstance(s, int) or s < 0:
+            if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**62:
                 raise ValueError
             count *= s
     except (KeyError, TypeError, ValueError) as exc:
@@ -140,10 +144,13 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     entry = header[name]
     code, shape, (begin, _) = entry["dtype"], tuple(entry["shape"]), entry["data_offsets"]
     dtype = np.dtype(_DTYPES[code])
-    if 0 in shape:
-        data: Any = np.zeros(shape, dtype)
-    else:
-        data = np.memmap(path, dtype=dtype, mode="r", offset=offset + begin, shape=shape)
+    try:
+        if 0 in shape:
+            data: Any = np.zeros(shape, dtype)
+        else:
+            data = np.memmap(path, dtype=dtype, mode="r", offset=offset + begin, shape=shape)
+    except Exception as exc:  # e.g. more dims than NumPy supports
+        raise FormatError(f"{path}: tensor {name!r} cannot be mapped ({first_line(exc)})") from exc
     info: dict[str, Any] = {
         "format": "safetensors",
         "tensor": name,

@@ -11,7 +11,7 @@ from typing import IO, Any
 import numpy as np
 
 from pecli.errors import FormatError
-from pecli.formats._common import Format, WriteOptions, array_table, table_metadata, text_digits
+from pecli.formats._common import Format, WriteOptions, array_table, load_json, table_metadata, text_digits
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Progress, Table
 
@@ -123,7 +123,7 @@ def _write_json(table: Table, fp: IO[bytes], options: WriteOptions, progress: Pr
 def _read_json(path: Path, key: str | None, stack: ExitStack) -> Table:
     ensure_fits_in_memory(path.stat().st_size * 4, f"reading {path}")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = load_json(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise FormatError(f"{path} is not UTF-8 JSON (byte {exc.start})") from exc
     except ValueError as exc:
@@ -143,7 +143,7 @@ def _read_json(path: Path, key: str | None, stack: ExitStack) -> Table:
             raise FormatError(f"{path} row {k} is not a list of {width} numbers")
         try:
             values.append([_NONFINITE[v] if isinstance(v, str) else float(v) for v in row])
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             raise FormatError(f"{path} row {k} holds a value that is not a number") from None
     arr = np.array(values, dtype=np.float64).reshape(len(values), max(width, 0)).astype(dtype)
     if "shape" in doc and list(arr.shape) != doc["shape"]:

@@ -78,6 +78,12 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     obj = _load(path)
     name = choose_key(path, key, _tensors(obj))
     tensor = obj[name].detach()
+    if tensor.layout != torch.strided or tensor.device.type != "cpu":
+        what = f"{tensor.layout} tensor on {tensor.device}"
+        raise FormatError(f"{path}:{name} is a {what}: pecli reads dense CPU tensors")
+    if tensor.dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64) or tensor.is_conj():
+        raise FormatError(f"{path}:{name} holds {tensor.dtype} values: pecli reads float16/32/64 and bfloat16 tensors")
+    ensure_fits_in_memory(tensor.numel() * tensor.element_size(), f"reading {path}:{name}")
     if tensor.dtype == torch.bfloat16:
         tensor = tensor.float()  # exact: bfloat16 is the top half of a float32
     meta = decode_metadata(obj.get(META_KEY), key=name) if isinstance(obj.get(META_KEY), str) else {}
