@@ -75,6 +75,11 @@ def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
             temps.append(Path(name))
         yield temps
         mode = _default_mode()
+        # Companions (a sidecar) describe the first target: remove the old ones before the data is
+        # replaced, so a kill between renames leaves new data with no description, never the old one.
+        for tmp, p in zip(temps[1:], paths[1:], strict=True):
+            if tmp != p and p.exists():
+                p.unlink()
         for tmp, p in zip(temps, paths, strict=True):
             if tmp == p:
                 continue

@@ -59,7 +59,10 @@ class Sinusoidal:
         base = self.base
         if isinstance(base, bool) or not isinstance(base, (int, float)):
             raise RecipeError(f"base must be a number, got {base!r}: e.g. --base 10000")
-        base = float(base)
+        try:
+            base = float(base)
+        except OverflowError:  # an int like 10**400
+            base = math.inf
         if not math.isfinite(base) or base <= 0 or base == 1:
             raise RecipeError(
                 f"base must be a finite number > 0 and ≠ 1, got {self.base!r}: the paper uses --base 10000"
@@ -77,11 +80,12 @@ class Sinusoidal:
             )
         # With base < 1 the frequencies grow past 1 rad/position; keep the angle (in turns) below
         # 2**53 where the double-double product still resolves its fraction.
-        max_omega = base ** (-2 * ((self.dim - 1) // 2) / self.dim)
-        if max_omega * last > 2**53:
+        # In logarithms: base**(-x) overflows float64 for tiny bases.
+        log_max_omega = -2 * ((self.dim - 1) // 2) / self.dim * math.log(base)
+        if log_max_omega + math.log(max(last, 1)) > 53 * math.log(2):
             raise RecipeError(
-                f"base {base!r} makes angles too large to compute accurately (ω_max·p_max = "
-                f"{max_omega * last:.3g}): use a base > 1, e.g. --base 10000"
+                f"base {base!r} makes angles too large to compute accurately (ω_max·p_max ≈ "
+                f"e^{log_max_omega + math.log(max(last, 1)):.1f}): use a base > 1, e.g. --base 10000"
             )
 
     # -- shape -----------------------------------------------------------------------------

@@ -147,7 +147,7 @@ def array_table(
     meta = dict(metadata or {})
     if not meta and sidecar_of is not None:
         meta = read_sidecar(Path(str(sidecar_of) + ".json"), tuple(data.shape), info)
-    if text_data and meta.get("dtype") in ROUND_TRIP_DIGITS:
+    if text_data and isinstance(meta.get("dtype"), str) and meta["dtype"] in ROUND_TRIP_DIGITS:
         data = data.astype(meta["dtype"])
     dtype = np.dtype(data.dtype)
     if dtype.kind != "f":

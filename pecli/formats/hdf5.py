@@ -7,6 +7,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pecli.errors import FormatError
 from pecli.formats._common import META_KEY, ArrayInfo, Format, WriteOptions, array_table, decode_metadata, first_line
 from pecli.formats._common import table_metadata as _table_metadata
@@ -38,7 +40,9 @@ def _write_h5(table: Table, path: Path, options: WriteOptions, progress: Progres
         for key, value in meta.items():
             ds.attrs[key] = value  # one attribute per parameter, for h5dump -A and h5ls -v
         if meta:
-            ds.attrs[META_KEY] = json.dumps(meta)  # the one pecli reads back
+            # The one pecli reads back, as a fixed-length byte string: reading a variable-length
+            # string from an untrusted file can make libhdf5 loop or allocate gigabytes.
+            ds.attrs.create(META_KEY, np.bytes_(json.dumps(meta).encode()))
 
 
 def _open(path: Path, stack: ExitStack) -> Any:
@@ -66,6 +70,27 @@ def _datasets(f: Any) -> list[ArrayInfo]:
 
     f.visititems_links(visit)
     return found
+
+
+#: The largest metadata attribute pecli reads (a recipe is a few hundred bytes).
+_MAX_META_BYTES = 1 << 16
+
+
+def _stored_recipe(ds: Any, info: dict[str, Any]) -> dict[str, Any]:
+    """The recipe attribute, read only when its header says it is a small fixed-length string.
+
+    The type and size come from the attribute's header; its data is read only after they check
+    out, so a corrupt variable-length string (libhdf5 can loop on one, or allocate gigabytes) is
+    never touched.
+    """
+    if META_KEY not in ds.attrs:
+        return {}
+    attr = ds.attrs.get_id(META_KEY)
+    dtype, shape = attr.dtype, attr.shape
+    if dtype.kind != "S" or not 0 < dtype.itemsize <= _MAX_META_BYTES or shape not in ((), (1,)):
+        info["note"] = f"attribute {META_KEY} is not a small fixed-length string; ignored"
+        return {}
+    return decode_metadata(ds.attrs[META_KEY])
 
 
 def _list_h5(path: Path) -> list[ArrayInfo]:
@@ -111,11 +136,12 @@ def _read_h5_unchecked(path: Path, key: str | None, stack: ExitStack) -> Table:
         raise FormatError(
             f"{path}:{name} keeps its data in external files: pecli reads only data stored in the file itself"
         )
-    meta = decode_metadata(ds.attrs[META_KEY]) if META_KEY in ds.attrs else {}
+    info: dict[str, Any] = {}
+    meta = _stored_recipe(ds, info)
     compression = ds.compression or "none"
     if ds.compression_opts is not None:
         compression += f" (level {ds.compression_opts})"
-    info = {
+    info |= {
         "format": "hdf5",
         "dataset": "/" + name,
         "layout": f"chunked {ds.chunks}" if ds.chunks else "contiguous",

@@ -39,9 +39,15 @@ def _read_npy(path: Path, key: str | None, stack: ExitStack) -> Table:
     if key is not None:
         raise FormatError(f"{path} is a .npy file with one array: drop ':{key}'")
     try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
         with open(path, "rb") as fp:
             version = np.lib.format.read_magic(fp)
+            v1 = version == (1, 0)
+            shape, _, dtype = (np.lib.format.read_array_header_1_0 if v1 else np.lib.format.read_array_header_2_0)(fp)
+        # Checked before NumPy maps it: some headers (an empty structured dtype, a negative
+        # dimension) crash the interpreter inside np.memmap instead of raising.
+        if np.dtype(dtype).itemsize == 0 or any(not isinstance(n, int) or n < 0 for n in shape):
+            raise ValueError(f"header declares dtype {dtype} and shape {shape}")
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
     except ValueError as exc:
         raise FormatError(f"{path} is not a readable .npy table ({first_line(exc)})") from exc
     except Exception as exc:  # NumPy parses an untrusted header: SyntaxError, TokenError, EOFError, ...
@@ -121,6 +127,8 @@ def _read_npz(path: Path, key: str | None, stack: ExitStack) -> Table:
     ensure_fits_in_memory(declared, f"reading {path}:{name}")
     try:
         arr = npz[name]
+        if not isinstance(arr, np.ndarray):  # a raw (non-.npy) member shadowing the .npy one
+            raise ValueError(f"entry {name!r} is not an .npy array")
     except Exception as exc:
         raise FormatError(f"{path}:{name} is not a readable array ({first_line(exc)})") from exc
     meta: dict[str, Any] = {}
