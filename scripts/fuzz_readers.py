@@ -58,23 +58,15 @@ import numpy as np
 
 import pecli
 from pecli.errors import PecliInputError
-from pecli.formats import WriteOptions, list_arrays, write_table
+from pecli.formats import FORMATS, WriteOptions, list_arrays, write_table
 from pecli.formats._common import META_KEY, SIDECAR_SCHEMA
 from pecli.recipe import Sinusoidal
 from pecli.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 
-EXTENSIONS = {
-    "npy": ".npy",
-    "npz": ".npz",
-    "h5": ".h5",
-    "csv": ".csv",
-    "tsv": ".tsv",
-    "json": ".json",
-    "safetensors": ".safetensors",
-    "pt": ".pt",
-}
+#: Every readable format and its first extension, from the registry.
+EXTENSIONS = {name: f.extensions[0] for name, f in FORMATS.items() if f.read is not None}
 #: Readers whose recipe lives in a ``FILE.json`` sidecar, which is fuzzed too.
 SIDECAR_READERS = ("npy", "csv", "tsv")
 #: The first bytes of a well-formed file, so random tails get past the first check.
@@ -985,7 +977,13 @@ def replay(file: Path) -> int:
 
 def available_readers() -> list[str]:
     """Every reader; pt only when PyTorch is installed."""
-    return [r for r in EXTENSIONS if r != "pt" or importlib.util.find_spec("torch") is not None]
+
+    # A format that needs an optional library (.pt needs torch) is fuzzed only where it is installed.
+    def available(name: str) -> bool:
+        needs = FORMATS[name].requires
+        return needs is None or importlib.util.find_spec(needs) is not None
+
+    return [r for r in EXTENSIONS if available(r)]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
