@@ -30,7 +30,7 @@ from pecli.options import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from pecli.recipe import Sinusoidal
+    from pecli.recipe import Recipe
     from pecli.table import Table
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
@@ -255,13 +255,19 @@ def _recipe_given(ctx: click.Context) -> list[str]:
     return [name for name in RECIPE_PARAMS if ctx.get_parameter_source(name) in (src.COMMANDLINE, src.ENVIRONMENT)]
 
 
-def _recipe(ctx: click.Context, params: dict[str, Any]) -> Sinusoidal:
-    from pecli.recipe import Sinusoidal
+def _recipe(ctx: click.Context, params: dict[str, Any]) -> Recipe:
+    from pecli.presets import make_recipe
 
-    missing = [opt for opt, name in (("--len", "length"), ("--dim", "dim")) if params[name] is None]
-    if missing:
-        raise click.UsageError(f"Missing option {' and '.join(missing)}: a recipe needs --len N and --dim D.", ctx)
-    return Sinusoidal(**{name: params[name] for name in RECIPE_PARAMS})
+    given = {name: params[name] for name in _recipe_given(ctx)}
+    preset, kind = given.pop("preset", None), given.pop("kind", None)
+    if preset is None and kind in (None, "sinusoidal") and not {"grid", "order", "cls"} & given.keys():
+        missing = [opt for opt, name in (("--len", "length"), ("--dim", "dim")) if params[name] is None]
+        if missing:
+            raise click.UsageError(
+                f"Missing option {' and '.join(missing)}: a recipe needs --len N and --dim D (or --preset NAME).",
+                ctx,
+            )
+    return make_recipe(given, preset, kind)
 
 
 @contextmanager
@@ -486,6 +492,40 @@ def diff(
 
         app.show(diff_view(result))
     ctx.exit(result.exit_code)
+
+
+@cli.command(epilog=EPILOG)
+@click.argument("names", nargs=-1, metavar="[NAME]...")
+@json_option
+@click.pass_obj
+def presets(app: App, names: tuple[str, ...], as_json: bool) -> None:
+    """List the presets: named recipes that reproduce a framework's own table.
+
+    With NAME, show that preset in full: the framework, class or function and version it
+    reproduces, the formula, offsets, how exact it is and its default recipe.  Use one with
+    `pecli generate --preset NAME [--len N --dim D ...]`, or as a SOURCE: NAME:len=N,dim=D.
+    """
+    from pecli.presets import PRESETS, get_preset
+    from pecli.render import presets_view
+
+    chosen = [get_preset(n) for n in names] if names else list(PRESETS.values())
+    if as_json:
+        rows = [
+            {
+                "name": p.name,
+                "kind": p.kind,
+                "framework": p.framework,
+                "source": p.source,
+                "formula": p.summary,
+                "offsets": p.offsets,
+                "precision": p.exactness,
+                "recipe": p.recipe().to_metadata(),
+            }
+            for p in chosen
+        ]
+        click.echo(json.dumps(rows, indent=2))
+        return
+    app.show(presets_view(chosen, detail=bool(names)))
 
 
 def _arrays_to_list(source: str, fmt: str | None) -> list[Any] | None:

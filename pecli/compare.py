@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 from pecli import table as _table
 from pecli.errors import PecliInputError
 from pecli.inspection import json_number
+from pecli.recipe import Sinusoidal
 from pecli.table import Progress, Table
 
 Arr = NDArray[np.float64]
@@ -664,9 +665,7 @@ def _column_orders(a: Table, b: Table, d: int) -> Iterable[tuple[str, str, list[
     )
     inter_detail = "A is interleaved (sin, cos, …) where B is split ([sin…|cos…]): A alternates B's two column blocks"
     if to_split == to_inter:  # d ≤ 4: one swap serves both directions; the recipes say which it is
-        b_split = (b.recipe is not None and b.recipe.layout == "split") or (
-            a.recipe is not None and a.recipe.layout == "interleaved"
-        )
+        b_split = getattr(b.recipe, "layout", None) == "split" or getattr(a.recipe, "layout", None) == "interleaved"
         yield "layout", inter_detail if b_split else split_detail, to_split
     else:
         yield "layout", split_detail, to_split
@@ -938,13 +937,23 @@ def _fit_table_base(
     return None
 
 
+def _paper_recipe(t: Table) -> Sinusoidal | None:
+    """The table's recipe when it is the paper's formula in one of the two layouts the base fit knows."""
+    r = t.recipe
+    if isinstance(r, Sinusoidal) and r.layout != "cos-first" and r.freq == "paper" and r.min_timescale == 1:
+        if r.padding_idx is None and r.odd == "sin":
+            return r
+    return None
+
+
 def _base_suspect(a: Table, b: Table, sample: _Sample, crit: _Criteria) -> list[Explanation]:
     """A is B's sinusoid with another base."""
     d = a.shape[1]
     if d < 4:
         return []
     ra, rb, pos = sample.aligned(0)[:3]
-    recipe = b.recipe or a.recipe
+    recipe_b = _paper_recipe(b)
+    recipe = recipe_b or _paper_recipe(a)
     wins_a = [(w.a, sample.first + w.a0 + np.arange(w.a.shape[0], dtype=np.float64)) for w in sample.windows]
     wins_b = [
         (w.b[w.a0 - w.b0 : w.a0 - w.b0 + w.a.shape[0]], p) for w, (_, p) in zip(sample.windows, wins_a, strict=True)
@@ -954,8 +963,8 @@ def _base_suspect(a: Table, b: Table, sample: _Sample, crit: _Criteria) -> list[
         fit_a = _fit_table_base(ra, wins_a, pos, layout, crit)
         if fit_a is None:
             continue
-        if b.recipe is not None:
-            base_b, how = b.recipe.base, "B's recipe has"
+        if recipe_b is not None:
+            base_b, how = recipe_b.base, "B's recipe has"
             if math.isclose(fit_a.base, base_b, rel_tol=1e-9):
                 continue
             if crit.fits(rb, pos, _rebuild(pos, d, base_b, layout)) is None:

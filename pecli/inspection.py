@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import PecliInputError
-from pecli.numerics import frequency_turns
 from pecli.table import Progress, Table
 
 Span = tuple[int | None, int | None]
@@ -53,24 +52,40 @@ def resolve_span(span: Span | None, first: int, count: int, option: str) -> tupl
 
 
 def row_details(table: Table, pos: int, cols: Span | None = None) -> list[dict[str, Any]]:
-    """Row ``pos`` column by column: index and value, plus for a recipe the frequency index
-    ``i``, the function, ``ω_i``, the wavelength ``2π/ω_i`` and the angle ``p·ω_i``."""
+    """Row ``pos`` column by column: index and value, plus for a recipe what the column computes.
+
+    Sinusoidal recipes add the frequency index ``i``, the function, ``ω_i``, the wavelength
+    ``2π/ω_i`` and the angle ``p·ω_i``; grid recipes add the axis and its coordinate.
+    """
     r = position_to_row(table, pos)
     c0, c1 = resolve_span(cols, 0, table.shape[1], "--cols")
     values = table.rows(r, r + 1)[0]
-    recipe = table.recipe
+    explain = _explainer(table, r, pos)
     out: list[dict[str, Any]] = []
-    omega = frequency_turns(recipe.base, recipe.dim, recipe.sin_columns)[0] if recipe is not None else None
     for j in range(c0, c1):
-        v = values[j]
-        entry: dict[str, Any] = {"col": j}
-        if recipe is not None and omega is not None:
-            i, fn = recipe.column(j)
-            w = float(omega[i])
-            entry.update(i=i, fn=fn, omega=w, wavelength=2 * math.pi / w, angle=pos * w)
-        entry["value"] = v
+        entry: dict[str, Any] = {"col": j, **explain(j), "value": values[j]}
         out.append(entry)
     return out
+
+
+def _explainer(table: Table, r: int, pos: int) -> Any:
+    from pecli.recipe import Sinusoidal
+
+    recipe = table.recipe
+    if not isinstance(recipe, Sinusoidal) or recipe.padding_idx == r:
+        return lambda j: {}
+    from pecli.core import sinusoidal_omega
+
+    omega = sinusoidal_omega(recipe)
+
+    def explain(j: int) -> dict[str, Any]:
+        i, fn = recipe.column(j)
+        if fn == "zero":
+            return {"fn": "zero"}
+        w = float(omega[i])
+        return {"i": i, "fn": fn, "omega": w, "wavelength": 2 * math.pi / w, "angle": pos * w}
+
+    return explain
 
 
 @dataclass

@@ -55,21 +55,32 @@ def _two_sum(a: Arr, b: Arr) -> tuple[Arr, Arr]:
     return s, e
 
 
-@lru_cache(maxsize=64)
 def frequency_turns(base: float, dim: int, count: int) -> tuple[Arr, Arr, Arr]:
-    """``ω_i = base^(−2i/dim)`` for ``i < count``, as float64 and as turns per position.
+    """``ω_i = base^(−2i/dim)`` for ``i < count`` (the paper's rule); see ``frequencies``."""
+    return frequencies(base, 1.0, tuple((2 * i, dim) for i in range(count)))
+
+
+@lru_cache(maxsize=64)
+def frequencies(base: float, scale: float, exponents: tuple[tuple[int, int], ...]) -> tuple[Arr, Arr, Arr]:
+    """``ω_i = scale · (base/scale)^(−n_i/d_i)`` for each exponent fraction ``(n_i, d_i)``.
+
+    With ``scale = 1`` that is ``base^(−n_i/d_i)``; otherwise tensor2tensor's
+    ``min_timescale · exp(−i·ln(max_timescale/min_timescale)/(half−1))`` with ``base`` the max.
 
     Returns ``(omega, w_hi, w_lo)`` where ``w_hi + w_lo`` is ``ω_i/2π`` to about 2⁻¹⁰⁶ relative,
     computed with the standard library's correctly rounded decimal ``ln``/``exp`` (no float64
     ``pow`` error enters the angle).  Cached: a table build asks for it once per row block.
     """
     ctx = decimal.Context(prec=60)
-    ln_base = ctx.ln(decimal.Decimal(base))  # Decimal(float) is exact
+    dscale = decimal.Decimal(scale)  # Decimal(float) is exact
+    ln_base = ctx.subtract(ctx.ln(decimal.Decimal(base)), ctx.ln(dscale))
+    count = len(exponents)
     omega = np.empty(count)
     w_hi = np.empty(count)
     w_lo = np.empty(count)
-    for i in range(count):
-        om = ctx.exp(ctx.multiply(ln_base, ctx.divide(decimal.Decimal(-2 * i), decimal.Decimal(dim))))
+    for i, (num, den) in enumerate(exponents):
+        om = ctx.exp(ctx.multiply(ln_base, ctx.divide(decimal.Decimal(-num), decimal.Decimal(den))))
+        om = ctx.multiply(om, dscale)
         w = ctx.divide(om, _TWO_PI_DEC)
         omega[i] = float(om)
         w_hi[i] = float(w)

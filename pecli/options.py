@@ -7,7 +7,9 @@ from typing import Any, TypeVar
 
 import click
 
-from pecli.recipe import DTYPES, LAYOUTS
+from pecli.recipe import COMPUTES, DTYPES, FORMS, FREQS, KINDS, LAYOUTS, ODDS, ORDERS
+
+KIND_NAMES = tuple(KINDS)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,17 +47,34 @@ def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
 
 
 recipe_options = _stack(
+    click.option(
+        "--preset",
+        metavar="NAME",
+        help="Start from a framework's table (see `pecli presets`); other recipe options override it.",
+    ),
+    click.option(
+        "--kind",
+        type=click.Choice(KIND_NAMES),
+        default=None,
+        help="Recipe kind (default sinusoidal; --grid/--order/--cls imply sincos2d).",
+    ),
     click.option("--len", "length", type=int, metavar="N", help="Number of positions (rows)."),
     click.option("--dim", type=int, metavar="D", help="Model width d_model (columns); odd D is allowed."),
     click.option(
-        "--base", type=float, default=10000.0, show_default=True, metavar="B", help="Frequency base: ω_i = B^(−2i/D)."
+        "--base",
+        type=float,
+        default=10000.0,
+        show_default=True,
+        metavar="B",
+        help="Frequency base (max timescale; temperature for grids): ω_i = B^(−2i/D).",
     ),
     click.option(
         "--layout",
         type=click.Choice(LAYOUTS),
         default="interleaved",
         show_default=True,
-        help="interleaved: sin,cos,sin,cos… (the paper); split: all sin columns, then all cos (HuggingFace).",
+        help="interleaved: sin,cos,sin,cos… (the paper); split: all sin columns, then all cos (HuggingFace); "
+        "cos-first: all cos, then all sin (MusicGen).",
     ),
     click.option(
         "--start",
@@ -72,8 +91,80 @@ recipe_options = _stack(
         show_default=True,
         help="Output dtype; values are computed in extended precision and rounded once.",
     ),
+    click.option(
+        "--freq",
+        type=click.Choice(FREQS),
+        default="paper",
+        show_default=True,
+        help="Frequency rule: paper B^(−2i/D); t2t B^(−i/(half−1)) (tensor2tensor, fairseq, Whisper); "
+        "half B^(−i/half).",
+    ),
+    click.option(
+        "--min-timescale",
+        type=float,
+        default=1.0,
+        show_default=True,
+        metavar="M",
+        help="tensor2tensor's min_timescale: ω_i = M·(B/M)^(−e_i).",
+    ),
+    click.option(
+        "--odd",
+        type=click.Choice(ODDS),
+        default="sin",
+        show_default=True,
+        help="Odd D: sin = one more sin column (HF); zero = zero last column (fairseq); "
+        "truncate = build D+1, drop the last (positional-encodings); error = refuse.",
+    ),
+    click.option(
+        "--padding-idx",
+        type=int,
+        default=None,
+        metavar="K",
+        help="fairseq's padding row: K+1 rows before the positions, row K zero (first token at row K+1).",
+    ),
+    click.option(
+        "--compute",
+        type=click.Choice(COMPUTES),
+        default="exact",
+        show_default=True,
+        help="exact: one rounding from the exact value; float64/float32: the framework's own pipeline.",
+    ),
+    click.option(
+        "--form",
+        type=click.Choice(FORMS),
+        default="exp",
+        show_default=True,
+        help="How that pipeline evaluates frequencies: exp(−k·ln B/n), 1/B^(k/n) (pow), or p/B^(k/n) (div).",
+    ),
+    click.option("--grid", metavar="HxW", help="sincos2d: the grid, e.g. 14x14 (XxYxZ for --order tatp)."),
+    click.option(
+        "--order",
+        type=click.Choice(ORDERS),
+        default="mae",
+        show_default=True,
+        help="sincos2d: row and column order (mae, timm…, tatp = positional-encodings).",
+    ),
+    click.option("--cls/--no-cls", default=False, show_default=True, help="sincos2d: a zero class-token row first."),
 )
-RECIPE_PARAMS = ("length", "dim", "base", "layout", "start", "dtype")
+RECIPE_PARAMS = (
+    "preset",
+    "kind",
+    "length",
+    "dim",
+    "base",
+    "layout",
+    "start",
+    "dtype",
+    "freq",
+    "min_timescale",
+    "odd",
+    "padding_idx",
+    "compute",
+    "form",
+    "grid",
+    "order",
+    "cls",
+)
 
 view_options = _stack(
     click.option("--rows", type=SpanType(), default=None, help="Show positions A:B (half-open) instead of a summary."),

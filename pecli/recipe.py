@@ -1,23 +1,42 @@
-"""Recipes: frozen, validated descriptions of a table.  No NumPy here, so the CLI starts fast."""
+"""Recipes: frozen, validated descriptions of a table.  No NumPy here, so the CLI starts fast.
+
+Two kinds so far, each a dataclass registered in ``KINDS``:
+
+- ``sinusoidal``: the 1-D table of "Attention Is All You Need" and its framework dialects
+  (frequency rule, layout, odd-width policy, padding row, compute pipeline);
+- ``sincos2d``: the 2-D (or 3-D) grid tables of MAE, timm, MoCo-v3, HF ViTMAE and
+  positional-encodings.
+"""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union, get_args
 
 from pecli.errors import RecipeError
 
 if TYPE_CHECKING:
     import numpy as np
 
-Layout = Literal["interleaved", "split"]
+Layout = Literal["interleaved", "split", "cos-first"]
 DType = Literal["float16", "float32", "float64"]
+Freq = Literal["paper", "t2t", "half"]
+Odd = Literal["sin", "zero", "truncate", "error"]
+Compute = Literal["exact", "float64", "float32"]
+Form = Literal["exp", "pow", "div"]
+Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp"]
 LAYOUTS: tuple[str, ...] = get_args(Layout)
 DTYPES: tuple[str, ...] = get_args(DType)
+FREQS: tuple[str, ...] = get_args(Freq)
+ODDS: tuple[str, ...] = get_args(Odd)
+COMPUTES: tuple[str, ...] = get_args(Compute)
+FORMS: tuple[str, ...] = get_args(Form)
+ORDERS: tuple[str, ...] = get_args(Order)
 
 #: Version of the metadata schema written next to every table (see ``to_metadata``).
 SCHEMA = "pecli/1"
+_ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8}
 
 
 def _int_param(name: str, value: object, minimum: int, hint: str) -> int:
@@ -32,14 +51,101 @@ def _int_param(name: str, value: object, minimum: int, hint: str) -> int:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class Sinusoidal:
-    """The sinusoidal table of "Attention Is All You Need".
+def _positive_float(name: str, value: object, hint: str, *, not_one: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RecipeError(f"{name} must be a number, got {value!r}: {hint}")
+    try:
+        x = float(value)
+    except OverflowError:  # an int like 10**400
+        x = math.inf
+    if not math.isfinite(x) or x <= 0 or (not_one and x == 1):
+        rule = "a finite number > 0 and ≠ 1" if not_one else "a finite number > 0"
+        raise RecipeError(f"{name} must be {rule}, got {value!r}: {hint}")
+    return x
 
-    Column ``j`` uses frequency index ``i = ⌊j/2⌋`` (interleaved) and ``ω_i = base^(−2i/dim)``;
-    row ``r`` holds position ``start + r``.  Odd ``dim`` follows HuggingFace's rule: the extra
-    column is one more sin column (interleaved: the last column; split: the sin block has
-    ⌈dim/2⌉ columns).
+
+def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise RecipeError(f"unknown {name} {value!r}: choose one of {', '.join(choices)}")
+
+
+class _Recipe:
+    """What every kind shares: shape, bytes, building, metadata and a one-line description."""
+
+    kind: ClassVar[str]
+    #: Fields shown even at their default value (the rest only when changed).
+    core: ClassVar[tuple[str, ...]]
+    dtype: DType
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    @property
+    def start(self) -> int:
+        """Position of row 0 (0 for kinds whose rows are not positions)."""
+        return 0
+
+    @property
+    def nbytes(self) -> int:
+        n, d = self.shape
+        return n * d * _ITEMSIZE[self.dtype]
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        """Rows ``[r0, r1)`` of the table, built directly."""
+        from pecli.core import build_rows
+
+        return build_rows(self, r0, r1)  # type: ignore[arg-type]
+
+    def build(self) -> np.ndarray:
+        """The whole table as a 2-D array of ``dtype`` (refused if it cannot fit in memory)."""
+        from pecli.resources import ensure_fits_in_memory
+
+        n, d = self.shape
+        ensure_fits_in_memory(self.nbytes, f"a {n}×{d} {self.dtype} table")
+        return self.rows(0, n)
+
+    def params(self, everything: bool = False) -> dict[str, Any]:
+        """The parameters: all of them, or the core ones plus those that differ from the default."""
+        out: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if everything or f.name in self.core or value != f.default:
+                out[f.name] = value
+        return out
+
+    def to_metadata(self) -> dict[str, Any]:
+        """The recipe as a flat mapping of JSON scalars (the one schema every format stores).
+
+        Parameters that are ``None`` are left out (HDF5 attributes cannot hold a null).
+        """
+        from pecli._version import __version__
+
+        params = {k: v for k, v in self.params(everything=True).items() if v is not None}
+        return {"schema": SCHEMA, "kind": self.kind, **params, "pecli_version": __version__}
+
+    def describe(self, short: bool = False) -> str:
+        """One line with the kind and its parameters (``short``: without kind, shape and dtype)."""
+        skip = ("length", "dim", "dtype", "grid") if short else ()
+        text = " ".join(f"{k}={_fmt(v)}" for k, v in self.params().items() if k not in skip)
+        return text if short else f"{self.kind} {text}"
+
+
+@dataclass(frozen=True, slots=True)
+class Sinusoidal(_Recipe):
+    """A 1-D sinusoidal table: row ``r`` holds position ``start + r``.
+
+    Frequencies ``ω_i = m · (base/m)^(−e_i)``, ``m = min_timescale`` (1: ``base^(−e_i)``), with
+    ``e_i = 2i/d`` (``freq="paper"``), ``i/(half−1)`` (``"t2t"``: tensor2tensor, fairseq,
+    Whisper) or ``i/half`` (``"half"``).
+    Layouts: ``interleaved`` (sin, cos, sin, …), ``split`` (all sin, then all cos),
+    ``cos-first`` (all cos, then all sin).  Odd ``dim``: ``sin`` gives the extra column to one
+    more sin (HuggingFace), ``zero`` appends a zero column (fairseq, tensor2tensor), ``truncate``
+    builds ``dim + 1`` columns and drops the last (positional-encodings), ``error`` refuses.
+    ``padding_idx = k`` puts ``k + 1`` rows in front of the ``length`` positions and zeroes row
+    ``k`` (fairseq: the first token is row ``k + 1``).  ``compute``: ``exact`` (one rounding from
+    the exact value), or the framework's own ``float64``/``float32`` pipeline, evaluating the
+    frequencies in the ``form`` it uses (``exp``, ``pow`` or ``div``).
     """
 
     length: int
@@ -48,110 +154,193 @@ class Sinusoidal:
     layout: Layout = "interleaved"
     start: int = 0
     dtype: DType = "float32"
+    freq: Freq = "paper"
+    min_timescale: float = 1.0
+    odd: Odd = "sin"
+    padding_idx: int | None = None
+    compute: Compute = "exact"
+    form: Form = "exp"
 
     kind: ClassVar[str] = "sinusoidal"
+    core: ClassVar[tuple[str, ...]] = ("length", "dim", "base", "layout", "start", "dtype")
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "length", _int_param("length", self.length, 1, "give the number of positions, e.g. --len 120"))
         set_(self, "dim", _int_param("dim", self.dim, 1, "give the model width d_model, e.g. --dim 8"))
         set_(self, "start", _int_param("start", self.start, 0, "positions count from 0 or more"))
-        base = self.base
-        if isinstance(base, bool) or not isinstance(base, (int, float)):
-            raise RecipeError(f"base must be a number, got {base!r}: e.g. --base 10000")
-        try:
-            base = float(base)
-        except OverflowError:  # an int like 10**400
-            base = math.inf
-        if not math.isfinite(base) or base <= 0 or base == 1:
+        set_(self, "base", _positive_float("base", self.base, "the paper uses --base 10000", not_one=True))
+        set_(self, "min_timescale", _positive_float("min_timescale", self.min_timescale, "usually 1"))
+        for name, choices in (("layout", LAYOUTS), ("dtype", DTYPES), ("freq", FREQS), ("odd", ODDS)):
+            _choice(name, getattr(self, name), choices)
+        _choice("compute", self.compute, COMPUTES)
+        _choice("form", self.form, FORMS)
+        if self.padding_idx is not None:
+            set_(self, "padding_idx", _int_param("padding_idx", self.padding_idx, 0, "fairseq uses 1"))
+        if self.dim % 2 and self.odd == "error":
             raise RecipeError(
-                f"base must be a finite number > 0 and ≠ 1, got {self.base!r}: the paper uses --base 10000"
+                f"dim {self.dim} is odd and this recipe needs an even width (odd=error): use an even --dim"
             )
-        set_(self, "base", base)
-        if self.layout not in LAYOUTS:
-            raise RecipeError(f"unknown layout {self.layout!r}: choose one of {', '.join(LAYOUTS)}")
-        if self.dtype not in DTYPES:
-            raise RecipeError(f"unknown dtype {self.dtype!r}: choose one of {', '.join(DTYPES)}")
-        last = self.start + self.length - 1
+        if self.freq != "paper" and self.frequency_half < 1:
+            raise RecipeError(f"freq={self.freq} needs dim ≥ 2, got {self.dim}")
+        if self.form == "div" and (self.compute == "exact" or self.freq != "paper" or self.min_timescale != 1):
+            raise RecipeError(
+                "form=div (angle = p / base^(2i/d), XLM/Marian) goes with freq=paper and a float pipeline"
+            )
+        last = self.start + self.shape[0] - 1
         if last >= 2**53:
             raise RecipeError(
-                f"positions must stay below 2**53 to be exact, but start + length - 1 = {last}: "
+                f"positions must stay below 2**53 to be exact, but the last position is {last}: "
                 "use a smaller --start or --len"
             )
         # With base < 1 the frequencies grow past 1 rad/position; keep the angle (in turns) below
         # 2**53 where the double-double product still resolves its fraction.
         # In logarithms: base**(-x) overflows float64 for tiny bases.
-        log_max_omega = -2 * ((self.dim - 1) // 2) / self.dim * math.log(base)
+        log_max_omega = math.log(self.min_timescale) - self.exponent_max() * math.log(self.base / self.min_timescale)
         if log_max_omega + math.log(max(last, 1)) > 53 * math.log(2):
             raise RecipeError(
-                f"base {base!r} makes angles too large to compute accurately (ω_max·p_max ≈ "
+                f"base {self.base!r} makes angles too large to compute accurately (ω_max·p_max ≈ "
                 f"e^{log_max_omega + math.log(max(last, 1)):.1f}): use a base > 1, e.g. --base 10000"
             )
 
     # -- shape -----------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, int]:
-        return (self.length, self.dim)
+        pad = 0 if self.padding_idx is None else self.padding_idx + 1
+        return (self.length + pad, self.dim)
 
     @property
-    def nbytes(self) -> int:
-        return self.length * self.dim * {"float16": 2, "float32": 4, "float64": 8}[self.dtype]
+    def frequency_width(self) -> int:
+        """The width the frequency rule sees: ``dim``, or ``dim + 1`` when odd and truncated."""
+        return self.dim + 1 if self.dim % 2 and self.odd == "truncate" else self.dim
+
+    @property
+    def frequency_half(self) -> int:
+        return self.frequency_width // 2
 
     @property
     def sin_columns(self) -> int:
-        """Number of sin columns, ⌈dim/2⌉ (also the number of distinct frequencies)."""
-        return (self.dim + 1) // 2
+        """Number of sin columns (also the number of distinct frequencies)."""
+        return self.dim // 2 if self.odd == "zero" else (self.dim + 1) // 2
+
+    @property
+    def cos_columns(self) -> int:
+        return self.dim // 2
+
+    def exponent(self, i: int) -> tuple[int, int]:
+        """``e_i`` as a fraction ``(numerator, denominator)`` of the frequency rule."""
+        if self.freq == "paper":
+            return 2 * i, self.frequency_width
+        if self.freq == "t2t":
+            return i, max(self.frequency_half - 1, 1)
+        return i, self.frequency_half
+
+    def exponent_max(self) -> float:
+        num, den = self.exponent(self.sin_columns - 1)
+        return num / den
 
     def column(self, j: int) -> tuple[int, str]:
-        """``(i, "sin" | "cos")`` for column ``j``: which frequency and which function."""
+        """``(i, "sin" | "cos" | "zero")`` for column ``j``: which frequency and which function."""
         if not 0 <= j < self.dim:
             raise RecipeError(f"column {j} is outside 0..{self.dim - 1}")
+        n_sin, n_cos = self.sin_columns, self.cos_columns
+        if j >= n_sin + n_cos:
+            return -1, "zero"
         if self.layout == "interleaved":
             return j // 2, ("sin" if j % 2 == 0 else "cos")
-        s = self.sin_columns
-        return (j, "sin") if j < s else (j - s, "cos")
+        first, second = ("sin", "cos") if self.layout == "split" else ("cos", "sin")
+        head = n_sin if first == "sin" else n_cos
+        return (j, first) if j < head else (j - head, second)
 
-    # -- building --------------------------------------------------------------------------
-    def rows(self, r0: int, r1: int) -> np.ndarray:
-        """Rows ``[r0, r1)`` of the table (positions ``start + r0 …``), built directly."""
-        from pecli.core import build_sinusoidal_rows
 
-        return build_sinusoidal_rows(self, r0, r1)
+@dataclass(frozen=True, slots=True)
+class Sincos2d(_Recipe):
+    """A 2-D (or 3-D) grid table: one row per grid cell, per-axis sinusoids side by side.
 
-    def build(self) -> np.ndarray:
-        """The whole table as a ``(length, dim)`` array of ``dtype`` (refused if it cannot fit)."""
-        from pecli.resources import ensure_fits_in_memory
+    ``grid`` is ``HxW`` (or ``XxYxZ`` for ``order=tatp``).  Each axis gets ``q`` frequencies
+    ``ω_k = base^(−k/q)`` (``base`` is the temperature).  ``order`` fixes rows and columns:
 
-        ensure_fits_in_memory(self.nbytes, f"a {self.length}×{self.dim} {self.dtype} table")
-        return self.rows(0, self.length)
+    - ``mae``: rows h-major; columns ``[sin w | cos w | sin h | cos h]`` (MAE's ``emb_h`` is w);
+    - ``timm``: rows h-major; ``[sin h | sin w | cos h | cos w]``;
+    - ``timm-interleave``: rows h-major; ``[sin h | cos h | sin w | cos w]`` (HF ViTMAE raw);
+    - ``timm-reverse``: rows w-major; ``[sin w | sin h | cos w | cos h]``;
+    - ``timm-reverse-interleave``: rows w-major; ``[sin w | cos w | sin h | cos h]`` (MoCo-v3);
+    - ``tatp``: positional-encodings 2D/3D: rows first-axis-major; per axis ``C = 2⌈dim/(2n)⌉``
+      columns interleaved ``sin, cos, …``; axes side by side; truncated to ``dim``.
 
-    # -- metadata --------------------------------------------------------------------------
-    def to_metadata(self) -> dict[str, Any]:
-        """The recipe as a flat mapping of JSON scalars (the one schema every format stores)."""
-        from pecli._version import __version__
+    ``cls`` puts one zero row in front (the class token).
+    """
 
-        return {"schema": SCHEMA, "kind": self.kind, **asdict(self), "pecli_version": __version__}
+    grid: str
+    dim: int
+    base: float = 10000.0
+    order: Order = "mae"
+    cls: bool = False
+    dtype: DType = "float32"
+    compute: Compute = "exact"
 
-    def describe(self, short: bool = False) -> str:
-        """One line with the kind and every parameter (``short``: without kind, shape and dtype)."""
-        skip = ("length", "dim", "dtype") if short else ()
-        params = " ".join(f"{k}={_fmt(v)}" for k, v in asdict(self).items() if k not in skip)
-        return params if short else f"{self.kind} {params}"
+    kind: ClassVar[str] = "sincos2d"
+    core: ClassVar[tuple[str, ...]] = ("grid", "dim", "base", "order", "dtype")
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "dim", _int_param("dim", self.dim, 1, "give the embedding width, e.g. --dim 768"))
+        set_(self, "base", _positive_float("base", self.base, "the temperature, usually 10000", not_one=True))
+        _choice("order", self.order, ORDERS)
+        _choice("dtype", self.dtype, DTYPES)
+        _choice("compute", self.compute, COMPUTES)
+        if self.cls not in (True, False, 0, 1):
+            raise RecipeError(f"cls must be true or false, got {self.cls!r}")
+        set_(self, "cls", bool(self.cls))
+        axes = self.axes
+        if len(axes) == 3 and self.order != "tatp":
+            raise RecipeError(f"a 3-D grid {self.grid} needs order=tatp (positional-encodings 3D)")
+        if self.order != "tatp" and self.dim % 4:
+            raise RecipeError(f"dim {self.dim} must be a multiple of 4 for order={self.order}: four blocks of dim/4")
+        if self.shape[0] >= 2**53:
+            raise RecipeError(f"grid {self.grid} has too many cells")
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        """The grid's sizes, e.g. ``(14, 14)`` for ``14x14``."""
+        parts = str(self.grid).lower().replace("×", "x").split("x")
+        try:
+            sizes = tuple(int(p) for p in parts)
+        except ValueError:
+            sizes = ()
+        if len(sizes) not in (2, 3) or min(sizes) < 1:
+            raise RecipeError(f"grid must look like HxW (e.g. 14x14) or XxYxZ, got {self.grid!r}")
+        return sizes
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (math.prod(self.axes) + int(self.cls), self.dim)
+
+    @property
+    def per_axis(self) -> int:
+        """Frequencies per axis ``q``."""
+        if self.order == "tatp":
+            return math.ceil(self.dim / (2 * len(self.axes)))
+        return self.dim // 4
+
+
+Recipe = Union[Sinusoidal, Sincos2d]  # noqa: UP007
+KINDS: dict[str, type[Sinusoidal] | type[Sincos2d]] = {Sinusoidal.kind: Sinusoidal, Sincos2d.kind: Sincos2d}
 
 
 def _fmt(v: object) -> str:
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e16:
         return str(int(v))
+    if isinstance(v, bool):
+        return str(v).lower()
     return str(v)
 
 
-KINDS: dict[str, type[Sinusoidal]] = {Sinusoidal.kind: Sinusoidal}
-
-
-def recipe_from_metadata(meta: dict[str, Any]) -> Sinusoidal | None:
+def recipe_from_metadata(meta: dict[str, Any]) -> Recipe | None:
     """Rebuild a recipe from stored metadata; ``None`` when the metadata holds no pecli recipe.
 
     Metadata written by a newer schema or an unknown kind is not guessed at: ``None``.
+    Parameters missing from older files take their defaults.
     """
     kind = meta.get("kind")
     if meta.get("schema") != SCHEMA or not isinstance(kind, str) or kind not in KINDS:
@@ -168,3 +357,25 @@ def _from_stored(v: Any) -> Any:
     # HDF5 attributes come back as NumPy scalars; recipes want Python scalars.
     item = getattr(v, "item", None)
     return item() if callable(item) else v
+
+
+def parameter_types(cls: type[_Recipe]) -> dict[str, str]:
+    """Field name → ``"int" | "float" | "bool" | "int?" | "str"`` (for parsing operands)."""
+    out: dict[str, str] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        t = str(f.type)
+        out[f.name] = (
+            "int?"
+            if "None" in t
+            else "int"
+            if t == "int"
+            else "float"
+            if t == "float"
+            else "bool"
+            if t == "bool"
+            else "str"
+        )
+    return out
+
+
+__all__ = ["KINDS", "Recipe", "Sincos2d", "Sinusoidal", "asdict", "recipe_from_metadata"]

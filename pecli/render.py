@@ -96,20 +96,21 @@ def row_view(table: Table, pos: int, details: list[dict[str, Any]], precision: i
     from rich.table import Table as RichTable
 
     grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-    explained = "fn" in details[0] if details else False
+    explained = any("fn" in e for e in details)
     heads = ["col", "i", "fn", "ω_i", "wavelength", "angle (rad)", "value"] if explained else ["col", "value"]
     for h in heads:
         grid.add_column(h, justify="left" if h == "fn" else "right", no_wrap=True)
     for e in details:
         value = fmt_value(e["value"], precision)
         if explained:
+            known = "omega" in e  # a zero column (odd=zero) or the padding row has no frequency
             grid.add_row(
                 str(e["col"]),
-                str(e["i"]),
-                e["fn"],
-                f"{e['omega']:.6g}",
-                f"{e['wavelength']:.6g}",
-                f"{e['angle']:.6g}",
+                str(e["i"]) if known else "",
+                e.get("fn", "zero"),
+                f"{e['omega']:.6g}" if known else "",
+                f"{e['wavelength']:.6g}" if known else "",
+                f"{e['angle']:.6g}" if known else "",
                 value,
             )
         else:
@@ -119,6 +120,17 @@ def row_view(table: Table, pos: int, details: list[dict[str, Any]], precision: i
 
 def _plain(v: Any) -> str:
     return str(int(v)) if isinstance(v, float) and v.is_integer() and abs(v) < 1e16 else str(v)
+
+
+def _stored_recipe_line(meta: dict[str, Any]) -> str:
+    """The stored recipe as ``describe()`` words it (changed parameters only); raw if unreadable."""
+    from pecli.recipe import recipe_from_metadata
+
+    recipe = recipe_from_metadata(meta)
+    if recipe is not None:
+        return recipe.describe()
+    params = " ".join(f"{k}={_plain(v)}" for k, v in meta.items() if k not in ("schema", "kind", "pecli_version"))
+    return f"{meta.get('kind')} {params}"
 
 
 def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
@@ -136,8 +148,7 @@ def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
     lines += [(k, human_bytes(v) if k.endswith("size") else str(v)) for k, v in desc["storage"].items()]
     recipe = desc["recipe"]
     if recipe is not None:
-        params = " ".join(f"{k}={_plain(v)}" for k, v in recipe.items() if k not in ("schema", "kind", "pecli_version"))
-        lines.append(("recipe", f"{recipe['kind']} {params}"))
+        lines.append(("recipe", _stored_recipe_line(recipe)))
         lines.append(("written by", f"pecli {recipe.get('pecli_version', '?')} (schema {recipe.get('schema')})"))
     else:
         lines.append(("recipe", "none stored"))
@@ -247,3 +258,38 @@ def diff_view(c: Any) -> list[RenderableType]:
             rows.add_row(str(r.position), _g(r.max_abs), str(r.mismatched))
         out += ["", Text("worst rows", style="bold"), rows]
     return out
+
+
+def presets_view(presets: list[Any], detail: bool) -> list[RenderableType]:
+    """The preset registry: one line each, or every field of the presets asked for."""
+    from rich import box
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    if detail:
+        out: list[RenderableType] = []
+        for p in presets:
+            recipe = p.recipe()
+            n, d = recipe.shape
+            lines = [
+                ("preset", p.name),
+                ("reproduces", f"{p.framework}: {p.source}"),
+                ("formula", p.summary),
+                ("offsets", p.offsets),
+                ("precision", p.exactness),
+                ("default", f"({n}, {d})  {recipe.describe()}"),
+            ]
+            width = max(len(k) for k, _ in lines) + 2
+            out += [Text.assemble((k.ljust(width), "bold"), v) for k, v in lines]
+        return out
+    grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    name_width = max(len(p.name) for p in presets)
+    grid.add_column("preset", no_wrap=True, style="bold", min_width=name_width)
+    grid.add_column("shape", no_wrap=True, justify="right", min_width=9)
+    grid.add_column("values", no_wrap=True, min_width=7)
+    grid.add_column("reproduces", no_wrap=True, overflow="ellipsis", ratio=1)
+    for p in presets:
+        n, d = p.recipe().shape
+        what = p.source.split("::")[-1].split("(")[0].split(".")[0]
+        grid.add_row(p.name, f"{n}×{d}", p.params.get("compute", "exact"), f"{what} ({p.framework})")
+    return [grid, "pecli presets NAME shows one in full; pecli generate --preset NAME [--len N --dim D] builds it."]

@@ -12,65 +12,85 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from pecli.errors import FormatError, RecipeError
-from pecli.recipe import KINDS, Sinusoidal
+from pecli.presets import PRESETS, REQUIRED
+from pecli.recipe import KINDS, Recipe, parameter_types
 
 #: Operand parameter names → recipe field names (the options' spellings).
 ALIASES = {"len": "length"}
 
 
 def is_recipe_spec(spec: str) -> bool:
-    """``KIND:PARAM=VALUE,...`` that is not an existing file (unknown kinds included, so they get
-    a message naming the kinds instead of "file not found")."""
+    """``KIND:PARAM=VALUE,...`` or ``PRESET:PARAM=VALUE,...`` that is not an existing file
+    (unknown kinds included, so they get a message naming the kinds instead of "file not found")."""
     kind, sep, rest = spec.partition(":")
-    looks_like = bool(sep) and kind.isidentifier() and "=" in rest and "/" not in kind
+    name_like = kind.replace("-", "_").isidentifier()
+    looks_like = bool(sep) and name_like and ("=" in rest or (kind in PRESETS and not rest)) and "/" not in kind
     return looks_like and not Path(spec).exists() and not Path(kind).exists()
 
 
-def parse_recipe(spec: str) -> Sinusoidal:
-    """``sinusoidal:len=120,dim=8,layout=split`` → a validated recipe."""
-    kind, _, rest = spec.partition(":")
-    if kind not in KINDS:
-        raise RecipeError(f"unknown kind {kind!r} in {spec!r}: choose one of {', '.join(KINDS)}")
-    cls = KINDS[kind]
-    types = {f.name: f.type for f in fields(cls)}
+def parse_recipe(spec: str) -> Recipe:
+    """``sinusoidal:len=120,dim=8,layout=split`` or ``fairseq:len=2048`` → a validated recipe."""
+    from pecli.presets import get_preset, make_recipe
+
+    head, _, rest = spec.partition(":")
+    if head in PRESETS:
+        preset: str | None = head
+        kind = get_preset(head).kind
+    elif head in KINDS:
+        preset, kind = None, head
+    else:
+        raise RecipeError(
+            f"unknown kind {head!r} in {spec!r}: choose a kind ({', '.join(KINDS)}) "
+            "or a preset (`pecli presets` lists them)"
+        )
+    types = parameter_types(KINDS[kind])
     names = ", ".join("len" if n == "length" else n for n in types)
     params: dict[str, Any] = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
         name, eq, value = item.partition("=")
-        name = ALIASES.get(name.strip(), name.strip())
+        name = ALIASES.get(name.strip(), name.strip().replace("-", "_"))
         if not eq or name not in types:
             raise RecipeError(f"unknown parameter {item!r} in {spec!r}: {kind} takes {names}")
         if name in params:
             raise RecipeError(f"parameter {name!r} is given twice in {spec!r}")
-        params[name] = _convert(name, value.strip(), str(types[name]), spec)
-    missing = [("len" if n == "length" else n) for n in ("length", "dim") if n not in params]
-    if missing:
-        raise RecipeError(f"{spec!r} needs {' and '.join(missing)}, e.g. {kind}:len=120,dim=8")
-    return cls(**params)
+        params[name] = _convert(name, value.strip(), types[name], spec)
+    if preset is None:
+        missing = [("len" if n == "length" else n) for n in REQUIRED[kind] if n not in params]
+        if missing:
+            example = "len=120,dim=8" if kind == "sinusoidal" else "grid=14x14,dim=768"
+            raise RecipeError(f"{spec!r} needs {' and '.join(missing)}, e.g. {kind}:{example}")
+    return make_recipe(params, preset, kind)
 
 
 def _convert(name: str, value: str, type_name: str, spec: str) -> Any:
+    if type_name == "bool":
+        if value.lower() in ("1", "true", "yes"):
+            return True
+        if value.lower() in ("0", "false", "no"):
+            return False
+        raise RecipeError(f"{name}={value!r} in {spec!r} is not true or false")
+    if type_name == "int?" and value.lower() == "none":
+        return None
     try:
-        if type_name == "int":
+        if type_name in ("int", "int?"):
             return int(value)
         if type_name == "float":
             return float(value)
     except ValueError:
-        what = "whole number" if type_name == "int" else "number"
+        what = "number" if type_name == "float" else "whole number"
         raise RecipeError(f"{name}={value!r} in {spec!r} is not a {what}") from None
     return value
 
 
-def recipe_spec(recipe: Sinusoidal) -> str:
+def recipe_spec(recipe: Recipe) -> str:
     """The operand that rebuilds ``recipe`` (inverse of ``parse_recipe``)."""
     from pecli.recipe import _fmt
 
-    parts = [f"{'len' if f.name == 'length' else f.name}={_fmt(getattr(recipe, f.name))}" for f in fields(recipe)]
+    parts = [f"{'len' if k == 'length' else k}={_fmt(v)}" for k, v in recipe.params().items()]
     return f"{recipe.kind}:{','.join(parts)}"
 
 

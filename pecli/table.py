@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from pecli.core import check_row_range
-from pecli.recipe import DType, Sinusoidal
+from pecli.recipe import KINDS, DType, Recipe
 from pecli.resources import ensure_fits_in_memory
 
 #: Rows per block when a table is streamed (writers, statistics): about this many bytes.
@@ -31,14 +31,14 @@ class Table:
     """
 
     data: Any
-    recipe: Sinusoidal | None = None
+    recipe: Recipe | None = None
     source: str = "recipe"
     info: dict[str, Any] = field(default_factory=dict)
     #: Extra metadata written with the recipe (e.g. ``converted_from`` after a dtype change).
     provenance: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_recipe(cls, recipe: Sinusoidal) -> Table:
+    def from_recipe(cls, recipe: Recipe) -> Table:
         return cls(recipe, recipe, "recipe")
 
     def converted(self, dtype: DType) -> Table:
@@ -57,7 +57,7 @@ class Table:
 
     @property
     def computed(self) -> bool:
-        return isinstance(self.data, Sinusoidal)
+        return isinstance(self.data, tuple(KINDS.values()))
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -84,7 +84,7 @@ CASES: list[tuple[list[str], str]] = [
     ([*G, "--base", "1e-300"], "makes angles too large to compute accurately"),
     ([*G, "--start", "-1"], "start must be at least 0, got -1"),
     (["generate", "--len", str(2**53), "--dim", "4", "--start", "5"], "positions must stay below 2**53"),
-    ([*G, "--layout", "diagonal"], "'diagonal' is not one of 'interleaved', 'split'"),
+    ([*G, "--layout", "diagonal"], "'diagonal' is not one of 'interleaved', 'split', 'cos-first'"),
     ([*G, "--dtype", "bfloat16"], "'bfloat16' is not one of"),
     ([*G, "--rows", "20:30"], "--rows 20:30 is outside 0:16 or empty"),
     ([*G, "--rows", "5:5"], "--rows 5:5 is outside 0:16 or empty"),

@@ -197,7 +197,7 @@ def test_npy_to_stdout_is_a_valid_npy(run) -> None:
             ["generate", "--len", "5", "--dim", "0"],
             "dim must be at least 1, got 0: give the model width d_model, e.g. --dim 8",
         ),
-        (["generate", "--len", "5"], "Missing option --dim: a recipe needs --len N and --dim D."),
+        (["generate", "--len", "5"], "Missing option --dim: a recipe needs --len N and --dim D (or --preset NAME)."),
         (["generate", "--len", "5", "--dim", "4", "--base", "1"], "base must be a finite number > 0 and ≠ 1, got 1.0"),
         (["generate", "--len", "5", "--dim", "4", "--base", "0"], "base must be a finite number > 0 and ≠ 1, got 0.0"),
         (
@@ -215,7 +215,7 @@ def test_npy_to_stdout_is_a_valid_npy(run) -> None:
         (["generate", "--len", "5", "--dim", "4", "--start", "-1"], "start must be at least 0, got -1"),
         (
             ["generate", "--len", "5", "--dim", "4", "--layout", "diagonal"],
-            "Invalid value for '--layout': 'diagonal' is not one of 'interleaved', 'split'.",
+            "Invalid value for '--layout': 'diagonal' is not one of 'interleaved', 'split', 'cos-first'.",
         ),
         (
             ["generate", "--len", "5", "--dim", "4", "--dtype", "int8"],

@@ -1,0 +1,244 @@
+"""Dialects and presets against the formulas of ../shared/reference/dialects.md, written out here
+independently in plain NumPy (the frameworks' own code is checked in tests/conformance)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pecli.errors import RecipeError
+from pecli.presets import PRESETS, get_preset, make_recipe
+from pecli.recipe import Sincos2d, Sinusoidal
+from pecli.sources import parse_recipe, recipe_spec
+
+f32 = np.float32
+
+
+def EXP(x: np.ndarray) -> np.ndarray:
+    return np.exp(x.astype(np.float64)).astype(f32)
+
+
+def POW(b: float, x: np.ndarray) -> np.ndarray:
+    return np.power(np.float64(b), x.astype(np.float64)).astype(f32)
+
+
+def SIN(a: np.ndarray) -> np.ndarray:
+    return np.sin(a.astype(np.float64)).astype(f32)
+
+
+def COS(a: np.ndarray) -> np.ndarray:
+    return np.cos(a.astype(np.float64)).astype(f32)
+
+
+def fairseq_ref(n: int, d: int, padding_idx: int | None = None, cos_first: bool = False) -> np.ndarray:
+    half = d // 2
+    step = math.log(10000) / (half - 1)
+    inv = EXP(np.arange(half, dtype=f32) * f32(-step))
+    a = np.arange(n, dtype=f32)[:, None] * inv[None]
+    e = np.concatenate([COS(a), SIN(a)] if cos_first else [SIN(a), COS(a)], 1)
+    if d % 2:
+        e = np.concatenate([e, np.zeros((n, 1), f32)], 1)
+    if padding_idx is not None:
+        e[padding_idx] = 0
+    return e
+
+
+def xlm_angles(n: int, d: int) -> np.ndarray:
+    j = np.arange(d)
+    return np.array([[pos / np.power(10000, 2 * (jj // 2) / d) for jj in j] for pos in range(n)])
+
+
+def tatp_emb(n: int, c: int) -> np.ndarray:
+    inv = f32(1) / POW(10000, np.arange(0, c, 2).astype(f32) / f32(c))
+    a = np.arange(n, dtype=f32)[:, None] * inv[None]
+    return np.stack([SIN(a), COS(a)], -1).reshape(n, -1)
+
+
+def sc(pos: np.ndarray, q: int, t: float = 1e4, dt: type = np.float64) -> tuple[np.ndarray, np.ndarray]:
+    om = dt(1) / (dt(t) ** (np.arange(q, dtype=dt) / dt(q)))
+    if dt is f32:
+        om = f32(1) / POW(t, np.arange(q, dtype=dt) / dt(q))
+    a = pos.reshape(-1).astype(dt)[:, None] * om
+    return (SIN(a), COS(a)) if dt is f32 else (np.sin(a), np.cos(a))
+
+
+def mae_ref(d: int, g: int, cls: bool) -> np.ndarray:
+    h, w = np.meshgrid(np.arange(g), np.arange(g), indexing="ij")
+    sw, cw = sc(w, d // 4)
+    sh, ch = sc(h, d // 4)
+    e = np.concatenate([sw, cw, sh, ch], 1)
+    return (np.concatenate([np.zeros((1, d)), e]) if cls else e).astype(f32)
+
+
+def timm_ref(hh: int, ww: int, d: int, reverse: bool, interleave: bool) -> np.ndarray:
+    s = (ww, hh) if reverse else (hh, ww)
+    a0, a1 = np.meshgrid(np.arange(s[0]), np.arange(s[1]), indexing="ij")
+    s0, c0 = sc(a0, d // 4, dt=f32)
+    s1, c1 = sc(a1, d // 4, dt=f32)
+    return np.concatenate([s0, c0, s1, c1] if interleave else [s0, s1, c0, c1], 1)
+
+
+@pytest.mark.parametrize(("n", "d"), [(1026, 512), (100, 7), (40, 8)])
+def test_fairseq_preset_is_the_fairseq_float32_pipeline(n: int, d: int) -> None:
+    table = get_preset("fairseq").recipe(length=n - 2, dim=d).build()
+    np.testing.assert_array_equal(table, fairseq_ref(n, d, padding_idx=1))
+    assert not table[1].any() and table[2, d // 2] == COS(np.array([2.0]))[0]  # first token is row 2
+
+
+def test_musicgen_is_cos_first_and_whisper_refuses_odd_widths() -> None:
+    np.testing.assert_array_equal(
+        get_preset("musicgen").recipe(length=300, dim=64).build(), fairseq_ref(300, 64, cos_first=True)
+    )
+    np.testing.assert_array_equal(get_preset("whisper").recipe(length=50, dim=64).build(), fairseq_ref(50, 64))
+    with pytest.raises(RecipeError, match="odd"):
+        get_preset("whisper").recipe(dim=65)
+
+
+@pytest.mark.parametrize(("n", "d"), [(512, 512), (50, 7), (40, 9)])
+def test_hf_float64_tables_are_bit_exact(n: int, d: int) -> None:
+    a = xlm_angles(n, d)
+    marian = np.empty((n, d), f32)
+    s = (d + 1) // 2
+    marian[:, :s], marian[:, s:] = np.sin(a[:, 0::2]), np.cos(a[:, 1::2])
+    np.testing.assert_array_equal(get_preset("hf-marian").recipe(length=n, dim=d).build(), marian)
+    xlm = np.empty((n, d), f32)
+    xlm[:, 0::2], xlm[:, 1::2] = np.sin(a[:, 0::2]), np.cos(a[:, 1::2])
+    np.testing.assert_array_equal(get_preset("hf-distilbert").recipe(length=n, dim=d).build(), xlm)
+
+
+@pytest.mark.parametrize("ch", [64, 7, 10])
+def test_positional_encodings_1d_truncates(ch: int) -> None:
+    c = math.ceil(ch / 2) * 2
+    np.testing.assert_array_equal(
+        get_preset("positional-encodings-1d").recipe(length=30, dim=ch).build(), tatp_emb(30, c)[:, :ch]
+    )
+
+
+@pytest.mark.parametrize("ch", [64, 10, 6])
+def test_positional_encodings_2d(ch: int) -> None:
+    x, y = 5, 7
+    c = int(np.ceil(ch / 4) * 2)
+    e = np.zeros((x, y, 2 * c), f32)
+    e[..., :c] = tatp_emb(x, c)[:, None]
+    e[..., c:] = tatp_emb(y, c)[None]
+    got = get_preset("positional-encodings-2d").recipe(grid=f"{x}x{y}", dim=ch).build()
+    np.testing.assert_array_equal(got, e[..., :ch].reshape(x * y, ch))
+
+
+def test_positional_encodings_3d() -> None:
+    x, y, z, ch = 3, 4, 5, 10
+    c = int(np.ceil(ch / 6) * 2)
+    e = np.zeros((x, y, z, 3 * c), f32)
+    e[..., :c] = tatp_emb(x, c)[:, None, None]
+    e[..., c : 2 * c] = tatp_emb(y, c)[None, :, None]
+    e[..., 2 * c :] = tatp_emb(z, c)[None, None]
+    got = get_preset("positional-encodings-3d").recipe(grid=f"{x}x{y}x{z}", dim=ch).build()
+    np.testing.assert_array_equal(got, e[..., :ch].reshape(-1, ch))
+
+
+@pytest.mark.parametrize(("d", "g"), [(768, 14), (64, 16)])
+def test_mae_is_bit_exact_and_has_a_zero_cls_row(d: int, g: int) -> None:
+    got = get_preset("mae").recipe(grid=f"{g}x{g}", dim=d).build()
+    np.testing.assert_array_equal(got, mae_ref(d, g, cls=True))
+    assert got.shape == (1 + g * g, d) and not got[0].any()
+
+
+@pytest.mark.parametrize(
+    ("reverse", "interleave", "name"),
+    [
+        (False, False, "timm-sincos2d"),
+        (False, True, "timm-sincos2d-interleave"),
+        (True, False, "timm-sincos2d-reverse"),
+    ],
+)
+def test_timm_orders(reverse: bool, interleave: bool, name: str) -> None:
+    got = get_preset(name).recipe(grid="6x9", dim=64).build()
+    np.testing.assert_array_equal(got, timm_ref(6, 9, 64, reverse, interleave))
+
+
+def test_moco_is_timm_reverse_interleave_plus_a_zero_row_and_differs_from_mae() -> None:
+    moco = get_preset("moco-v3").recipe(grid="8x8", dim=64).build()
+    np.testing.assert_array_equal(moco[1:], timm_ref(8, 8, 64, reverse=True, interleave=True))
+    assert not moco[0].any()
+    mae = get_preset("mae").recipe(grid="8x8", dim=64).build()
+    assert np.abs(moco - mae).max() > 1  # transposed token order
+
+
+def test_exact_tables_are_within_one_float32_ulp_of_the_float64_pipelines() -> None:
+    """Every layout/rule/odd policy: compute=exact against the float64 closed form."""
+    for layout in ("interleaved", "split", "cos-first"):
+        for freq in ("paper", "t2t", "half"):
+            for odd, d in (("sin", 9), ("zero", 9), ("truncate", 9), ("sin", 8)):
+                r = Sinusoidal(200, d, layout=layout, freq=freq, odd=odd, start=3, base=500.0)
+                got = r.build().astype(np.float64)
+                w = d + 1 if odd == "truncate" else d
+                half = w // 2
+                n_sin = d // 2 if odd == "zero" else (d + 1) // 2
+                i = np.arange(n_sin)
+                e = {"paper": 2 * i / w, "t2t": i / max(half - 1, 1), "half": i / half}[freq]
+                ang = np.arange(3, 203)[:, None] * 500.0**-e
+                s, c = np.sin(ang), np.cos(ang)[:, : d // 2]
+                want = np.zeros((200, d))
+                if layout == "interleaved":
+                    want[:, 0 : 2 * n_sin : 2], want[:, 1 : 2 * (d // 2) : 2] = s, c
+                elif layout == "split":
+                    want[:, :n_sin], want[:, n_sin : n_sin + d // 2] = s, c
+                else:
+                    want[:, : d // 2], want[:, d // 2 : d // 2 + n_sin] = c, s
+                np.testing.assert_allclose(got, want, rtol=0, atol=2e-7, err_msg=f"{layout} {freq} {odd} {d}")
+
+
+def test_t2t_min_timescale_follows_tensor2tensor() -> None:
+    r = Sinusoidal(200, 64, freq="t2t", layout="split", min_timescale=2.0, base=1000.0, odd="zero")
+    n = 32
+    inv = 2.0 * np.exp(-np.arange(n) * math.log(1000.0 / 2.0) / (n - 1))
+    ang = np.arange(200)[:, None] * inv
+    np.testing.assert_allclose(r.build(), np.concatenate([np.sin(ang), np.cos(ang)], 1), atol=2e-7, rtol=0)
+
+
+def test_rows_of_every_preset_equal_the_same_rows_of_the_whole_table() -> None:
+    for p in PRESETS.values():
+        size = (
+            {"length": 40}
+            if p.kind == "sinusoidal"
+            else {"grid": "5x6" if p.params.get("order") != "tatp" or "3d" not in p.name else "3x3x4"}
+        )
+        r = p.recipe(**size, dim=16 if p.kind == "sincos2d" else 10)
+        whole = r.build()
+        n = whole.shape[0]
+        for a, b in ((0, 1), (1, 3), (n - 5, n), (7, 8)):
+            np.testing.assert_array_equal(r.rows(a, b), whole[a:b], err_msg=p.name)
+
+
+def test_at_least_25_presets_each_naming_its_source() -> None:
+    assert len(PRESETS) >= 25
+    for p in PRESETS.values():
+        assert (p.framework and "::" in p.source) or p.name == "vaswani"
+        p.recipe()  # the default builds
+
+
+def test_recipe_operands_round_trip_with_presets_and_new_parameters() -> None:
+    r = parse_recipe("fairseq:len=10,dim=8")
+    assert r == get_preset("fairseq").recipe(length=10, dim=8)
+    assert parse_recipe(recipe_spec(r)) == r
+    g = parse_recipe("sincos2d:grid=4x5,dim=8,order=timm,cls=true")
+    assert isinstance(g, Sincos2d) and g.shape == (21, 8) and parse_recipe(recipe_spec(g)) == g
+    assert parse_recipe("sinusoidal:len=4,dim=4,padding_idx=none").padding_idx is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "params", "message"),
+    [
+        ("sinusoidal", {"length": 4, "dim": 4, "grid": "2x2"}, "sinusoidal recipes have no grid"),
+        (None, {"length": 4, "dim": 4, "grid": "2x2"}, "sincos2d recipes have no len"),
+        (None, {"grid": "2x2"}, "needs dim"),
+        (None, {"grid": "2x2", "dim": 6}, "multiple of 4"),
+        (None, {"grid": "2", "dim": 8}, "HxW"),
+        (None, {"grid": "2x2x2", "dim": 8}, "order=tatp"),
+    ],
+)
+def test_bad_grid_recipes(kind: str | None, params: dict, message: str) -> None:
+    with pytest.raises(RecipeError, match=message):
+        make_recipe(params, kind=kind)
