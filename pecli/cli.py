@@ -336,13 +336,16 @@ def _split(params: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 def generate(ctx: click.Context, /, rows: Any, cols: Any, precision: int, **params: Any) -> None:
     """Build a table from a recipe: print it, or write it with -o.
 
-    Values are computed with the angle p·ω_i carried in double-double precision and rounded once
-    to --dtype: float32 and float16 are correctly rounded, float64 is within 1 ulp.
+    With --compute exact (the default) the angle p·ω_i is carried in double-double precision and
+    rounded once to --dtype: float32 and float16 are correctly rounded, float64 is within 1 ulp.
+    --preset NAME reproduces a framework's own table, pipeline included (`pecli presets`).
 
     \b
       pecli generate --len 120 --dim 8
       pecli generate --len 120 --dim 8 --rows 0:4
       pecli generate --len 2048 --dim 512 --layout split -o pe.safetensors
+      pecli generate --preset fairseq --len 2048 --dim 512 -o fairseq.npy
+      pecli generate --preset mae --grid 14x14 --dim 768 -o mae.npy
       pecli generate --len 120 --dim 8 -o - --format csv > pe.csv
     """
     from pecli.table import Table
