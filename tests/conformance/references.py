@@ -1,0 +1,726 @@
+"""Reference tables computed by the real frameworks' own code (conformance tests, reference side).
+
+Every function here is a *thin wrapper*: it imports one framework lazily, calls that framework's own
+class or function with the framework's native argument names, and returns a ``dict`` of NumPy arrays
+(no formula is re-implemented here).  The arrays keep the dtype the framework produced (float32 for
+every table below; integer offsets/flags are 0-d ``int64`` arrays; scalars such as RoPE's
+``attention_scaling`` are 0-d ``float64`` arrays because the framework returns a Python float).
+
+Conventions
+-----------
+* torch on CPU, under ``torch.no_grad()``; the global torch RNG is only touched inside
+  ``torch.random.fork_rng()`` (learned tables), so calling a wrapper never changes a test's random state.
+* Missing frameworks raise ``ImportError`` (``ModuleNotFoundError``) from the lazy import, so tests
+  can guard with ``pytest.importorskip("transformers")`` etc.
+* The main table is always under the key ``"table"`` (RoPE: ``"cos"``/``"sin"``; ALiBi: ``"alibi"``;
+  rotary-embedding-torch: ``"angles"``), with the batch dimension dropped where the framework adds one.
+
+Checked with (see tests/conformance/INSTALL.md): torch 2.13.0+cpu, transformers 5.23.0, timm 1.0.31
+(installed ``--no-deps``: the one module needed is loaded without ``timm/__init__`` so torchvision is
+not needed), positional-encodings 6.0.3, rotary-embedding-torch 0.9.1, diffusers 0.42.1.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import sys
+import types
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+Arrays = dict[str, np.ndarray]
+
+#: Versions every wrapper was written against and run with; ``framework_versions()`` reports the installed ones.
+CHECKED_WITH = {
+    "torch": "2.13.0",
+    "transformers": "5.23.0",
+    "timm": "1.0.31",
+    "positional-encodings": "6.0.3",
+    "rotary-embedding-torch": "0.9.1",
+    "diffusers": "0.42.1",
+}
+
+
+def framework_versions() -> dict[str, str | None]:
+    """Installed version of each framework in ``CHECKED_WITH`` (``None`` when it is not installed)."""
+    out: dict[str, str | None] = {}
+    for dist in CHECKED_WITH:
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def _np(tensor: Any) -> np.ndarray:
+    """A detached CPU copy of ``tensor`` as a NumPy array, dtype unchanged."""
+    return tensor.detach().cpu().numpy().copy()
+
+
+def _scalar(value: Any, dtype: Any = np.float64) -> np.ndarray:
+    """A Python/torch scalar as a 0-d array (float64 by default: the frameworks hand back Python floats)."""
+    if hasattr(value, "item"):
+        value = value.item()
+    return np.asarray(value, dtype=dtype)
+
+
+def _position_ids(position_ids: Iterable[int] | np.ndarray) -> Any:
+    """Positions as the ``(1, n)`` int64 tensor HF rotary modules expect."""
+    torch = _torch()
+    return torch.as_tensor(np.asarray(list(position_ids), dtype=np.int64)).reshape(1, -1)
+
+
+# ===================================================================== transformers: fairseq-style clones
+
+
+def hf_m2m100_sinusoidal(num_positions: int, embedding_dim: int, padding_idx: int | None = None) -> Arrays:
+    """transformers ``models/m2m_100/modeling_m2m_100.py::M2M100SinusoidalPositionalEmbedding`` (checked: 5.23.0).
+
+    Returns the module's full ``weights`` buffer as ``table``: ``num_positions + offset`` rows
+    (``offset`` = 2, also returned), split ``[sin | cos]``, ``/(half-1)`` frequencies, float32
+    (``torch.get_default_dtype()``), row ``padding_idx`` zero, odd width → trailing zero column.
+    """
+    torch = _torch()
+    from transformers.models.m2m_100.modeling_m2m_100 import M2M100SinusoidalPositionalEmbedding
+
+    with torch.no_grad():
+        module = M2M100SinusoidalPositionalEmbedding(num_positions, embedding_dim, padding_idx)
+        return {"table": _np(module.weights), "offset": _scalar(module.offset, np.int64)}
+
+
+def hf_fsmt_sinusoidal(num_positions: int, embedding_dim: int, padding_idx: int) -> Arrays:
+    """transformers ``models/fsmt/modeling_fsmt.py::SinusoidalPositionalEmbedding`` (checked: 5.23.0).
+
+    An ``nn.Embedding`` subclass: its constructor alone leaves torch's *random* ``normal(0, 1)`` init in
+    ``weight`` (the sinusoid is written by ``PretrainedFSMTModel._init_weights`` or by ``make_weight`` when
+    forward grows the table), so this calls the class's own ``make_weight(num_positions, embedding_dim,
+    padding_idx)``.  ``table`` has exactly ``num_positions`` rows (no offset added here: ``FSMTEncoder``
+    passes ``max_position_embeddings + padding_idx + 1``), split ``[sin | cos]``, float32, row
+    ``padding_idx`` zero.  ``padding_idx`` is required (``nn.Embedding`` accepts ``None`` but
+    ``get_embedding`` then zeroes nothing).
+    """
+    torch = _torch()
+    from transformers.models.fsmt.modeling_fsmt import SinusoidalPositionalEmbedding
+
+    with torch.no_grad():
+        module = SinusoidalPositionalEmbedding(num_positions, embedding_dim, padding_idx)
+        module.make_weight(num_positions, embedding_dim, padding_idx)
+        return {"table": _np(module.weight)}
+
+
+def hf_xglm_sinusoidal(num_positions: int, embedding_dim: int, padding_idx: int | None = None) -> Arrays:
+    """transformers ``models/xglm/modeling_xglm.py::XGLMSinusoidalPositionalEmbedding`` (checked: 5.23.0).
+
+    Full ``weights`` buffer (``num_positions + 2`` rows, row ``padding_idx`` zero, split, float32) and
+    ``offset`` (2).  XGLM's forward looks rows up at ``position_ids + offset`` regardless of ``padding_idx``.
+    """
+    torch = _torch()
+    from transformers.models.xglm.modeling_xglm import XGLMSinusoidalPositionalEmbedding
+
+    with torch.no_grad():
+        module = XGLMSinusoidalPositionalEmbedding(num_positions, embedding_dim, padding_idx)
+        return {"table": _np(module.weights), "offset": _scalar(module.offset, np.int64)}
+
+
+def hf_speech2text_sinusoidal(num_positions: int, embedding_dim: int, padding_idx: int | None = None) -> Arrays:
+    """transformers ``models/speech_to_text/modeling_speech_to_text.py::Speech2TextSinusoidalPositionalEmbedding``
+    (checked: 5.23.0).
+
+    Same table as M2M100: ``weights`` buffer with ``num_positions + 2`` rows, row ``padding_idx`` zero,
+    split ``[sin | cos]``, float32; ``offset`` = 2.
+    """
+    torch = _torch()
+    from transformers.models.speech_to_text.modeling_speech_to_text import Speech2TextSinusoidalPositionalEmbedding
+
+    with torch.no_grad():
+        module = Speech2TextSinusoidalPositionalEmbedding(num_positions, embedding_dim, padding_idx)
+        return {"table": _np(module.weights), "offset": _scalar(module.offset, np.int64)}
+
+
+def hf_musicgen_sinusoidal(num_positions: int, embedding_dim: int) -> Arrays:
+    """transformers ``models/musicgen/modeling_musicgen.py::MusicgenSinusoidalPositionalEmbedding`` (checked: 5.23.0).
+
+    The ``weights`` buffer = the table for positions ``0 .. num_positions-1``: fairseq frequencies
+    (``/(half-1)``) but **cos first** ``[cos | sin]``, no padding row, no offset, float32.
+    """
+    torch = _torch()
+    from transformers.models.musicgen.modeling_musicgen import MusicgenSinusoidalPositionalEmbedding
+
+    with torch.no_grad():
+        module = MusicgenSinusoidalPositionalEmbedding(num_positions, embedding_dim)
+        return {"table": _np(module.weights)}
+
+
+# ====================================================== transformers: XLM-style tables computed in float64
+
+
+def _create_weight(cls: Any, num_positions: int, embedding_dim: int, padding_idx: int | None) -> Arrays:
+    torch = _torch()
+    with torch.no_grad():
+        module = cls(num_positions, embedding_dim, padding_idx)
+        return {"table": _np(module.create_weight())}
+
+
+def hf_marian_sinusoidal(num_positions: int, embedding_dim: int, padding_idx: int | None = None) -> Arrays:
+    """transformers ``models/marian/modeling_marian.py::MarianSinusoidalPositionalEmbedding.create_weight``
+    (checked: 5.23.0).
+
+    ``create_weight()`` of a module built with ``(num_positions, embedding_dim, padding_idx)``: float64
+    NumPy angles ``pos / 10000**(2*(j//2)/dim)``, cast once to float32; split with the sin block
+    ``ceil(dim/2)`` wide; positions ``0 .. num_positions-1``.  ``padding_idx`` is accepted and **ignored**
+    (no zero row, no offset).  The module's own ``weight`` is random until ``_init_weights`` copies this in.
+    """
+    from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
+
+    return _create_weight(MarianSinusoidalPositionalEmbedding, num_positions, embedding_dim, padding_idx)
+
+
+def hf_pegasus_sinusoidal(num_positions: int, embedding_dim: int, padding_idx: int | None = None) -> Arrays:
+    """transformers ``models/pegasus/modeling_pegasus.py::PegasusSinusoidalPositionalEmbedding.create_weight``
+    (checked: 5.23.0).  A verbatim copy of Marian's (float64 → float32, split, ``padding_idx`` ignored).
+    """
+    from transformers.models.pegasus.modeling_pegasus import PegasusSinusoidalPositionalEmbedding
+
+    return _create_weight(PegasusSinusoidalPositionalEmbedding, num_positions, embedding_dim, padding_idx)
+
+
+def hf_roformer_sinusoidal(num_positions: int, embedding_dim: int, padding_idx: int | None = None) -> Arrays:
+    """transformers ``models/roformer/modeling_roformer.py::RoFormerSinusoidalPositionalEmbedding.create_weight``
+    (checked: 5.23.0).  Marian's split float64 table; RoFormer builds it per head
+    (``embedding_dim = hidden_size // num_attention_heads``) and applies it *interleaved*.
+    """
+    from transformers.models.roformer.modeling_roformer import RoFormerSinusoidalPositionalEmbedding
+
+    return _create_weight(RoFormerSinusoidalPositionalEmbedding, num_positions, embedding_dim, padding_idx)
+
+
+def _fill(fn: Any, n_pos: int, dim: int) -> Arrays:
+    torch = _torch()
+    with torch.no_grad():
+        out = torch.empty(n_pos, dim, dtype=torch.float32)
+        fn(n_pos=n_pos, dim=dim, out=out)
+        return {"table": _np(out)}
+
+
+def hf_xlm_sinusoidal(n_pos: int, dim: int) -> Arrays:
+    """transformers ``models/xlm/modeling_xlm.py::create_sinusoidal_embeddings(n_pos, dim, out)`` (checked: 5.23.0).
+
+    Fills a float32 ``out`` tensor (like ``XLMModel``'s ``position_embeddings.weight``) in place:
+    **interleaved** (col ``2i`` sin, ``2i+1`` cos), float64 NumPy angles, one ``torch.FloatTensor`` cast.
+    """
+    from transformers.models.xlm.modeling_xlm import create_sinusoidal_embeddings
+
+    return _fill(create_sinusoidal_embeddings, n_pos, dim)
+
+
+def hf_distilbert_sinusoidal(n_pos: int, dim: int) -> Arrays:
+    """transformers ``models/distilbert/modeling_distilbert.py::create_sinusoidal_embeddings(n_pos, dim, out)``
+    (checked: 5.23.0).  Same as XLM (interleaved, float64 → float32); DistilBERT only uses it when
+    ``config.sinusoidal_pos_embds=True`` (default False → learned table).
+    """
+    from transformers.models.distilbert.modeling_distilbert import create_sinusoidal_embeddings
+
+    return _fill(create_sinusoidal_embeddings, n_pos, dim)
+
+
+# ================================================================================= transformers: oddballs
+
+
+def hf_whisper_sinusoids(length: int, channels: int, max_timescale: float = 10000) -> Arrays:
+    """transformers ``models/whisper/modeling_whisper.py::sinusoids(length, channels, max_timescale=10000)``
+    (checked: 5.23.0).  Encoder table, split ``[sin | cos]``, ``/(channels//2 - 1)``, positions 0-based,
+    float32; odd ``channels`` → ``ValueError``.
+    """
+    torch = _torch()
+    from transformers.models.whisper.modeling_whisper import sinusoids
+
+    with torch.no_grad():
+        return {"table": _np(sinusoids(length, channels, max_timescale))}
+
+
+def hf_gptj_sinusoidal_positions(num_pos: int, dim: int) -> Arrays:
+    """transformers ``models/gptj/modeling_gptj.py::create_sinusoidal_positions(num_pos, dim)`` (checked: 5.23.0).
+
+    GPT-J's rotary table (``dim`` = ``rotary_dim``): ``[sin | cos]`` of ``dim/2`` frequencies
+    ``1/10000**(arange(0, dim, 2)/dim)``, float32, ``num_pos`` rows; applied interleaved by the model.
+    """
+    torch = _torch()
+    from transformers.models.gptj.modeling_gptj import create_sinusoidal_positions
+
+    with torch.no_grad():
+        return {"table": _np(create_sinusoidal_positions(num_pos, dim))}
+
+
+def hf_vit_mae_2d(
+    height: int, width: int, embed_dim: int = 256, temperature: float = 10000.0, cls_token: bool = False
+) -> Arrays:
+    """transformers ``models/vit_mae/modeling_vit_mae.py::build_2d_sinusoidal_position_embedding``
+    (checked: 5.23.0).  The *raw* (canonical) table: ``[sin_h | cos_h | sin_w | cos_w]``, rows
+    row-major (token = h*W + w), computed in float64 and cast to float32, optional leading zero cls row.
+    ``embed_dim % 4 != 0`` → ``ValueError``.  See ``hf_vit_mae_initialized`` for the table the model uses.
+    """
+    torch = _torch()
+    from transformers.models.vit_mae.modeling_vit_mae import build_2d_sinusoidal_position_embedding
+
+    with torch.no_grad():
+        table = build_2d_sinusoidal_position_embedding(
+            height=height, width=width, embed_dim=embed_dim, temperature=temperature, cls_token=cls_token
+        )
+        return {"table": _np(table)}
+
+
+def hf_vit_mae_initialized(image_size: int, patch_size: int, hidden_size: int) -> Arrays:
+    """transformers ``models/vit_mae/modeling_vit_mae.py::ViTMAEEmbeddings.initialize_weights`` (checked: 5.23.0).
+
+    Builds a tiny ``ViTMAEEmbeddings(ViTMAEConfig(image_size, patch_size, hidden_size, num_channels=1))``
+    and runs its real ``initialize_weights()``, which calls ``build_2d_sinusoidal_position_embedding(grid,
+    grid, hidden_size, cls_token=True)`` and then **swaps the two halves** (→ MAE's ``[w | h]`` order).
+    ``table`` = ``position_embeddings[0]``: ``1 + grid**2`` rows (zero cls row first), float32.
+    Square grids only (``grid = int(num_patches**0.5)``); the default temperature 10000 is fixed.
+    """
+    torch = _torch()
+    from transformers import ViTMAEConfig
+    from transformers.models.vit_mae.modeling_vit_mae import ViTMAEEmbeddings
+
+    config = ViTMAEConfig(
+        image_size=image_size,
+        patch_size=patch_size,
+        hidden_size=hidden_size,
+        num_channels=1,
+        num_attention_heads=1,
+        num_hidden_layers=1,
+        intermediate_size=4,
+    )
+    with torch.no_grad(), torch.random.fork_rng():
+        torch.manual_seed(0)  # initialize_weights also draws cls_token / projection weights
+        module = ViTMAEEmbeddings(config)
+        module.initialize_weights()
+        return {"table": _np(module.position_embeddings[0])}
+
+
+# ======================================================================================= transformers: RoPE
+
+
+def hf_llama_rope(
+    rope_parameters: dict[str, Any],
+    position_ids: Iterable[int] | np.ndarray,
+    head_dim: int = 64,
+    max_position_embeddings: int = 2048,
+) -> Arrays:
+    """transformers ``models/llama/modeling_llama.py::LlamaRotaryEmbedding`` (checked: 5.23.0).
+
+    Builds ``LlamaConfig(head_dim=head_dim, hidden_size=head_dim, num_attention_heads=1,
+    max_position_embeddings=..., rope_parameters=dict(rope_parameters))`` (v5 ``rope_parameters`` dict;
+    keys per ``rope_type``: default ``{rope_theta}``; linear/dynamic ``{factor}``; yarn ``{factor,
+    original_max_position_embeddings[, attention_factor, beta_fast, beta_slow, mscale, mscale_all_dim,
+    truncate]}``; longrope ``{short_factor, long_factor, original_max_position_embeddings[, factor,
+    attention_factor]}`` (lists of length ``dim/2``); llama3 ``{factor, low_freq_factor, high_freq_factor,
+    original_max_position_embeddings, rope_theta}``), then calls the module's ``forward(x, position_ids)``
+    once with all of ``position_ids`` (float32 ``x``).
+
+    Returns ``cos``/``sin`` ``(n, head_dim)`` float32 (rotate_half layout ``[f0..f_{h-1}, f0..f_{h-1}]``,
+    already multiplied by ``attention_scaling``), ``inv_freq`` *as used by that forward* (dynamic and
+    longrope swap it there: dynamic recomputes when ``max(pos)+1 > max_position_embeddings``, longrope uses
+    ``long_factor`` when ``max(pos)+1 > original_max_position_embeddings``), ``original_inv_freq`` (the one
+    built at init) and ``attention_scaling`` (0-d float64).  A fresh module per call, so no state leaks.
+    """
+    torch = _torch()
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    config = LlamaConfig(
+        vocab_size=8,
+        hidden_size=head_dim,
+        intermediate_size=4,
+        num_hidden_layers=1,
+        num_attention_heads=1,
+        head_dim=head_dim,
+        max_position_embeddings=max_position_embeddings,
+        rope_parameters=dict(rope_parameters),
+    )
+    with torch.no_grad():
+        module = LlamaRotaryEmbedding(config)
+        x = torch.zeros(1, dtype=torch.float32)
+        cos, sin = module(x, _position_ids(position_ids))
+        return {
+            "cos": _np(cos[0]),
+            "sin": _np(sin[0]),
+            "inv_freq": _np(module.inv_freq),
+            "original_inv_freq": _np(module.original_inv_freq),
+            "attention_scaling": _scalar(module.attention_scaling),
+        }
+
+
+def hf_gpt_neox_rope(
+    position_ids: Iterable[int] | np.ndarray,
+    hidden_size: int = 256,
+    num_attention_heads: int = 4,
+    rotary_pct: float = 0.25,
+    rotary_emb_base: float = 10000,
+    max_position_embeddings: int = 2048,
+) -> Arrays:
+    """transformers ``models/gpt_neox/modeling_gpt_neox.py::GPTNeoXRotaryEmbedding`` (checked: 5.23.0).
+
+    ``GPTNeoXConfig`` takes the legacy ``rotary_pct`` / ``rotary_emb_base`` kwargs and stores them as
+    ``rope_parameters["partial_rotary_factor"]`` / ``["rope_theta"]``.  Rotary width
+    ``dim = int(head_dim * rotary_pct)`` with ``head_dim = hidden_size // num_attention_heads``;
+    ``cos``/``sin`` are ``(n, dim)`` float32 in rotate_half layout (only the first ``dim`` dims of each
+    head are rotated); ``inv_freq`` has ``dim/2`` entries; ``attention_scaling`` 1.0.
+    """
+    torch = _torch()
+    from transformers import GPTNeoXConfig
+    from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
+
+    config = GPTNeoXConfig(
+        vocab_size=8,
+        hidden_size=hidden_size,
+        intermediate_size=4,
+        num_hidden_layers=1,
+        num_attention_heads=num_attention_heads,
+        max_position_embeddings=max_position_embeddings,
+        rotary_pct=rotary_pct,
+        rotary_emb_base=rotary_emb_base,
+    )
+    with torch.no_grad():
+        module = GPTNeoXRotaryEmbedding(config)
+        cos, sin = module(torch.zeros(1, dtype=torch.float32), _position_ids(position_ids))
+        return {
+            "cos": _np(cos[0]),
+            "sin": _np(sin[0]),
+            "inv_freq": _np(module.inv_freq),
+            "attention_scaling": _scalar(module.attention_scaling),
+        }
+
+
+# ===================================================================================== transformers: ALiBi
+
+
+def hf_bloom_alibi(attention_mask: Sequence[Sequence[int]] | np.ndarray, num_heads: int) -> Arrays:
+    """transformers ``models/bloom/modeling_bloom.py::build_alibi_tensor(attention_mask, num_heads, dtype)``
+    and ``_get_alibi_slopes(num_heads, device)`` (checked: 5.23.0).
+
+    ``alibi``: ``(batch * num_heads, 1, seq)`` float32 = ``slope * ((cumsum(mask) - 1) * mask)`` (so
+    **non-negative**, growing with the key position; left padding shifts it); ``slopes``: ``(num_heads,)``
+    float32 (``torch.pow`` of a float32 base, powers ``1..c`` then odd powers of the ``2c`` base).
+    """
+    torch = _torch()
+    from transformers.models.bloom.modeling_bloom import _get_alibi_slopes, build_alibi_tensor
+
+    mask = torch.as_tensor(np.asarray(attention_mask), dtype=torch.int64)
+    with torch.no_grad():
+        alibi = build_alibi_tensor(mask, num_heads, torch.float32)
+        slopes = _get_alibi_slopes(num_heads, torch.device("cpu"))
+        return {"alibi": _np(alibi), "slopes": _np(slopes)}
+
+
+def hf_mpt_alibi(num_heads: int, sequence_length: int, alibi_bias_max: int = 8) -> Arrays:
+    """transformers ``models/mpt/modeling_mpt.py::build_mpt_alibi_tensor(num_heads, sequence_length,
+    alibi_bias_max=8)`` (checked: 5.23.0).
+
+    ``alibi``: ``(num_heads, 1, sequence_length)`` float32 = ``slope * arange(1 - L, 1)`` (**non-positive**,
+    0 at the last key).  MPT has no separate slope function: ``slopes`` is read off the tensor as
+    ``-alibi[:, 0, -2]`` (exact: int32 −1 times the float32 slope), so ``sequence_length >= 2``.
+    """
+    torch = _torch()
+    from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
+
+    if sequence_length < 2:
+        raise ValueError("sequence_length must be >= 2 to read the slopes off the ALiBi tensor")
+    with torch.no_grad():
+        alibi = build_mpt_alibi_tensor(num_heads, sequence_length, alibi_bias_max=alibi_bias_max)
+        return {"alibi": _np(alibi), "slopes": _np(-alibi[:, 0, -2])}
+
+
+# ========================================================================= transformers: learned tables
+
+
+def _learned(build: Any, seed: int) -> Any:
+    """Build a tiny model under ``seed`` (``post_init`` runs the model's ``_init_weights``) without touching
+    the caller's RNG state."""
+    torch = _torch()
+    with torch.no_grad(), torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return build()
+
+
+def hf_bert_position_embeddings(
+    max_position_embeddings: int = 512, hidden_size: int = 768, initializer_range: float = 0.02, seed: int = 0
+) -> Arrays:
+    """transformers ``BertModel(...).embeddings.position_embeddings.weight`` (``models/bert/modeling_bert.py``
+    ``BertEmbeddings``; checked: 5.23.0).  Tiny ``BertConfig`` (1 layer, 1 head), initialised by the model's
+    own ``_init_weights`` (``normal_(0, initializer_range)``) under ``torch.manual_seed(seed)``.
+    ``table``: ``(max_position_embeddings, hidden_size)`` float32, no padding row.
+    """
+    from transformers import BertConfig, BertModel
+
+    def build() -> Any:
+        config = BertConfig(
+            vocab_size=8,
+            hidden_size=hidden_size,
+            num_hidden_layers=1,
+            num_attention_heads=1,
+            intermediate_size=4,
+            max_position_embeddings=max_position_embeddings,
+            initializer_range=initializer_range,
+        )
+        return BertModel(config, add_pooling_layer=False)
+
+    model = _learned(build, seed)
+    return {"table": _np(model.embeddings.position_embeddings.weight)}
+
+
+def hf_gpt2_wpe(n_positions: int = 1024, n_embd: int = 768, initializer_range: float = 0.02, seed: int = 0) -> Arrays:
+    """transformers ``GPT2Model(...).wpe.weight`` (``models/gpt2/modeling_gpt2.py``; checked: 5.23.0).
+    Tiny ``GPT2Config`` (1 layer, 1 head), ``_init_weights`` = ``normal_(0, initializer_range)`` under
+    ``torch.manual_seed(seed)``.  ``table``: ``(n_positions, n_embd)`` float32, no padding row.
+    """
+    from transformers import GPT2Config, GPT2Model
+
+    def build() -> Any:
+        config = GPT2Config(
+            vocab_size=8,
+            n_positions=n_positions,
+            n_embd=n_embd,
+            n_layer=1,
+            n_head=1,
+            n_inner=4,
+            initializer_range=initializer_range,
+            bos_token_id=0,
+            eos_token_id=0,  # defaults (50256) exceed vocab
+        )
+        return GPT2Model(config)
+
+    model = _learned(build, seed)
+    return {"table": _np(model.wpe.weight)}
+
+
+def hf_roberta_position_embeddings(
+    max_position_embeddings: int = 514,
+    hidden_size: int = 768,
+    pad_token_id: int = 1,
+    initializer_range: float = 0.02,
+    seed: int = 0,
+) -> Arrays:
+    """transformers ``RobertaModel(...).embeddings.position_embeddings.weight`` (``models/roberta/modeling_roberta.py``
+    ``RobertaEmbeddings``; checked: 5.23.0).  ``nn.Embedding(max_position_embeddings, hidden_size,
+    padding_idx=pad_token_id)``; ``_init_weights`` draws ``normal_(0, initializer_range)`` then zeroes row
+    ``pad_token_id``.  ``table``: ``(max_position_embeddings, hidden_size)`` float32 (514 rows for
+    RoBERTa-base), first real token at row ``pad_token_id + 1``.
+    """
+    from transformers import RobertaConfig, RobertaModel
+
+    def build() -> Any:
+        config = RobertaConfig(
+            vocab_size=8,
+            hidden_size=hidden_size,
+            num_hidden_layers=1,
+            num_attention_heads=1,
+            intermediate_size=4,
+            max_position_embeddings=max_position_embeddings,
+            pad_token_id=pad_token_id,
+            initializer_range=initializer_range,
+        )
+        return RobertaModel(config, add_pooling_layer=False)
+
+    model = _learned(build, seed)
+    return {"table": _np(model.embeddings.position_embeddings.weight)}
+
+
+def hf_bart_learned_positional_embedding(
+    max_position_embeddings: int = 1024, d_model: int = 768, init_std: float = 0.02, seed: int = 0
+) -> Arrays:
+    """transformers ``BartModel(...).encoder.embed_positions.weight`` (``models/bart/modeling_bart.py``
+    ``BartLearnedPositionalEmbedding``; checked: 5.23.0).  ``max_position_embeddings + offset`` rows
+    (``offset`` = 2, also returned; BART-base 1026 × 768), ``_init_weights`` = ``normal_(0, init_std)``,
+    **no** zero row (the module has no ``padding_idx``); positions are looked up at ``pos + 2``.
+    """
+    from transformers import BartConfig, BartModel
+
+    def build() -> Any:
+        config = BartConfig(
+            vocab_size=8,
+            d_model=d_model,
+            encoder_layers=1,
+            decoder_layers=1,
+            encoder_attention_heads=1,
+            decoder_attention_heads=1,
+            encoder_ffn_dim=4,
+            decoder_ffn_dim=4,
+            max_position_embeddings=max_position_embeddings,
+            init_std=init_std,
+        )
+        return BartModel(config)
+
+    model = _learned(build, seed)
+    embed = model.encoder.embed_positions
+    return {"table": _np(embed.weight), "offset": _scalar(embed.offset, np.int64)}
+
+
+# ================================================================================ positional-encodings
+
+
+def _tatp(cls_name: str, channels: int, shape: tuple[int, ...]) -> Arrays:
+    torch = _torch()
+    module = importlib.import_module("positional_encodings.torch_encodings")  # torch twin only (no TF import)
+    with torch.no_grad():
+        enc = getattr(module, cls_name)(channels)
+        out = enc(torch.zeros((1, *shape, channels), dtype=torch.float32))
+        return {"table": _np(out[0])}
+
+
+def pe_positional_encoding_1d(channels: int, x: int) -> Arrays:
+    """positional-encodings ``positional_encodings/torch_encodings.py::PositionalEncoding1D(channels)``
+    (checked: 6.0.3) applied to ``zeros(1, x, channels)``; ``table`` ``(x, channels)`` float32 (batch dropped).
+    Per-axis interleaved ``sin f0, cos f0, …``; odd ``channels`` → computed for ``ceil(ch/2)*2`` then truncated.
+    """
+    return _tatp("PositionalEncoding1D", channels, (x,))
+
+
+def pe_positional_encoding_2d(channels: int, x: int, y: int) -> Arrays:
+    """positional-encodings ``PositionalEncoding2D(channels)`` (checked: 6.0.3) on ``zeros(1, x, y, channels)``;
+    ``table`` ``(x, y, channels)`` float32: ``[x-block (C) | y-block (C)]``, ``C = ceil(ch/4)*2``, truncated."""
+    return _tatp("PositionalEncoding2D", channels, (x, y))
+
+
+def pe_positional_encoding_3d(channels: int, x: int, y: int, z: int) -> Arrays:
+    """positional-encodings ``PositionalEncoding3D(channels)`` (checked: 6.0.3) on ``zeros(1, x, y, z, channels)``;
+    ``table`` ``(x, y, z, channels)`` float32: ``[x | y | z]`` blocks of ``C = ceil(ch/6)*2``, truncated."""
+    return _tatp("PositionalEncoding3D", channels, (x, y, z))
+
+
+# ================================================================================================= timm
+
+
+_TIMM_STUB = "_pecli_timm_layers"
+
+
+def _timm_pos_embed_sincos() -> Any:
+    """``timm.layers.pos_embed_sincos`` without importing ``timm/__init__`` / ``timm/layers/__init__``.
+
+    Those package inits import torchvision (``timm.layers.create_norm``), which has no working CPU build
+    for torch 2.13 here.  The module itself only needs its siblings ``_fx`` (torchvision optional),
+    ``grid`` and ``trace_utils``, so it is loaded from its file inside a stand-in package that points at
+    timm's ``layers`` folder (relative imports resolve there; no package ``__init__`` runs).
+    """
+    try:
+        from timm.layers import pos_embed_sincos
+
+        return pos_embed_sincos
+    except Exception:  # ImportError without torchvision; a broken torchvision build can raise other errors
+        pass
+    full = f"{_TIMM_STUB}.pos_embed_sincos"
+    if full in sys.modules:
+        return sys.modules[full]
+    spec = importlib.util.find_spec("timm")  # locates the distribution without executing timm/__init__.py
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("No module named 'timm'", name="timm")
+    layers_dir = Path(next(iter(spec.submodule_search_locations))) / "layers"
+    stub = types.ModuleType(_TIMM_STUB)
+    stub.__path__ = [str(layers_dir)]
+    sys.modules[_TIMM_STUB] = stub
+    return importlib.import_module(full)
+
+
+def timm_sincos2d(
+    feat_shape: Sequence[int],
+    dim: int = 64,
+    temperature: float = 10000.0,
+    reverse_coord: bool = False,
+    interleave_sin_cos: bool = False,
+) -> Arrays:
+    """timm ``timm/layers/pos_embed_sincos.py::build_sincos2d_pos_embed(feat_shape, dim, temperature,
+    reverse_coord, interleave_sin_cos)`` (checked: 1.0.31).  ``table`` ``(H*W, dim)`` float32:
+    default ``[sin h | sin w | cos h | cos w]``; ``interleave_sin_cos`` → ``[sin h | cos h | sin w | cos w]``;
+    ``reverse_coord`` → w-major rows, w first.  ``dim % 4`` asserted (``AssertionError``).
+    """
+    torch = _torch()
+    module = _timm_pos_embed_sincos()
+    with torch.no_grad():
+        table = module.build_sincos2d_pos_embed(
+            list(feat_shape),
+            dim=dim,
+            temperature=temperature,
+            reverse_coord=reverse_coord,
+            interleave_sin_cos=interleave_sin_cos,
+        )
+        return {"table": _np(table)}
+
+
+# ============================================================================== rotary-embedding-torch
+
+
+def rotary_embedding_torch_angles(
+    dim: int,
+    seq_len: int,
+    theta: float = 10000,
+    interpolate_factor: float = 1.0,
+    theta_rescale_factor: float = 1.0,
+    offset: int = 0,
+) -> Arrays:
+    """rotary-embedding-torch ``rotary_embedding_torch/rotary_embedding_torch.py::RotaryEmbedding(dim, theta=...,
+    interpolate_factor=..., theta_rescale_factor=...)`` (checked: 0.9.1), ``freqs_for='lang'``.
+
+    ``positions`` = the module's own ``get_seq_pos(seq_len, dtype=float32, offset=offset)``
+    (``(arange + offset) / interpolate_factor``); ``angles`` = ``forward(positions)``: ``(seq_len, dim)``
+    float32 **angles** (not cos/sin) repeated interleaved ``[f0, f0, f1, f1, …]``; ``freqs`` = the
+    ``freqs`` parameter ``(dim//2,)`` (``theta`` already multiplied by
+    ``theta_rescale_factor ** (dim / (dim - 2))``).  ``interpolate_factor < 1`` → ``AssertionError``.
+    """
+    torch = _torch()
+    from rotary_embedding_torch import RotaryEmbedding
+
+    with torch.no_grad():
+        rope = RotaryEmbedding(
+            dim, theta=theta, interpolate_factor=interpolate_factor, theta_rescale_factor=theta_rescale_factor
+        )
+        positions = rope.get_seq_pos(seq_len, dtype=torch.float32, offset=offset)
+        angles = rope(positions)
+        return {"angles": _np(angles), "freqs": _np(rope.freqs), "positions": _np(positions)}
+
+
+# ============================================================================================ diffusers
+
+
+def diffusers_timestep_embedding(
+    timesteps: Sequence[float] | np.ndarray,
+    embedding_dim: int,
+    flip_sin_to_cos: bool = False,
+    downscale_freq_shift: float = 1,
+    scale: float = 1,
+    max_period: int = 10000,
+) -> Arrays:
+    """diffusers ``diffusers/models/embeddings.py::get_timestep_embedding(timesteps, embedding_dim,
+    flip_sin_to_cos, downscale_freq_shift, scale, max_period)`` (checked: 0.42.1).
+
+    ``timesteps`` (1-D, may be fractional) are passed as a float32 tensor; ``table`` ``(len(timesteps),
+    embedding_dim)`` float32: ``[sin | cos]`` (flip → ``[cos | sin]``), freqs
+    ``exp(-ln(max_period) * i / (half - downscale_freq_shift))``, odd width → trailing zero column.
+    """
+    torch = _torch()
+    from diffusers.models.embeddings import get_timestep_embedding
+
+    t = torch.as_tensor(np.asarray(timesteps, dtype=np.float32))
+    with torch.no_grad():
+        table = get_timestep_embedding(
+            t,
+            embedding_dim,
+            flip_sin_to_cos=flip_sin_to_cos,
+            downscale_freq_shift=downscale_freq_shift,
+            scale=scale,
+            max_period=max_period,
+        )
+        return {"table": _np(table)}
