@@ -256,11 +256,11 @@ def _recipe_given(ctx: click.Context) -> list[str]:
 
 
 def _recipe(ctx: click.Context, params: dict[str, Any]) -> Recipe:
-    from pecli.presets import make_recipe
+    from pecli.presets import implied_kind, make_recipe
 
     given = {name: params[name] for name in _recipe_given(ctx)}
     preset, kind = given.pop("preset", None), given.pop("kind", None)
-    if preset is None and kind in (None, "sinusoidal") and not {"grid", "order", "cls"} & given.keys():
+    if preset is None and (kind or implied_kind(given)) == "sinusoidal":
         missing = [opt for opt, name in (("--len", "length"), ("--dim", "dim")) if params[name] is None]
         if missing:
             raise click.UsageError(

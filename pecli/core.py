@@ -31,6 +31,8 @@ def build_rows(recipe: Recipe, r0: int, r1: int) -> np.ndarray:
     check_row_range(recipe.shape[0], r0, r1)
     if isinstance(recipe, Sincos2d):
         return _grid_rows(recipe, r0, r1)
+    if not isinstance(recipe, Sinusoidal):  # rope, alibi, learned: pecli.kinds_extra builds them
+        return recipe.rows(r0, r1)
     return build_sinusoidal_rows(recipe, r0, r1)
 
 

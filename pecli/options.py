@@ -7,6 +7,15 @@ from typing import Any, TypeVar
 
 import click
 
+from pecli.kinds_extra import (
+    ALIBI_FORMS,
+    ALIBI_ORIGINS,
+    ALIBI_PARTS,
+    INITS,
+    ROPE_LAYOUTS,
+    ROPE_PARTS,
+    SCALINGS,
+)
 from pecli.recipe import COMPUTES, DTYPES, FORMS, FREQS, KINDS, LAYOUTS, ODDS, ORDERS
 
 KIND_NAMES = tuple(KINDS)
@@ -56,7 +65,8 @@ recipe_options = _stack(
         "--kind",
         type=click.Choice(KIND_NAMES),
         default=None,
-        help="Recipe kind (default sinusoidal; --grid/--order/--cls imply sincos2d).",
+        help="Recipe kind (default sinusoidal; --grid/--order/--cls imply sincos2d, --heads alibi, "
+        "--scaling rope, --std/--init/--seed learned).",
     ),
     click.option("--len", "length", type=int, metavar="N", help="Number of positions (rows)."),
     click.option("--dim", type=int, metavar="D", help="Model width d_model (columns); odd D is allowed."),
@@ -70,11 +80,12 @@ recipe_options = _stack(
     ),
     click.option(
         "--layout",
-        type=click.Choice(LAYOUTS),
+        type=click.Choice(LAYOUTS + ROPE_LAYOUTS),
         default="interleaved",
         show_default=True,
         help="interleaved: sin,cos,sin,cos… (the paper); split: all sin columns, then all cos (HuggingFace); "
-        "cos-first: all cos, then all sin (MusicGen).",
+        "cos-first: all cos, then all sin (MusicGen).  rope (default half): half = [f0…f_{h−1}, f0…f_{h−1}] "
+        "(HF rotate_half, GPT-NeoX); pairs = [f0, f0, f1, f1, …] (Meta, GPT-J).",
     ),
     click.option(
         "--start",
@@ -120,7 +131,8 @@ recipe_options = _stack(
         type=int,
         default=None,
         metavar="K",
-        help="fairseq's padding row: K+1 rows before the positions, row K zero (first token at row K+1).",
+        help="fairseq's padding row: K+1 rows before the positions, row K zero (first token at row K+1); "
+        "learned too (RoBERTa: 1).",
     ),
     click.option(
         "--compute",
@@ -131,10 +143,11 @@ recipe_options = _stack(
     ),
     click.option(
         "--form",
-        type=click.Choice(FORMS),
+        type=click.Choice(FORMS + ALIBI_FORMS),
         default="exp",
         show_default=True,
-        help="How that pipeline evaluates frequencies: exp(−k·ln B/n), 1/B^(k/n) (pow), or p/B^(k/n) (div).",
+        help="How that pipeline evaluates frequencies: exp(−k·ln B/n), 1/B^(k/n) (pow), or p/B^(k/n) (div).  "
+        "alibi slopes: list (ofirpress, default), pow (Bloom), recip (MPT).",
     ),
     click.option("--grid", metavar="HxW", help="sincos2d: the grid, e.g. 14x14 (XxYxZ for --order tatp)."),
     click.option(
@@ -145,6 +158,62 @@ recipe_options = _stack(
         help="sincos2d: row and column order (mae, timm…, tatp = positional-encodings).",
     ),
     click.option("--cls/--no-cls", default=False, show_default=True, help="sincos2d: a zero class-token row first."),
+    click.option(
+        "--part",
+        type=click.Choice(ROPE_PARTS + ALIBI_PARTS),
+        default=None,
+        help="rope: cos (default), sin, angle (p·inv_freq) or inv_freq (one row); alibi: slopes (default) or bias.",
+    ),
+    click.option(
+        "--scaling",
+        type=click.Choice(SCALINGS),
+        default=None,
+        help="rope: HF rope_type (transformers 5.23 modeling_rope_utils).",
+    ),
+    click.option("--factor", type=float, default=None, metavar="F", help="rope scaling factor (linear…llama3)."),
+    click.option(
+        "--original-max-position-embeddings",
+        type=int,
+        default=None,
+        metavar="N",
+        help="rope: the trained length (dynamic: HF's max_position_embeddings).",
+    ),
+    click.option("--low-freq-factor", type=float, default=None, metavar="F", help="rope llama3 (Llama 3.1: 1)."),
+    click.option("--high-freq-factor", type=float, default=None, metavar="F", help="rope llama3 (Llama 3.1: 4)."),
+    click.option("--beta-fast", type=float, default=None, metavar="B", help="rope yarn (default 32)."),
+    click.option("--beta-slow", type=float, default=None, metavar="B", help="rope yarn (default 1)."),
+    click.option(
+        "--attention-factor",
+        type=float,
+        default=None,
+        metavar="A",
+        help="rope yarn/longrope: cos and sin multiplier (default from --factor).",
+    ),
+    click.option("--mscale", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
+    click.option("--mscale-all-dim", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
+    click.option("--short-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
+    click.option("--long-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
+    click.option(
+        "--truncate/--no-truncate", default=True, show_default=True, help="rope yarn: floor/ceil the ramp's ends."
+    ),
+    click.option("--heads", type=int, default=None, metavar="N", help="alibi: number of attention heads."),
+    click.option(
+        "--origin",
+        type=click.Choice(ALIBI_ORIGINS),
+        default=None,
+        help="alibi bias: first = slope·j (Bloom, default); last = slope·(j − len + 1) (MPT).",
+    ),
+    click.option("--std", type=float, default=None, metavar="S", help="learned: standard deviation (default 0.02)."),
+    click.option(
+        "--init",
+        type=click.Choice(INITS),
+        default=None,
+        help="learned: normal (HF) or truncated-normal (±2σ, TF's BERT).",
+    ),
+    click.option("--seed", type=int, default=None, metavar="N", help="learned: NumPy PCG64 seed (default 0)."),
+    click.option(
+        "--offset", type=int, default=None, metavar="K", help="learned: K drawn rows before position 0 (BART: 2)."
+    ),
 )
 RECIPE_PARAMS = (
     "preset",
@@ -164,6 +233,26 @@ RECIPE_PARAMS = (
     "grid",
     "order",
     "cls",
+    "part",
+    "scaling",
+    "factor",
+    "original_max_position_embeddings",
+    "low_freq_factor",
+    "high_freq_factor",
+    "beta_fast",
+    "beta_slow",
+    "attention_factor",
+    "mscale",
+    "mscale_all_dim",
+    "short_factor",
+    "long_factor",
+    "truncate",
+    "heads",
+    "origin",
+    "std",
+    "init",
+    "seed",
+    "offset",
 )
 
 view_options = _stack(

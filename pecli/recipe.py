@@ -324,8 +324,12 @@ class Sincos2d(_Recipe):
         return self.dim // 4
 
 
-Recipe = Union[Sinusoidal, Sincos2d]  # noqa: UP007
-KINDS: dict[str, type[Sinusoidal] | type[Sincos2d]] = {Sinusoidal.kind: Sinusoidal, Sincos2d.kind: Sincos2d}
+# rope, alibi and learned subclass _Recipe, so they are imported once it exists.  Safe in any
+# import order: importing pecli.kinds_extra runs pecli/__init__, which imports this module first.
+from pecli.kinds_extra import Alibi, Learned, Rope  # noqa: E402
+
+Recipe = Union[Sinusoidal, Sincos2d, Rope, Alibi, Learned]  # noqa: UP007
+KINDS: dict[str, type[Recipe]] = {c.kind: c for c in (Sinusoidal, Sincos2d, Rope, Alibi, Learned)}
 
 
 def _fmt(v: object) -> str:
@@ -360,22 +364,15 @@ def _from_stored(v: Any) -> Any:
 
 
 def parameter_types(cls: type[_Recipe]) -> dict[str, str]:
-    """Field name → ``"int" | "float" | "bool" | "int?" | "str"`` (for parsing operands)."""
+    """Field name → ``"int" | "float" | "bool" | "str"``, with ``?`` when it may be ``None``
+    (for parsing operands)."""
     out: dict[str, str] = {}
     for f in fields(cls):  # type: ignore[arg-type]
         t = str(f.type)
-        out[f.name] = (
-            "int?"
-            if "None" in t
-            else "int"
-            if t == "int"
-            else "float"
-            if t == "float"
-            else "bool"
-            if t == "bool"
-            else "str"
-        )
+        base = t.replace("| None", "").strip()
+        name = base if base in ("int", "float", "bool") else "str"
+        out[f.name] = name + "?" if "None" in t else name
     return out
 
 
-__all__ = ["KINDS", "Recipe", "Sincos2d", "Sinusoidal", "asdict", "recipe_from_metadata"]
+__all__ = ["KINDS", "Alibi", "Learned", "Recipe", "Rope", "Sincos2d", "Sinusoidal", "asdict", "recipe_from_metadata"]

@@ -61,7 +61,7 @@ def parse_recipe(spec: str) -> Recipe:
     if preset is None:
         missing = [("len" if n == "length" else n) for n in REQUIRED[kind] if n not in params]
         if missing:
-            example = "len=120,dim=8" if kind == "sinusoidal" else "grid=14x14,dim=768"
+            example = {"sincos2d": "grid=14x14,dim=768", "alibi": "heads=16"}.get(kind, "len=120,dim=8")
             raise RecipeError(f"{spec!r} needs {' and '.join(missing)}, e.g. {kind}:{example}")
     return make_recipe(params, preset, kind)
 
@@ -73,12 +73,12 @@ def _convert(name: str, value: str, type_name: str, spec: str) -> Any:
         if value.lower() in ("0", "false", "no"):
             return False
         raise RecipeError(f"{name}={value!r} in {spec!r} is not true or false")
-    if type_name == "int?" and value.lower() == "none":
+    if type_name.endswith("?") and value.lower() == "none":
         return None
     try:
         if type_name in ("int", "int?"):
             return int(value)
-        if type_name == "float":
+        if type_name in ("float", "float?"):
             return float(value)
     except ValueError:
         what = "number" if type_name == "float" else "whole number"

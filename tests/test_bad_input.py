@@ -139,7 +139,7 @@ CASES: list[tuple[list[str], str]] = [
     (["inspect", "good.npy", "--pos", "-1"], "--pos -1 is outside the table's positions 0..15"),
     (["inspect", "good.npy", "--pos", "1", "--rows", "0:2"], "--rows and --pos exclude each other"),
     (["inspect", "good.npy:pe"], "is a .npy file with one array: drop ':pe'"),
-    (["inspect", "rope:len=8,dim=4"], "unknown kind 'rope'"),
+    (["inspect", "spiral:len=8,dim=4"], "unknown kind 'spiral'"),
     (["inspect", "sinusoidal:len=8"], "needs dim"),
     (["inspect", "sinusoidal:len=8,dim=4,bogus=1"], "unknown parameter 'bogus=1'"),
     (["inspect", "sinusoidal:len=8,dim=four"], "is not a whole number"),
