@@ -170,3 +170,127 @@ def test_preset_matches_its_framework(c: Case) -> None:
         assert _ulps(ours, theirs) <= 1
     else:
         assert diff <= 4 * 2.0**-24 * max(1, p_max), (diff, p_max)
+
+
+# ------------------------------------------------------------------------------ RoPE, ALiBi, learned
+_ROPE_KEYS = (
+    "factor",
+    "original_max_position_embeddings",
+    "low_freq_factor",
+    "high_freq_factor",
+    "beta_fast",
+    "beta_slow",
+    "attention_factor",
+    "mscale",
+    "mscale_all_dim",
+)
+
+
+def _hf_rope_parameters(recipe: Any) -> tuple[dict[str, Any], int]:
+    """The transformers 5.23 ``rope_parameters`` dict (and max_position_embeddings) of a rope recipe."""
+    params: dict[str, Any] = {"rope_type": recipe.scaling, "rope_theta": recipe.base}
+    params |= {k: getattr(recipe, k) for k in _ROPE_KEYS if getattr(recipe, k) is not None}
+    for k in ("short_factor", "long_factor"):
+        if getattr(recipe, k):
+            params[k] = [float(x) for x in getattr(recipe, k).split(";")]
+    if recipe.scaling == "yarn":
+        params["truncate"] = recipe.truncate
+    # HF's dynamic scaling recomputes once max(position)+1 passes max_position_embeddings.
+    max_pos = recipe.original_max_position_embeddings or 2048
+    if recipe.scaling in ("yarn", "longrope") and recipe.factor:
+        max_pos = int(recipe.original_max_position_embeddings * recipe.factor)
+    return params, max_pos
+
+
+ROPE_CASES = [
+    ("llama", {"length": 4096}),
+    ("llama", {"length": 300, "start": 100_000}),
+    ("llama3", {"length": 512, "start": 8000}),  # across the original 8192
+    ("llama3", {"length": 256, "start": 131_000}),
+    ("vicuna-16k", {"length": 600, "start": 15_000}),
+    ("llama2-dynamic", {"length": 512, "start": 7_900}),  # past max → NTK base for 8412 positions
+    ("qwen3-yarn", {"length": 512, "start": 40_000}),
+    ("gpt-oss", {"length": 256, "start": 100_000}),
+    ("phi3-vision-128k", {"length": 256, "start": 4_000}),  # long_factor: past 4096
+    ("phi3-vision-128k", {"length": 256}),  # short_factor
+]
+
+
+@pytest.mark.parametrize(("name", "overrides"), ROPE_CASES, ids=[f"{n}-{o}" for n, o in ROPE_CASES])
+@HF
+def test_rope_presets_match_transformers(name: str, overrides: dict[str, Any]) -> None:
+    base = get_preset(name).recipe(**overrides)
+    params, max_pos = _hf_rope_parameters(base)
+    positions = np.arange(base.start, base.start + base.length)
+    hf = ref.hf_llama_rope(params, positions, head_dim=base.dim, max_position_embeddings=max_pos)
+    p_max = base.start + base.length - 1
+    for part in ("cos", "sin"):
+        ours = get_preset(name).recipe(**overrides, part=part).build()
+        diff = float(np.abs(ours.astype(np.float64) - hf[part]).max())
+        print(
+            f"\n{name:18s} {part} {ours.shape[0]}x{ours.shape[1]} from {base.start}: max|Δ| {diff:.3g}, "
+            f"{np.mean(ours == hf[part]):.4%} bit-identical"
+        )
+        assert ours.shape == hf[part].shape
+        assert diff <= 4 * 2.0**-24 * max(1, p_max), (part, diff)
+    inv = get_preset(name).recipe(**overrides, part="inv_freq").build()[0]
+    assert np.max(np.abs(inv - hf["inv_freq"]) / hf["inv_freq"]) <= 2**-23  # ≤ 1 ulp (torch's pow)
+    assert base.attention_scaling() == pytest.approx(float(hf["attention_scaling"]), rel=1e-7)
+
+
+@pytest.mark.parametrize("n", [2048, 300])
+@HF
+def test_gpt_neox_partial_rotary_matches_transformers(n: int) -> None:
+    hf = ref.hf_gpt_neox_rope(np.arange(n), hidden_size=96 * 4, num_attention_heads=4, rotary_pct=0.25)
+    for part in ("cos", "sin"):
+        ours = get_preset("gpt-neox").recipe(length=n, part=part).build()
+        assert ours.shape == hf[part].shape == (n, 24)
+        assert np.abs(ours - hf[part]).max() <= 4 * 2.0**-24 * n
+
+
+@pytest.mark.parametrize("n", [256, 2048])
+@_needs("rotary_embedding_torch")
+def test_meta_llama_pairs_layout_matches_rotary_embedding_torch(n: int) -> None:
+    theirs = ref.rotary_embedding_torch_angles(128, n, theta=10000)["angles"]
+    ours = get_preset("meta-llama").recipe(length=n, part="angle").build()
+    np.testing.assert_array_equal(ours, theirs)  # float32 p·inv_freq: one rounding each side
+
+
+@pytest.mark.parametrize("heads", [8, 12, 16, 20, 32, 40, 64, 112])
+@HF
+def test_alibi_presets_match_bloom_and_mpt(heads: int) -> None:
+    n = 256
+    bloom = ref.hf_bloom_alibi(np.ones((1, n), dtype=np.int64), heads)
+    ours = get_preset("bloom-alibi").recipe(heads=heads, length=n).build()
+    # Bit-exact but where torch's float32 pow is itself 1 ulp off (one head at n = 32, 40, 56, 128).
+    np.testing.assert_allclose(ours, bloom["alibi"][:, 0, :], rtol=2**-22, atol=0)
+    print(f"\nbloom-alibi {heads} heads: {np.mean(ours == bloom['alibi'][:, 0, :]):.4%} bit-identical")
+    mpt = ref.hf_mpt_alibi(heads, n)
+    ours = get_preset("mpt-alibi").recipe(heads=heads, length=n).build()
+    np.testing.assert_array_equal(ours, mpt["alibi"][:, 0, :])
+    slopes = get_preset("alibi").recipe(heads=heads).build()[0]
+    # ofirpress's float64 list cast once; MPT's float32 reciprocals agree up to 64 heads, then 1 ulp.
+    assert np.max(np.abs(slopes - mpt["slopes"]) / mpt["slopes"]) <= (0 if heads <= 64 else 2**-23)
+
+
+LEARNED = [
+    ("hf-bert", lambda: ref.hf_bert_position_embeddings(512, 768)["table"], {}),
+    ("gpt2", lambda: ref.hf_gpt2_wpe(1024, 768)["table"], {}),
+    ("roberta", lambda: ref.hf_roberta_position_embeddings(514, 768)["table"], {"zero_rows": [1]}),
+    ("bart", lambda: ref.hf_bart_learned_positional_embedding(1024, 768)["table"], {}),
+]
+
+
+@pytest.mark.parametrize(("name", "build", "extra"), LEARNED, ids=[c[0] for c in LEARNED])
+@HF
+def test_learned_presets_have_the_frameworks_shape_and_distribution(name: str, build: Any, extra: dict) -> None:
+    """Learned tables are random: the same shape, zero rows and distribution, not torch's numbers."""
+    theirs = build()
+    ours = get_preset(name).recipe().build()
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+    for r in extra.get("zero_rows", []):
+        assert not ours[r].any() and not theirs[r].any()
+    live = [r for r in range(ours.shape[0]) if ours[r].any()]
+    s_ours, s_theirs = float(ours[live].std()), float(theirs[live].std())
+    print(f"\n{name:8s} {ours.shape}: std {s_ours:.5f} vs framework {s_theirs:.5f}")
+    assert abs(s_ours - s_theirs) <= 0.02 * s_theirs and abs(float(ours.mean())) < 1e-3
