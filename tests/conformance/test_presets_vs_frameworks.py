@@ -238,14 +238,26 @@ def test_rope_presets_match_transformers(name: str, overrides: dict[str, Any]) -
     assert base.attention_scaling() == pytest.approx(float(hf["attention_scaling"]), rel=1e-7)
 
 
-@pytest.mark.parametrize("n", [2048, 300])
+@pytest.mark.parametrize(("name", "head", "n"), [("gpt-neox", 96, 2048), ("gpt-neox", 96, 300), ("pythia", 128, 2048)])
 @HF
-def test_gpt_neox_partial_rotary_matches_transformers(n: int) -> None:
-    hf = ref.hf_gpt_neox_rope(np.arange(n), hidden_size=96 * 4, num_attention_heads=4, rotary_pct=0.25)
+def test_gpt_neox_partial_rotary_matches_transformers(name: str, head: int, n: int) -> None:
+    hf = ref.hf_gpt_neox_rope(np.arange(n), hidden_size=head * 4, num_attention_heads=4, rotary_pct=0.25)
     for part in ("cos", "sin"):
-        ours = get_preset("gpt-neox").recipe(length=n, part=part).build()
-        assert ours.shape == hf[part].shape == (n, 24)
+        ours = get_preset(name).recipe(length=n, part=part).build()
+        assert ours.shape == hf[part].shape == (n, head // 4)
         assert np.abs(ours - hf[part]).max() <= 4 * 2.0**-24 * n
+
+
+@HF
+def test_meta_llama3_pairs_are_hf_llama3_rotate_half_permuted() -> None:
+    """Meta's complex RoPE is HF's rotate-half table with each frequency's column repeated in place
+    (the q/k permutation convert_llama_weights_to_hf.py applies)."""
+    base = get_preset("meta-llama3").recipe(length=512, start=8000)
+    params, max_pos = _hf_rope_parameters(base)
+    hf = ref.hf_llama_rope(params, np.arange(8000, 8512), head_dim=128, max_position_embeddings=max_pos)
+    half = hf["cos"][:, :64]
+    ours = get_preset("meta-llama3").recipe(length=512, start=8000, part="cos").build()
+    assert np.abs(ours - np.repeat(half, 2, axis=1)).max() <= 4 * 2.0**-24 * 8511
 
 
 @pytest.mark.parametrize("n", [256, 2048])
