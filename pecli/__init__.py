@@ -14,34 +14,57 @@ from typing import TYPE_CHECKING, Any
 
 from pecli._version import __version__
 from pecli.errors import FormatError, OutputError, PecliInputError, RecipeError, TableTooLargeError
-from pecli.recipe import Sinusoidal, recipe_from_metadata
+
+from pecli.recipe import Alibi, Learned, Rope, Sincos2d, Sinusoidal, recipe_from_metadata  # isort: skip
+from pecli.presets import PRESETS, get_preset, make_recipe  # isort: skip
 
 if TYPE_CHECKING:
+    from pecli.analysis import decay, heatmap_sample, relative_residual, wavelengths
     from pecli.compare import Comparison, compare, explain
     from pecli.formats import open_table, write_table
+    from pecli.identify import Identification, identify
     from pecli.inspection import describe, row_details
     from pecli.table import Table
 
 __all__ = [
+    "PRESETS",
+    "Alibi",
     "Comparison",
     "FormatError",
+    "Identification",
+    "Learned",
     "OutputError",
     "PecliInputError",
     "RecipeError",
+    "Rope",
+    "Sincos2d",
     "Sinusoidal",
     "Table",
     "TableTooLargeError",
     "__version__",
     "compare",
+    "decay",
     "describe",
     "explain",
+    "get_preset",
+    "heatmap_sample",
+    "identify",
+    "make_recipe",
     "open_table",
     "recipe_from_metadata",
+    "relative_residual",
     "row_details",
+    "wavelengths",
     "write_table",
 ]
 
 _LAZY = {
+    "identify": "pecli.identify",
+    "Identification": "pecli.identify",
+    "decay": "pecli.analysis",
+    "heatmap_sample": "pecli.analysis",
+    "relative_residual": "pecli.analysis",
+    "wavelengths": "pecli.analysis",
     "compare": "pecli.compare",
     "explain": "pecli.compare",
     "Comparison": "pecli.compare",

@@ -1,0 +1,276 @@
+"""identify(): tables built by pecli's presets, and tables written here from the frameworks' own
+formulas (fairseq, MAE, timm, HF Marian/XLM, seed 004's broken snippet) with NumPy, must come out as
+the right recipe, or as "no known recipe"."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pecli import Sinusoidal
+from pecli.formats import open_table
+from pecli.identify import Identification, Sample, identify
+from pecli.presets import PRESETS, Preset
+from pecli.recipe import Sincos2d
+from pecli.table import Table
+
+f32 = np.float32
+
+
+def plain(x: np.ndarray, name: str = "table.npy") -> Table:
+    return Table(np.asarray(x), None, name)
+
+
+def best(result: Identification) -> Any:
+    assert result.best is not None, result.summary
+    return result.best
+
+
+# -- independent tables, from the frameworks' code (dialects reference), in NumPy -------------
+def rounded(fn: Any, x: np.ndarray) -> np.ndarray:
+    """A float32 transcendental the way torch computes it: correctly rounded from float64."""
+    return np.asarray(fn(x.astype(np.float64))).astype(f32)
+
+
+def fairseq_get_embedding(num_embeddings: int, dim: int, padding_idx: int | None = 1) -> np.ndarray:
+    """fairseq's SinusoidalPositionalEmbedding.get_embedding, step by step in float32."""
+    half = dim // 2
+    emb = math.log(10000) / (half - 1)
+    freqs = rounded(np.exp, np.arange(half, dtype=f32) * f32(-emb))
+    angles = np.arange(num_embeddings, dtype=f32)[:, None] * freqs[None, :]
+    out = np.concatenate([rounded(np.sin, angles), rounded(np.cos, angles)], axis=1)
+    if dim % 2:
+        out = np.concatenate([out, np.zeros((num_embeddings, 1), f32)], axis=1)
+    if padding_idx is not None:
+        out[padding_idx] = 0
+    return out
+
+
+def mae_get_2d_sincos_pos_embed(embed_dim: int, grid_size: int, cls_token: bool = False) -> np.ndarray:
+    """facebookresearch/mae util/pos_embed.py, in float64 (np.float), then torch's .float()."""
+
+    def get_1d(dim: int, pos: np.ndarray) -> np.ndarray:
+        omega = np.arange(dim // 2, dtype=np.float64) / (dim / 2.0)
+        omega = 1.0 / 10000**omega
+        out = np.einsum("m,d->md", pos.reshape(-1), omega)
+        return np.concatenate([np.sin(out), np.cos(out)], axis=1)
+
+    grid_h = np.arange(grid_size, dtype=np.float32)
+    grid_w = np.arange(grid_size, dtype=np.float32)
+    grid = np.meshgrid(grid_w, grid_h)  # w goes first
+    emb_h = get_1d(embed_dim // 2, grid[0])  # (named h, encodes w)
+    emb_w = get_1d(embed_dim // 2, grid[1])
+    emb = np.concatenate([emb_h, emb_w], axis=1)
+    if cls_token:
+        emb = np.concatenate([np.zeros([1, embed_dim]), emb], axis=0)
+    return emb.astype(f32)
+
+
+def timm_build_sincos2d_pos_embed(h: int, w: int, dim: int) -> np.ndarray:
+    """timm's build_sincos2d_pos_embed (default options) in plain NumPy float32."""
+    pos_dim = dim // 4
+    bands = f32(1) / (f32(10000) ** (np.arange(pos_dim, dtype=f32) / f32(pos_dim)))
+    gh, gw = np.meshgrid(np.arange(h, dtype=f32), np.arange(w, dtype=f32), indexing="ij")
+    ph, pw = gh.reshape(-1)[:, None] * bands, gw.reshape(-1)[:, None] * bands
+    return np.concatenate([np.sin(ph), np.sin(pw), np.cos(ph), np.cos(pw)], axis=1)
+
+
+def hf_create_weight(n_pos: int, dim: int, split: bool, start: int = 0) -> np.ndarray:
+    """HF XLM (interleaved) / Marian (split) tables: float64 p / 10000^(2(j//2)/d), cast once."""
+    enc = np.array(
+        [[pos / np.power(10000, 2 * (j // 2) / dim) for j in range(dim)] for pos in range(start, start + n_pos)]
+    )
+    out = np.empty((n_pos, dim), dtype=f32)
+    if split:
+        sentinel = (dim + 1) // 2
+        out[:, :sentinel] = np.sin(enc[:, 0::2])
+        out[:, sentinel:] = np.cos(enc[:, 1::2])
+    else:
+        out[:, 0::2] = np.sin(enc[:, 0::2])
+        out[:, 1::2] = np.cos(enc[:, 1::2])
+    return out
+
+
+def seed_004_table(length: int, dim: int) -> np.ndarray:
+    """Seed 004's last code block, wrong on purpose: sin/cos((pos/10000) ** (2i/d))."""
+    pe = np.empty((length, dim))
+    for pos in range(length):
+        for i in range(dim // 2):
+            angle = (pos / 10000) ** (2 * i / dim)
+            pe[pos, 2 * i], pe[pos, 2 * i + 1] = math.sin(angle), math.cos(angle)
+    return pe.astype(f32)
+
+
+# -- the tests -------------------------------------------------------------------------------
+def test_fairseq_formula_with_its_padding_row() -> None:
+    result = identify(plain(fairseq_get_embedding(1026, 512)))
+    b = best(result)
+    assert result.verdict == "match" and b.name == "fairseq"
+    assert {"fairseq", "hf-m2m100", "hf-fsmt", "hf-xglm", "hf-speech2text"} <= set(b.names)
+    r = b.recipe
+    assert (r.padding_idx, r.layout, r.freq, r.compute, r.length) == (1, "split", "t2t", "float32", 1024)
+    assert result.confidence_label == "high" and result.confidence > 0.9
+    assert b.max_abs <= b.tolerance and b.rel_rms < 1e-6
+
+
+def test_fairseq_odd_width_gets_a_zero_column() -> None:
+    r = best(identify(plain(fairseq_get_embedding(200, 33)))).recipe
+    assert (r.odd, r.padding_idx, r.dim) == ("zero", 1, 33)
+
+
+def test_real_fairseq_code_in_torch() -> None:
+    torch = pytest.importorskip("torch")
+    # fairseq/modules/sinusoidal_positional_embedding.py::get_embedding, verbatim.
+    num_embeddings, embedding_dim, padding_idx = 1026, 256, 1
+    half_dim = embedding_dim // 2
+    emb = math.log(10000) / (half_dim - 1)
+    emb = torch.exp(torch.arange(half_dim, dtype=torch.float) * -emb)
+    emb = torch.arange(num_embeddings, dtype=torch.float).unsqueeze(1) * emb.unsqueeze(0)
+    emb = torch.cat([torch.sin(emb), torch.cos(emb)], dim=1).view(num_embeddings, -1)
+    emb[padding_idx, :] = 0
+    result = identify(plain(emb.numpy()))
+    assert result.verdict == "match" and best(result).name == "fairseq", result.summary
+
+
+def test_mae_official_code_and_not_timm() -> None:
+    result = identify(plain(mae_get_2d_sincos_pos_embed(768, 14, cls_token=True)))
+    b = best(result)
+    assert result.verdict == "match" and b.name == "mae" and "hf-vitmae" in b.names
+    assert b.max_abs == 0  # MAE's float64 pipeline is reproduced bit for bit
+    assert (b.recipe.grid, b.recipe.order, b.recipe.cls) == ("14x14", "mae", True)
+    assert any("14x14 grid in the mae order after a zero class row" in n for n in result.notes)
+
+
+def test_timm_code_and_not_mae() -> None:
+    result = identify(plain(timm_build_sincos2d_pos_embed(14, 14, 768)))
+    b = best(result)
+    # Plain NumPy float32 (not torch's correctly rounded exp/sin): a match or, at worst, close.
+    assert result.verdict in ("match", "close") and b.name == "timm-sincos2d", result.summary
+    assert b.recipe.order == "timm" and b.recipe.grid == "14x14"
+    assert all(c.max_abs > 1 for c in result.nearest if getattr(c.recipe, "order", None) == "mae")
+
+
+def test_a_non_square_grid_and_its_row_order() -> None:
+    table = plain(Sincos2d("16x24", 256, order="timm-interleave", compute="float64").build())
+    b = best(identify(table))
+    assert b.name == "hf-sincos2d" and b.recipe.grid == "16x24"
+    moco = plain(PRESETS["moco-v3"].recipe(grid="6x10").build())  # rows w-major
+    m = best(identify(moco))
+    assert m.name == "moco-v3" and m.recipe.grid == "6x10"
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_split_and_interleaved_are_told_apart(split: bool) -> None:
+    b = best(identify(plain(hf_create_weight(300, 64, split))))
+    assert b.recipe.layout == ("split" if split else "interleaved")
+    assert b.name == ("hf-marian" if split else "vaswani")
+    assert b.max_abs == 0
+
+
+def test_a_start_offset_from_the_phases() -> None:
+    # HF's past_key_values_length: the rows of positions 7, 8, …
+    result = identify(plain(hf_create_weight(300, 64, split=True, start=7)))
+    b = best(result)
+    assert (b.name, b.recipe.start, b.recipe.layout, b.max_abs) == ("hf-marian", 7, "split", 0.0)
+    assert "the columns pair up as sin/cos in the split layout (row 0 is position 7)" in result.notes[0]
+
+
+def test_another_base_is_fitted() -> None:
+    table = plain(Sinusoidal(2000, 128, base=500000, dtype="float64").build())
+    result = identify(table)
+    b = best(result)
+    assert b.recipe.base == 500000 and b.recipe.dtype == "float64" and b.name == "sinusoidal"
+    assert b.spec.startswith("sinusoidal:len=2000,dim=128,base=500000")
+
+
+def test_float32_and_float64_pipelines_are_told_apart_on_long_tables() -> None:
+    f64 = best(identify(plain(PRESETS["hf-xlm"].recipe(length=4096, dim=64).build())))
+    assert "hf-xlm" in f64.names and f64.recipe.compute != "float32"
+    f32_ = identify(plain(PRESETS["pytorch-tutorial"].recipe(length=4096, dim=64).build()))
+    assert best(f32_).name == "pytorch-tutorial" and f32_.confidence_label == "high"
+    # They differ by far more than the tolerance (dialects §0: 4.7e-4 below position 8192).
+    exact = next(c for c in f32_.nearest if c.recipe.compute == "exact")
+    assert exact.max_abs > 100 * exact.tolerance
+
+
+def test_seed_004_is_no_known_recipe() -> None:
+    result = identify(plain(seed_004_table(100, 512)))
+    assert result.verdict == "unknown" and result.best is None and result.confidence == 0
+    assert result.summary.startswith("no known recipe; nearest")
+    assert result.nearest and all(c.max_abs > 0.5 for c in result.nearest)
+    assert any("follow no frequency rule" in n for n in result.notes)
+
+
+def test_random_tables_are_no_known_recipe() -> None:
+    result = identify(plain(np.random.default_rng(0).normal(0, 0.02, (512, 768)).astype(f32)))
+    assert result.verdict == "unknown" and result.confidence_label == "none"
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_comes_back(name: str) -> None:
+    """Each preset's own table (lengths capped to keep this fast) is identified as that preset, or
+    as one that builds the very same table (fairseq = hf-m2m100, gpt2 = hf-bert with the same seed)."""
+    preset = PRESETS[name]
+    size = {"length": min(preset.size["length"], 300)} if "length" in preset.size else {}
+    table = plain(preset.recipe(**size).build())
+    result = identify(table)
+    assert result.verdict == "match" and name in best(result).names, result.summary
+    assert best(result).max_abs == 0
+
+
+def test_odd_and_tiny_widths() -> None:
+    for dim in (1, 2, 3, 5):
+        result = identify(plain(Sinusoidal(50, dim).build()))
+        assert result.verdict == "match" and best(result).recipe.dim == dim
+
+
+def test_a_file_with_its_stored_recipe(tmp_path: Path) -> None:
+    import pecli
+
+    path = tmp_path / "pe.npy"
+    pecli.write_table(Table.from_recipe(PRESETS["fairseq"].recipe(length=100, dim=32)), path)
+    with open_table(path) as table:
+        result = identify(table)
+    assert "stored recipe" in best(result).names and best(result).name == "fairseq"
+    assert "the data agrees with the recipe stored in the file" in result.notes
+    json.dumps(result.to_dict())  # JSON-ready
+
+
+def test_reads_stay_small() -> None:
+    class Counting:
+        def __init__(self, data: np.ndarray) -> None:
+            self.data, self.shape, self.dtype, self.rows = data, data.shape, data.dtype, 0
+
+        def __getitem__(self, key: slice) -> Any:
+            self.rows += len(range(*key.indices(self.shape[0])))
+            return self.data[key]
+
+    data = Counting(Sinusoidal(20000, 64).build())
+    result = identify(Table(data, None, "big"))
+    assert best(result).name == "vaswani"
+    assert data.rows < 1000 and result.sample == "224 of 20000 rows (head, tail and 8 windows between)"
+
+
+def test_new_presets_plug_in_without_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    extra = Preset(
+        "my-model",
+        "sinusoidal",
+        {"base": 20000.0, "layout": "cos-first"},
+        {"length": 64, "dim": 32},
+        "me",
+        "x.py",
+        "test",
+    )
+    monkeypatch.setitem(PRESETS, "my-model", extra)
+    result = identify(plain(extra.recipe(length=500).build()))
+    assert best(result).name == "my-model"
+
+
+def test_the_sample_holds_head_tail_and_windows() -> None:
+    s = Sample.read(plain(np.zeros((10_000, 4))))
+    assert s.spans[0] == (0, 64) and s.spans[-1] == (9968, 10_000) and len(s.spans) == 10
