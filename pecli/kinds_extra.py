@@ -221,6 +221,10 @@ class Rope(_Recipe):
                 f"scaling={self.scaling} does not use {names}: drop it, or choose the scaling that does "
                 f"({', '.join(s for s in SCALINGS if set(unused) <= set(_SCALING_PARAMS[s])) or 'none'})"
             )
+        if self.scaling == "dynamic" and self.dim < 4:
+            raise RecipeError(
+                f"scaling=dynamic rescales the base by factor^(dim/(dim−2)), which needs dim ≥ 4, got {self.dim}"
+            )
         missing = [n for n in _REQUIRED[self.scaling] if getattr(self, n) is None]
         if missing:
             raise RecipeError(

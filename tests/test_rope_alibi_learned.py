@@ -380,3 +380,11 @@ def test_recipes_round_trip_through_their_parameters() -> None:
 def test_module_imports_without_numpy() -> None:
     code = "import sys, pecli.kinds_extra; assert 'numpy' not in sys.modules, sorted(sys.modules)"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_dynamic_scaling_needs_dim_4() -> None:
+    from pecli.errors import RecipeError
+    from pecli.recipe import Rope
+
+    with pytest.raises(RecipeError, match="dim ≥ 4"):
+        Rope(8, 2, scaling="dynamic", factor=2.0, original_max_position_embeddings=4)
