@@ -607,7 +607,8 @@ def make_recipe(params: dict[str, Any], preset: str | None = None, kind: str | N
     missing = [n for n in REQUIRED[kind] if params.get(n) is None]
     if missing:
         spelled = " and ".join(map(_spell, missing))
-        raise RecipeError(f"a {kind} recipe needs {spelled}, e.g. {_EXAMPLE[kind]}")
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise RecipeError(f"{article} {kind} recipe needs {spelled}, e.g. {_EXAMPLE[kind]}")
     return cls(**params)
 
 
@@ -617,6 +618,8 @@ def implied_kind(params: dict[str, Any]) -> str:
     ``--scaling`` rope, ``--std`` learned); else ``sinusoidal`` (whose error names what it lacks)."""
     if _GRID_ONLY & params.keys():
         return "sincos2d"
+    if params.get("layout") in ("half", "pairs"):  # the rotary layouts
+        return "rope"
     takes = [k for k, cls in KINDS.items() if params.keys() <= {f.name for f in fields(cls)}]
     return takes[0] if len(takes) == 1 and "sinusoidal" not in takes else "sinusoidal"
 
