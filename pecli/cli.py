@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import sys
@@ -395,6 +396,11 @@ def export(ctx: click.Context, /, source: str | None, **params: Any) -> None:
 @recipe_options
 @pos_option
 @view_options
+@click.option(
+    "--heatmap",
+    is_flag=True,
+    help="Draw the table in the terminal: −1 black, 0 grey, 1 white (sampled to fit; the sampling is stated).",
+)
 @json_option
 @input_format_option
 @quiet_option
@@ -407,6 +413,7 @@ def inspect(
     rows: Any,
     cols: Any,
     precision: int,
+    heatmap: bool,
     as_json: bool,
     fmt: str | None,
     quiet: bool,
@@ -425,8 +432,20 @@ def inspect(
       pecli inspect pe.h5
       pecli inspect model.safetensors:embeddings.position_embeddings.weight --pos 0
       pecli inspect pe.npy --pos 2 --json
+      pecli inspect --len 32 --dim 128 --start 1 --heatmap
     """
     app: App = ctx.obj
+    if heatmap:
+        if pos is not None or as_json:
+            raise PecliError("--heatmap draws the whole table: drop --pos/--json (or use `pecli plot` for a file)")
+        with _input(ctx, source, params, fmt) as table:
+            from pecli.analysis import heatmap_sample
+            from pecli.render import heatmap_view
+
+            width = app.out.width
+            sample = heatmap_sample(table, max_rows=64, max_cols=max(8, width - 7))
+            app.show(heatmap_view(table, sample))
+        return
     arrays = None if source is None or _recipe_given(ctx) else _arrays_to_list(source, fmt)
     if arrays is not None and pos is None:
         from pecli.errors import FormatError
@@ -529,6 +548,165 @@ def presets(app: App, names: tuple[str, ...], as_json: bool) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     app.show(presets_view(chosen, detail=bool(names)))
+
+
+@cli.command(epilog=EPILOG)
+@click.argument("source", required=False, metavar="[SOURCE]")
+@recipe_options
+@click.option(
+    "--nearest",
+    type=click.IntRange(1, 50),
+    default=5,
+    show_default=True,
+    metavar="N",
+    help="How many nearest candidates to list.",
+)
+@json_option
+@input_format_option
+@click.pass_context
+def identify(
+    ctx: click.Context, /, source: str | None, nearest: int, as_json: bool, fmt: str | None, **params: Any
+) -> None:
+    """Which recipe made this table?  Searches every kind and preset.
+
+    Fits layout, base, frequency rule, start offset, padding row, odd-width policy, 2-D order
+    and grid, RoPE layout and compute pipeline (exact, float64 or float32) from the data, scores
+    every preset too, and reports the best match with its residual and a confidence, or "no known
+    recipe" with the nearest candidates.  Exit status 0 whatever the verdict (2 on error).
+
+    \b
+      pecli identify checkpoint.safetensors:embed_positions.weight
+      pecli identify pe.npy --json
+    """
+    from pecli.identify import identify as find
+    from pecli.render import identify_view
+
+    app: App = ctx.obj
+    with _input(ctx, source, params, fmt) as table:
+        found = find(table, nearest=nearest)
+    if as_json:
+        click.echo(json.dumps(found.to_dict(), indent=2, allow_nan=False))
+    else:
+        app.show(identify_view(found))
+
+
+@cli.command(epilog=EPILOG)
+@click.argument("source", required=False, metavar="[SOURCE]")
+@recipe_options
+@click.option(
+    "--max-k",
+    type=click.IntRange(1),
+    default=None,
+    metavar="K",
+    help="Largest offset k for the decay (default: min(rows/2, 512)).",
+)
+@click.option(
+    "--ks",
+    default="1,2,4,8,16,64",
+    show_default=True,
+    metavar="K,K,…",
+    help="Offsets k for the relative-position residual.",
+)
+@json_option
+@input_format_option
+@click.pass_context
+def analyze(
+    ctx: click.Context, /, source: str | None, max_k: int | None, ks: str, as_json: bool, fmt: str | None, **params: Any
+) -> None:
+    """The properties the papers describe, measured on a table.
+
+    Decay: mean PE(p)·PE(p+k) and mean cosine similarity against k (the long-range decay).
+    Relative position: the residual of the best linear map R_k with PE(p+k) ≈ R_k·PE(p) over
+    all p — about machine precision for an exact sinusoidal table, large for a learned or broken
+    one.  Wavelengths: 2π/ω of each column (from the recipe, or measured from the data).
+
+    \b
+      pecli analyze --len 512 --dim 128
+      pecli analyze pe.npy --ks 1,8,64 --json
+    """
+    from pecli import analysis
+    from pecli.render import analysis_view
+
+    try:
+        offsets = sorted({int(k) for k in ks.split(",") if k.strip()})
+    except ValueError:
+        raise click.BadParameter(f"{ks!r} is not a list of whole numbers like 1,8,64", param_hint="--ks") from None
+    app: App = ctx.obj
+    with _input(ctx, source, params, fmt) as table:
+        n = table.shape[0]
+        if n < 2:
+            raise PecliError(f"the table has {n} row: the properties need at least 2 positions")
+        decay = analysis.decay(table, min(max_k or min(n // 2, 512), n - 1))
+        residual = analysis.relative_residual(table, [k for k in offsets if 0 < k < n])
+        waves = (
+            analysis.wavelengths(table.recipe)
+            if table.recipe is not None and table.recipe.kind in ("sinusoidal", "sincos2d")
+            else analysis.estimate_wavelengths(table).wavelength
+        )
+    if as_json:
+        payload = {
+            "decay": decay.to_dict(),
+            "relative_residual": residual.to_dict(),
+            "wavelengths": [float(w) if math.isfinite(float(w)) else None for w in waves],
+        }
+        click.echo(json.dumps(payload, indent=2, allow_nan=False))
+    else:
+        app.show(analysis_view(table, decay, residual, waves))
+
+
+@cli.command(epilog=EPILOG)
+@click.argument("source", required=False, metavar="[SOURCE]")
+@recipe_options
+@click.option("-o", "--output", required=True, metavar="FIG", help="The picture to write: .png or .svg.")
+@click.option(
+    "--what",
+    type=click.Choice(["heatmap", "curves", "decay"]),
+    default="heatmap",
+    show_default=True,
+    help="heatmap: the table (position × dimension) with a colour bar; curves: chosen dimensions "
+    "across positions; decay: similarity against the offset k.",
+)
+@click.option("--dims", default=None, metavar="J,J,…", help="curves: the dimensions to draw (default 0, d/4, d/2).")
+@click.option("--max-k", type=click.IntRange(1), default=None, metavar="K", help="decay: largest offset k.")
+@click.option("--force", is_flag=True, help="Overwrite an existing picture.")
+@input_format_option
+@click.pass_context
+def plot(
+    ctx: click.Context,
+    /,
+    source: str | None,
+    output: str,
+    what: str,
+    dims: str | None,
+    max_k: int | None,
+    force: bool,
+    fmt: str | None,
+    **params: Any,
+) -> None:
+    """Draw a table as a picture (PNG or SVG; needs matplotlib: pip install 'pecli[plot]').
+
+    \b
+      pecli plot --len 32 --dim 128 --start 1 -o heatmap.png
+      pecli plot --len 512 --dim 128 --what curves --dims 0,32,64 -o curves.svg
+      pecli plot pe.npy --what decay -o decay.png
+    """
+    from pecli import plot as plots
+
+    columns = None
+    if dims is not None:
+        try:
+            columns = [int(j) for j in dims.split(",") if j.strip()]
+        except ValueError:
+            raise click.BadParameter(f"{dims!r} is not a list of columns like 0,32,64", param_hint="--dims") from None
+    app: App = ctx.obj
+    with _input(ctx, source, params, fmt) as table:
+        if what == "heatmap":
+            done = plots.heatmap(table, output, force=force)
+        elif what == "curves":
+            done = plots.curves(table, output, columns, force=force)
+        else:
+            done = plots.decay_plot(table, output, max_k, force=force)
+    app.err.print(f"wrote {done.path} ({done.size[0]}×{done.size[1]} px; {done.description})", soft_wrap=True)
 
 
 def _arrays_to_list(source: str, fmt: str | None) -> list[Any] | None:

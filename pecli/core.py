@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import RecipeError
+from pecli.fastpath import fill_sincos
 from pecli.numerics import frequencies, sincos
 from pecli.recipe import Recipe, Sincos2d, Sinusoidal
 
@@ -66,7 +67,7 @@ def build_sinusoidal_rows(recipe: Sinusoidal, r0: int, r1: int) -> np.ndarray:
     first = recipe.start + r0
     if recipe.compute == "exact":
         _, w_hi, w_lo = frequencies(recipe.base, recipe.min_timescale, sinusoidal_exponents(recipe))
-        fill_exact(sin_cols, cos_cols, first, w_hi, w_lo)
+        fill_sincos(sin_cols, cos_cols, first, w_hi, w_lo)
     else:
         step = max(1, _BLOCK_CELLS // n_sin)
         for a in range(0, r1 - r0, step):

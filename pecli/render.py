@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from pecli.inspection import Window
 from pecli.resources import human_bytes
 from pecli.table import Table
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+    from rich.measure import Measurement
     from rich.table import Table as RichTable
 
 ELLIPSIS = "…"
@@ -19,9 +19,9 @@ ELLIPSIS = "…"
 
 def fmt_value(v: Any, precision: int) -> str:
     v = float(v)
-    if np.isnan(v):
+    if math.isnan(v):
         return "nan"
-    if np.isinf(v):
+    if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     text = f"{v:.{precision}f}"
     # "-0.0000" reads as a sign error to most people; NumPy prints it as 0 too.
@@ -39,83 +39,152 @@ def title(table: Table) -> str:
     return f"{where}{table.recipe.kind} {head}  {table.recipe.describe(short=True)}"
 
 
-def _grid(win: Window, cols: list[int | None], start: int, precision: int) -> RichTable:
-    from rich import box
-    from rich.table import Table as RichTable
+class _Grid:
+    """Columns of text cells laid out like a ``rich.table.Table`` with ``box.SIMPLE_HEAD``, no
+    edges and collapsed padding (two spaces between columns, a rule under the header), but
+    written directly as lines of segments: Rich measuring and rendering a table cell by cell
+    costs ~100 ms for a few hundred cells, this a millisecond.  ``left``: left-justified columns (the rest
+    are right-justified); ``bold``: columns styled bold (as a Rich column ``style``)."""
 
-    grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-    grid.add_column("pos", justify="right", style="bold", no_wrap=True)
-    for c in cols:
-        grid.add_column(ELLIPSIS if c is None else str(c), justify="right", no_wrap=True)
-    c0 = win.col_range[0]
-    for r in win.row_ids:
+    def __init__(self, heads: list[str], rows: list[list[str]], left: set[int] | None = None, bold: int = -1) -> None:
+        self.heads, self.rows, self.left, self.bold = heads, rows, left or set(), bold
+        self.widths = [max([len(h)] + [len(r[j]) for r in rows]) for j, h in enumerate(heads)]
+
+    @property
+    def width(self) -> int:
+        return sum(self.widths) + 2 * (len(self.widths) - 1)
+
+    def _line(self, cells: list[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if j in self.left else c.rjust(w)
+            for j, (c, w) in enumerate(zip(cells, self.widths, strict=True))
+        )
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.width > options.max_width:
+            # Wider than the console: a rich.table.Table, which Rich squeezes to fit (as before).
+            yield self.rich_table()
+            return
+        from rich.segment import Segment
+        from rich.style import Style
+
+        # Segments, not a Text: Rich would split and wrap a Text line by line.
+        newline = Segment.line()
+        yield Segment(self._line(self.heads), console.get_style("table.header"))
+        yield newline
+        yield Segment("─" * self.width)
+        yield newline
+        bold = Style(bold=True)
+        if self.bold < 0:
+            for r in self.rows:
+                yield Segment(self._line(r))
+                yield newline
+            return
+        skip = sum(self.widths[: self.bold]) + 2 * self.bold
+        end = skip + self.widths[self.bold]
+        for r in self.rows:
+            line = self._line(r)
+            yield Segment(line[:skip])
+            yield Segment(line[skip:end], bold)
+            yield Segment(line[end:])
+            yield newline
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        from rich.measure import Measurement
+
+        return Measurement(self.width, self.width)
+
+    def rich_table(self) -> RichTable:
+        from rich import box
+        from rich.table import Table as RichTable
+
+        grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+        for j, h in enumerate(self.heads):
+            style = "bold" if j == self.bold else None
+            grid.add_column(h, justify="left" if j in self.left else "right", no_wrap=True, style=style)
+        for r in self.rows:
+            grid.add_row(*r)
+        return grid
+
+
+def _window_grid(win: Window, cols: list[int | None], start: int, cells: dict[int, list[str]]) -> _Grid:
+    heads = ["pos", *(ELLIPSIS if c is None else str(c) for c in cols)]
+    rows = []
+    for k, r in enumerate(win.row_ids):
         if r is None:
-            grid.add_row(ELLIPSIS, *[ELLIPSIS for _ in cols])
-            continue
-        row = win.values[r]
-        grid.add_row(str(start + r), *[ELLIPSIS if c is None else fmt_value(row[c - c0], precision) for c in cols])
-    return grid
+            rows.append([ELLIPSIS] * len(heads))
+        else:
+            rows.append([str(start + r), *(ELLIPSIS if c is None else cells[c][k] for c in cols)])
+    return _Grid(heads, rows, bold=0)
 
 
 def table_view(console: Console, table: Table, win: Window, precision: int) -> list[RenderableType]:
     """The header line, the grid (columns cut to the console width around an ellipsis) and,
     when anything is hidden, a line saying what is shown."""
+    from rich.text import Text
+
     c0, c1 = win.col_range
-    all_cols: list[int | None] = list(range(c0, c1))
-    cols = all_cols
-    width = console.width
-    unbounded = console.options.update(max_width=1 << 30)
+    # Each column's cells, formatted once (the width search below only adds up widths).
+    cells = {
+        c: [ELLIPSIS if r is None else fmt_value(win.values[r][c - c0], precision) for r in win.row_ids]
+        for c in range(c0, c1)
+    }
+    pos_width = max([3, len(ELLIPSIS)] + [len(str(table.start + r)) for r in win.row_ids if r is not None])
+    col_width = {c: max(len(str(c)), *(len(x) for x in cells[c])) for c in cells}
 
-    def fits(trial: list[int | None]) -> bool:
-        return console.measure(_grid(win, trial, table.start, precision), options=unbounded).maximum <= width
+    def width(trial: list[int | None]) -> int:
+        return pos_width + sum(2 + (1 if c is None else col_width[c]) for c in trial)
 
-    if not fits(cols):
+    cols: list[int | None] = list(range(c0, c1))
+    limit = console.width
+    if width(cols) > limit:
         # Largest k with k leading and k trailing columns that still fits.
         lo, hi = 1, (c1 - c0) // 2
         while lo < hi:
             k = (lo + hi + 1) // 2
-            trial: list[int | None] = [*range(c0, c0 + k), None, *range(c1 - k, c1)]
-            if fits(trial):
+            if width([*range(c0, c0 + k), None, *range(c1 - k, c1)]) <= limit:
                 lo = k
             else:
                 hi = k - 1
         cols = [*range(c0, c0 + lo), None, *range(c1 - lo, c1)]
-    out: list[RenderableType] = [title(table), _grid(win, cols, table.start, precision)]
+    grid = _window_grid(win, cols, table.start, cells)
+    out: list[RenderableType] = [Text(title(table)), grid]
     if win.summarised or None in cols:
         n, d = table.shape
         shown_r = sum(r is not None for r in win.row_ids)
         shown_c = sum(c is not None for c in cols)
         out.append(
-            f"[dim]showing {shown_r} of {n} rows, {shown_c} of {d} columns: --rows A:B / --cols C:D pick a window[/dim]"
+            Text(
+                f"showing {shown_r} of {n} rows, {shown_c} of {d} columns: --rows A:B / --cols C:D pick a window", "dim"
+            )
         )
     return out
 
 
 def row_view(table: Table, pos: int, details: list[dict[str, Any]], precision: int) -> list[RenderableType]:
-    from rich import box
-    from rich.table import Table as RichTable
+    from rich.text import Text
 
-    grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
     explained = any("fn" in e for e in details)
     heads = ["col", "i", "fn", "ω_i", "wavelength", "angle (rad)", "value"] if explained else ["col", "value"]
-    for h in heads:
-        grid.add_column(h, justify="left" if h == "fn" else "right", no_wrap=True)
+    rows = []
     for e in details:
         value = fmt_value(e["value"], precision)
         if explained:
             known = "omega" in e  # a zero column (odd=zero) or the padding row has no frequency
-            grid.add_row(
-                str(e["col"]),
-                str(e["i"]) if known else "",
-                e.get("fn", "zero"),
-                f"{e['omega']:.6g}" if known else "",
-                f"{e['wavelength']:.6g}" if known else "",
-                f"{e['angle']:.6g}" if known else "",
-                value,
+            rows.append(
+                [
+                    str(e["col"]),
+                    str(e["i"]) if known else "",
+                    e.get("fn", "zero"),
+                    f"{e['omega']:.6g}" if known else "",
+                    f"{e['wavelength']:.6g}" if known else "",
+                    f"{e['angle']:.6g}" if known else "",
+                    value,
+                ]
             )
         else:
-            grid.add_row(str(e["col"]), value)
-    return [f"{title(table)}  position {pos}", grid]
+            rows.append([str(e["col"]), value])
+    return [Text(f"{title(table)}  position {pos}"), _Grid(heads, rows, left={2} if explained else set())]
 
 
 def _plain(v: Any) -> str:
@@ -135,8 +204,6 @@ def _stored_recipe_line(meta: dict[str, Any]) -> str:
 
 def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
     """``h5dump -H``-style header lines, then a one-row statistics table."""
-    from rich import box
-    from rich.table import Table as RichTable
     from rich.text import Text
 
     lines: list[tuple[str, str]] = [
@@ -155,7 +222,6 @@ def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
     width = max(len(k) for k, _ in lines) + 2
     out: list[RenderableType] = [Text.assemble((k.ljust(width), "bold"), v) for k, v in lines]
     stats = desc["stats"]
-    st = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
     keys = {
         "min": "min",
         "max": "max",
@@ -164,14 +230,12 @@ def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
         "row_norm_min": "row norm min",
         "row_norm_max": "row norm max",
     }
-    for name in keys.values():
-        st.add_column(name, justify="right", no_wrap=True)
-    st.add_row(*["—" if stats[k] is None else fmt_value(stats[k], precision) for k in keys])
-    out += ["", st]
+    st = _Grid(list(keys.values()), [["—" if stats[k] is None else fmt_value(stats[k], precision) for k in keys]])
+    out += [Text(""), st]
     if stats.get("skipped"):
-        out.append(f"[dim]{stats['skipped']}[/dim]")
+        out.append(Text(str(stats["skipped"]), "dim"))
     if stats["nonfinite"]:
-        out.append(f"[yellow]{stats['nonfinite']} values are NaN or infinite (left out of the statistics)[/yellow]")
+        out.append(Text(f"{stats['nonfinite']} values are NaN or infinite (left out of the statistics)", "yellow"))
     return out
 
 
@@ -293,3 +357,94 @@ def presets_view(presets: list[Any], detail: bool) -> list[RenderableType]:
         what = p.source.split("::")[-1].split("(")[0].split(".")[0]
         grid.add_row(p.name, f"{n}×{d}", p.params.get("compute", "exact"), f"{what} ({p.framework})")
     return [grid, "pecli presets NAME shows one in full; pecli generate --preset NAME [--len N --dim D] builds it."]
+
+
+#: Shades from −1 to 1, so the picture survives without colour (NO_COLOR, pipes, the README).
+_SHADES = " ░▒▓█"
+
+
+def heatmap_view(table: Table, sample: Any) -> list[RenderableType]:
+    """The table as grey cells, −1 black, 0 grey, 1 white (seed 000's picture), one character per
+    sampled value; each cell also carries a shade character for terminals without colour."""
+    import numpy as np
+    from rich.text import Text
+
+    values = np.clip(np.nan_to_num(np.asarray(sample.values, dtype=np.float64), nan=0.0), -1.0, 1.0)
+    grey = np.rint((values + 1.0) * 127.5).astype(int)
+    shade = np.rint((values + 1.0) * 2.0).astype(int)
+    width = len(str(table.start + int(sample.row_ids[-1])))
+    lines: list[RenderableType] = [title(table), f"{sample.description}; −1 black … 0 grey … 1 white"]
+    for r, row in enumerate(grey):
+        line = Text(f"{table.start + int(sample.row_ids[r]):>{width}} ", style="bold")
+        for g, s in zip(row, shade[r], strict=True):
+            line.append(_SHADES[s], style=f"rgb({g},{g},{g}) on rgb({g},{g},{g})")
+        lines.append(line)
+    return lines
+
+
+def identify_view(found: Any) -> list[RenderableType]:
+    """``identify``'s answer: the verdict, the recipe that rebuilds the table, notes, the nearest."""
+    from rich import box
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    n, d = found.shape
+    out: list[RenderableType] = [Text(f"{found.source}  ({n}, {d}) {found.dtype}", style="bold")]
+    verdict = {"match": "MATCH", "close": "CLOSE", "unknown": "NO KNOWN RECIPE"}[found.verdict]
+    out.append(Text.assemble((verdict, "bold"), f": {found.summary}"))
+    if found.best is not None:
+        out.append(f"rebuild it with  {found.best.spec}")
+    for c in found.alternatives:
+        out.append(f"also fits        {c.name}: {c.spec}")
+    out += [f"note: {note}" for note in found.notes]
+    out.append(f"sampled {found.sample}; {found.candidates_tried} candidates tried")
+    if found.nearest:
+        grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+        for head, justify in (("candidate", "left"), ("max |Δ|", "right"), ("rel RMS", "right"), ("recipe", "left")):
+            grid.add_column(head, justify=justify, no_wrap=head != "recipe")  # type: ignore[arg-type]
+        for c in found.nearest:
+            grid.add_row(c.name, _g(c.max_abs, 3), _g(c.rel_rms, 3), c.recipe.describe(short=True))
+        out += ["", "nearest candidates", grid]
+    return out
+
+
+def analysis_view(table: Table, decay: Any, residual: Any, waves: Any) -> list[RenderableType]:
+    """Decay (at k = 0, 1, 2, 4, …), the relative-position residual per k, and the wavelengths."""
+    import numpy as np
+    from rich import box
+    from rich.table import Table as RichTable
+
+    out: list[RenderableType] = [title(table)]
+    ks = sorted({0, *(2**e for e in range(0, 20) if 2**e <= int(decay.k[-1])), int(decay.k[-1])})
+    grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    for head in ("k", "mean PE(p)·PE(p+k)", "mean cosine"):
+        grid.add_column(head, justify="right")
+    for k in ks:
+        grid.add_row(str(k), f"{decay.dot[k]:.4f}", f"{decay.cosine[k]:.4f}")
+    out += ["", f"decay ({decay.sample})", grid]
+    grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    for head in ("k", "‖PE(p+k) − R_k·PE(p)‖ / ‖PE(p+k)‖"):
+        grid.add_column(head, justify="right")
+    for k, res in zip(residual.k, residual.residual, strict=True):
+        grid.add_row(str(int(k)), f"{res:.3g}")
+    verdict = (
+        "a rotation of PE(p): the relative-position property holds"
+        if len(residual.residual) and float(np.max(residual.residual)) < 1e-4
+        else "not a linear function of PE(p)"
+    )
+    out += [
+        "",
+        f"relative position: best linear map R_k ({residual.sample}; rank {residual.rank})",
+        grid,
+        f"PE(p+k) is {verdict}",
+    ]
+    w = np.asarray(waves, dtype=np.float64)
+    finite = w[np.isfinite(w)]
+    if finite.size:
+        cols = " ".join(f"{x:.4g}" for x in w[: min(8, w.size)])
+        out += [
+            "",
+            f"wavelengths 2π/ω (positions): {finite.min():.4g} … {finite.max():.4g}; columns 0..: {cols}"
+            + (" …" if w.size > 8 else ""),
+        ]
+    return out

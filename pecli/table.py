@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -105,11 +106,17 @@ class Table:
         """The whole table as consecutive row blocks of about ``BLOCK_BYTES``."""
         n = self.shape[0]
         step = self.block_rows()
-        for a in range(0, n, step):
-            b = min(a + step, n)
-            yield self.rows(a, b)
-            if progress is not None:
-                progress(b - a)
+        rows: Generator[np.ndarray, None, None] = (self.rows(a, min(a + step, n)) for a in range(0, n, step))
+        if self.computed:
+            from pecli.fastpath import prefetch
+
+            # Block k+1 is computed while the consumer (a writer) handles block k.
+            rows = prefetch(rows)
+        with closing(rows):
+            for block in rows:
+                yield block
+                if progress is not None:
+                    progress(len(block))
 
 
 class _Cast:

@@ -1,0 +1,355 @@
+"""The fast sinusoid kernel: sin/cos tables by block rotation, at the speed of memory.
+
+Position ``p`` is split as ``p = k·B + r`` with ``0 ≤ r < B`` (``B`` a power of two that depends
+only on the number of frequencies).  With angles ``α = r·ω`` and ``β = k·B·ω``::
+
+    sin p·ω + i·cos p·ω = (sin α + i·cos α) · (cos β − i·sin β)
+
+``Z0 = sin α + i·cos α`` for ``r < B`` comes from the exact double-double kernel
+(``pecli.numerics.sincos``, cached).  The block rotations are two exact ones multiplied,
+``k = K·G + j``: by ``K·G·B`` (exact kernel, once per ``G`` blocks) and by ``j·B`` (exact kernel,
+cached).  Every value is then one complex128 multiply, rounded once to the output dtype.  No
+rotation is built from another block's, so errors do not accumulate along the table, and the
+split of ``p`` depends on ``p`` alone, so any row range (and any split between threads) gives
+the same bits as the whole table.
+
+Accuracy, ``u = 2⁻⁵³``: the exact kernel's values are within ``u``; the block rotation (one
+complex multiply of two of them) within ``5.7u``; the value (one more) within ``9.1u ≈ 2⁻⁴⁹·⁸``
+of exact, absolutely.
+
+- float32: ``9.1u`` is under half a float32 ulp whenever ``|v| ≥ 2⁻²⁵``, so rounding stays
+  within 1 ulp; it is correctly rounded unless the exact value lies within ``9.1u/ulp`` of a
+  rounding midpoint (2⁻²⁵·⁸ ulp near 1, 0.04 ulp at ``|v| = 2⁻²²``).  Values below
+  ``TINY = 2⁻²²`` (near the zeros of sin and cos: about one in 3·10⁶ values of a large table)
+  are recomputed with the exact kernel, so the promise holds for any table, not only for those
+  whose smallest value happens to be large enough.  Block 0 (positions below ``B``) is ``Z0``.
+- float16: its grid is at least 2⁻²⁴ apart, so ``9.1u`` only matters within 2⁻²⁵·⁸ ulp of a
+  midpoint: within 1 ulp always.
+- float64 (and any other dtype): ``9.1u`` is thousands of ulp for values near zero, so those
+  keep the exact kernel (``pecli.core.fill_exact``), row blocks split between threads.
+
+The interleaved float32 layout (sin in even columns, cos in odd) is written in one pass: its
+rows viewed as complex64 *are* ``sin + i·cos`` pairs, the multiply's output.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Generator, Iterable
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from pecli.numerics import sincos
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+#: Values whose rotated |value| is below this are recomputed exactly (float32 output).
+TINY = 2.0**-22
+#: complex128 cells of ``Z0`` (``B × n``): about 1 MB, so it stays in cache while blocks stream.
+_Z0_CELLS = 1 << 16
+#: Largest and smallest block ``B``: a larger ``B`` means fewer NumPy calls per row.
+_B_MAX, _B_MIN = 256, 8
+#: complex128 cells per scratch/rotation chunk (the generic path's working set).
+_CHUNK_CELLS = 1 << 15
+#: Blocks per coarse rotation (see ``_rotations``).
+_GROUP = 64
+#: Work (rows × frequencies) below which threads cost more than they save.
+_THREAD_CELLS = 1 << 16
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    # A forked child has none of the parent's threads: its copy of the pool would never run a task.
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+T = TypeVar("T")
+
+
+def block_rows(n_freq: int) -> int:
+    """``B`` for ``n_freq`` frequencies: a power of two, ``Z0`` about ``_Z0_CELLS`` cells."""
+    b = _B_MAX
+    while b > _B_MIN and b * n_freq > _Z0_CELLS:
+        b //= 2
+    return b
+
+
+def cpu_threads() -> int:
+    """CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def fill_sincos(
+    sin_out: np.ndarray,
+    cos_out: np.ndarray,
+    first_position: int,
+    w_hi: np.ndarray,
+    w_lo: np.ndarray,
+    *,
+    threads: int | None = None,
+) -> None:
+    """Row ``r`` of ``sin_out``/``cos_out`` ← sin/cos of ``2π·p·(w_hi + w_lo)``, ``p = first_position + r``.
+
+    ``sin_out`` is ``(rows, n_sin)``, ``cos_out`` ``(rows, n_cos)`` with ``n_cos ≤ n_sin`` (cos uses
+    the first ``n_cos`` frequencies), both of the output dtype, possibly strided views of one
+    array.  ``w_hi + w_lo`` are the frequencies in turns per position (double-double, as
+    ``pecli.numerics.frequencies`` gives them).  float32/float16 output is rotated (within 1 ulp
+    of exact); float64 and other dtypes use the exact kernel.  ``threads``: None = as many as
+    pay (up to the CPUs available), 1 = none.  Bit-identical whatever the threads or row split.
+    """
+    rows, n_sin = sin_out.shape
+    n_cos = cos_out.shape[1]
+    if cos_out.shape[0] != rows or n_cos > n_sin or len(w_hi) < n_sin or len(w_lo) < n_sin:
+        raise ValueError(
+            f"fill_sincos: sin_out {sin_out.shape}, cos_out {cos_out.shape} and {len(w_hi)} frequencies do not fit"
+        )
+    if first_position < 0 or first_position + rows > 2**53:
+        raise ValueError(f"fill_sincos: positions {first_position}..{first_position + rows} are outside 0..2**53")
+    if rows == 0 or n_sin == 0:
+        return
+    w_hi, w_lo = np.asarray(w_hi[:n_sin], dtype=np.float64), np.asarray(w_lo[:n_sin], dtype=np.float64)
+    dtype = sin_out.dtype
+    rotate = dtype == cos_out.dtype and dtype in (np.float32, np.float16)
+    b = block_rows(n_sin) if rotate else 1
+    parts = _split_rows(first_position, rows, b, n_sin, threads)
+
+    def work(a: int, z: int) -> None:
+        s, c = sin_out[a:z], cos_out[a:z]
+        if rotate:
+            _fill_rotated(s, c, first_position + a, w_hi, w_lo, b)
+        else:
+            from pecli.core import fill_exact
+
+            fill_exact(s, c, first_position + a, w_hi, w_lo)
+
+    _run(work, parts)
+
+
+def _split_rows(first: int, rows: int, b: int, n_freq: int, threads: int | None) -> list[tuple[int, int]]:
+    """Row ranges for the threads: about equal, cut at block boundaries (no rotation computed twice)."""
+    wanted = cpu_threads() if threads is None else max(1, threads)
+    count = max(1, min(wanted, rows * n_freq // _THREAD_CELLS, -(-rows // b)))
+    cuts = [0]
+    for t in range(1, count):
+        cut = (first + rows * t // count) // b * b - first
+        if cut > cuts[-1]:
+            cuts.append(cut)
+    cuts.append(rows)
+    return list(itertools.pairwise(cuts))
+
+
+def _run(work: Any, parts: list[tuple[int, int]]) -> None:
+    """``work(a, z)`` for every part; the calling thread does the first (NumPy releases the GIL)."""
+    if len(parts) == 1:
+        work(*parts[0])
+        return
+    pool = _executor()
+    futures: list[Future[None]] = [pool.submit(work, a, z) for a, z in parts[1:]]
+    try:
+        work(*parts[0])
+    finally:
+        for f in futures:
+            f.result()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # not at import: it pulls in logging
+
+            _pool = ThreadPoolExecutor(max_workers=max(1, cpu_threads() - 1), thread_name_prefix="pecli-fill")
+        return _pool
+
+
+@lru_cache(maxsize=16)
+def _z0_cached(b: int, w_hi: bytes, w_lo: bytes) -> np.ndarray:
+    s, c = sincos(np.arange(b, dtype=np.float64), np.frombuffer(w_hi), np.frombuffer(w_lo))
+    z0 = np.empty(s.shape, dtype=np.complex128)
+    z0.real, z0.imag = s, c
+    z0.flags.writeable = False
+    return z0
+
+
+def _z0(b: int, w_hi: np.ndarray, w_lo: np.ndarray) -> np.ndarray:
+    """``sin + i·cos`` of positions ``0 … B−1`` (exact kernel, cached per ``B`` and frequencies)."""
+    return _z0_cached(b, w_hi.tobytes(), w_lo.tobytes())
+
+
+@lru_cache(maxsize=16)
+def _steps_cached(b: int, w_hi: bytes, w_lo: bytes) -> np.ndarray:
+    rot = _exact_rotations(np.arange(_GROUP, dtype=np.float64) * b, np.frombuffer(w_hi), np.frombuffer(w_lo))
+    rot.flags.writeable = False
+    return rot
+
+
+def _exact_rotations(offsets: np.ndarray, w_hi: np.ndarray, w_lo: np.ndarray) -> np.ndarray:
+    s, c = sincos(offsets, w_hi, w_lo)
+    rot = np.empty(s.shape, dtype=np.complex128)
+    rot.real = c
+    np.negative(s, out=rot.imag)
+    return rot
+
+
+def _rotations(k0: int, k1: int, b: int, w_hi: np.ndarray, w_lo: np.ndarray) -> np.ndarray:
+    """``cos β − i·sin β`` for the block offsets ``β = k·B·ω``, ``k0 ≤ k < k1``.
+
+    Two levels, ``k = K·G + j``: the rotation by ``K·G·B`` (exact kernel, once per ``G`` blocks)
+    times the one by ``j·B`` (exact kernel, cached): one complex multiply per block and frequency
+    instead of a double-double evaluation, which would cost a third of the table's time.
+    """
+    first, last = k0 // _GROUP, (k1 - 1) // _GROUP
+    coarse = _exact_rotations(np.arange(first, last + 1, dtype=np.float64) * (_GROUP * b), w_hi, w_lo)
+    steps = _steps_cached(b, w_hi.tobytes(), w_lo.tobytes())
+    k = np.arange(k0, k1)
+    rot: np.ndarray = coarse[k // _GROUP - first] * steps[k % _GROUP]
+    return rot
+
+
+def _interleaved_view(sin_out: np.ndarray, cos_out: np.ndarray) -> np.ndarray | None:
+    """The ``(rows, n_cos)`` complex64 view of sin/cos pairs, when ``cos_out`` sits right after
+    ``sin_out`` in memory column by column (the interleaved float32 layout); else None."""
+    if sin_out.dtype != np.float32 or cos_out.shape[1] == 0:
+        return None
+    item = sin_out.itemsize
+    same_strides = sin_out.strides[1] == cos_out.strides[1] == 2 * item and sin_out.strides[0] == cos_out.strides[0]
+    adjacent = cos_out.__array_interface__["data"][0] == sin_out.__array_interface__["data"][0] + item
+    if not (same_strides and adjacent and sin_out.flags.writeable and cos_out.flags.writeable):
+        return None
+    # A float32 view over both: (rows, 2·n_cos) with unit column stride, which views as complex64.
+    pairs = as_strided(sin_out, shape=(sin_out.shape[0], 2 * cos_out.shape[1]), strides=(sin_out.strides[0], item))
+    view: np.ndarray = pairs.view(np.complex64)
+    return view
+
+
+def _fill_rotated(
+    sin_out: np.ndarray, cos_out: np.ndarray, first: int, w_hi: np.ndarray, w_lo: np.ndarray, b: int
+) -> None:
+    """The rotation kernel for one thread's rows (see the module docstring)."""
+    rows, n_sin = sin_out.shape
+    n_cos = cos_out.shape[1]
+    z0 = _z0(b, w_hi, w_lo)
+    pairs = _interleaved_view(sin_out, cos_out)
+    check_tiny = sin_out.dtype == np.float32
+    k_first, k_last = first // b, (first + rows - 1) // b
+    group = max(1, _CHUNK_CELLS // n_sin)  # blocks per batch of exact rotations
+    sub = max(1, min(b, _CHUNK_CELLS // n_sin))  # rows per generic-path scratch chunk
+    scratch = np.empty((sub, n_sin), dtype=np.complex128) if pairs is None or n_sin > n_cos else None
+    for g0 in range(k_first, k_last + 1, group):
+        g1 = min(g0 + group, k_last + 1)
+        rot = _rotations(g0, g1, b, w_hi, w_lo)
+        for k in range(g0, g1):
+            # Rows of block k inside [first, first + rows): table rows a..z, Z0 rows ra..ra+(z-a).
+            a = max(k * b, first) - first
+            z = min((k + 1) * b, first + rows) - first
+            ra = first + a - k * b
+            r = rot[k - g0]
+            if pairs is not None:
+                np.multiply(z0[ra : ra + z - a, :n_cos], r[:n_cos], out=pairs[a:z], casting="same_kind")
+                if n_sin > n_cos:  # odd width: the last sin column has no cos partner
+                    assert scratch is not None
+                    for c0 in range(a, z, sub):
+                        c1 = min(c0 + sub, z)
+                        tmp = scratch[: c1 - c0, n_cos:]
+                        np.multiply(z0[ra + c0 - a : ra + c1 - a, n_cos:], r[n_cos:], out=tmp)
+                        sin_out[c0:c1, n_cos:] = tmp.real
+                if check_tiny and k:  # block 0 is Z0 itself, exact
+                    _fix_tiny(pairs[a:z].view(np.float32), first + a, w_hi, w_lo, interleaved=True)
+                    if n_sin > n_cos:
+                        _fix_tiny(sin_out[a:z, n_cos:], first + a, w_hi[n_cos:], w_lo[n_cos:])
+                continue
+            assert scratch is not None
+            for c0 in range(a, z, sub):
+                c1 = min(c0 + sub, z)
+                tmp = scratch[: c1 - c0]
+                np.multiply(z0[ra + c0 - a : ra + c1 - a], r, out=tmp)
+                # Assignment casts float64 → dtype: the one rounding (round-half-even).
+                sin_out[c0:c1] = tmp.real
+                cos_out[c0:c1] = tmp.imag[:, :n_cos]
+            if check_tiny and k:
+                _fix_tiny(sin_out[a:z], first + a, w_hi, w_lo)
+                _fix_tiny(cos_out[a:z], first + a, w_hi, w_lo, cos=True)
+
+
+def _fix_tiny(
+    block: np.ndarray, first: int, w_hi: np.ndarray, w_lo: np.ndarray, *, cos: bool = False, interleaved: bool = False
+) -> None:
+    """Recompute exactly the values of ``block`` below ``TINY``, where the rotation's absolute
+    error could exceed half a float32 ulp.  ``interleaved``: columns alternate sin, cos."""
+    if block.size == 0 or np.abs(block).min() >= TINY:
+        return
+    rows, cols = np.nonzero(np.abs(block) < TINY)
+    freq = cols // 2 if interleaved else cols
+    for r in dict.fromkeys(rows.tolist()):
+        sel = rows == r
+        s, c = sincos(np.array([first + r], dtype=np.float64), w_hi[freq[sel]], w_lo[freq[sel]])
+        use_cos = (cols[sel] % 2 == 1) if interleaved else np.full(sel.sum(), cos)
+        block[r, cols[sel]] = np.where(use_cos, c[0], s[0])
+
+
+_DONE = object()
+
+
+def prefetch(items: Iterable[T], depth: int = 1) -> Generator[T, None, None]:
+    """``items``, produced by a background thread up to ``depth`` ahead of the consumer.
+
+    Streaming writers use it so that computing row block k+1 overlaps writing block k; at most
+    ``depth + 2`` items exist at once.  An exception in the producer is raised in the consumer;
+    closing the iterator early stops the producer after the item it is working on.
+    """
+    import queue
+
+    q: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((item, None)):
+                    return
+        except BaseException as exc:  # handed to the consumer, raised there
+            put((_DONE, exc))
+            return
+        put((_DONE, None))
+
+    worker = threading.Thread(target=produce, name="pecli-prefetch", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item, exc = q.get()
+            if item is _DONE:
+                if exc is not None:
+                    raise exc
+                return
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # unblock a producer waiting on a full queue
+            try:
+                q.get(timeout=0.05)
+            except queue.Empty:
+                pass
