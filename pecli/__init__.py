@@ -15,15 +15,14 @@ from typing import TYPE_CHECKING, Any
 from pecli._version import __version__
 from pecli.errors import FormatError, OutputError, PecliInputError, RecipeError, TableTooLargeError
 
-from pecli.recipe import Alibi, Learned, Rope, Sincos2d, Sinusoidal, recipe_from_metadata  # isort: skip
-from pecli.presets import PRESETS, get_preset, make_recipe  # isort: skip
-
 if TYPE_CHECKING:
     from pecli.analysis import decay, heatmap_sample, relative_residual, wavelengths
     from pecli.compare import Comparison, compare, explain
     from pecli.formats import open_table, write_table
     from pecli.identify import Identification, identify
     from pecli.inspection import describe, row_details
+    from pecli.presets import PRESETS, get_preset, make_recipe
+    from pecli.recipe import Alibi, Learned, Rope, Sincos2d, Sinusoidal, recipe_from_metadata
     from pecli.table import Table
 
 __all__ = [
@@ -58,7 +57,10 @@ __all__ = [
     "write_table",
 ]
 
+# Everything loads on first use: `pecli --help` imports this package and none of these.
 _LAZY = {
+    **dict.fromkeys(("Alibi", "Learned", "Rope", "Sincos2d", "Sinusoidal", "recipe_from_metadata"), "pecli.recipe"),
+    **dict.fromkeys(("PRESETS", "get_preset", "make_recipe"), "pecli.presets"),
     "identify": "pecli.identify",
     "Identification": "pecli.identify",
     "decay": "pecli.analysis",

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -325,6 +323,13 @@ def _write(app: App, table: Table, out: dict[str, Any]) -> None:
         write_table(table, output, fmt, options=options, force=out["force"], sidecar=out["sidecar"], progress=advance)
 
 
+def _echo_json(payload: Any, allow_nan: bool = True) -> None:
+    """Machine output on stdout (json is imported here: `pecli --help` never needs it)."""
+    import json
+
+    click.echo(json.dumps(payload, indent=2, allow_nan=allow_nan))
+
+
 def _split(params: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     return {name: params.pop(name) for name in names}
 
@@ -453,6 +458,8 @@ def inspect(
 
         _show_arrays(app, source or "", arrays, as_json)
         try:
+            from pathlib import Path
+
             from pecli.formats import choose_key
 
             choose_key(Path(split_file_key(source or "")[0]), None, arrays)
@@ -508,7 +515,7 @@ def diff(
         with app.progress(max(ta.shape[0], tb.shape[0]), "comparing", quiet or as_json) as advance:
             result = compare(ta, tb, atol=atol, rtol=rtol, equal_nan=equal_nan, top=top, progress=advance)
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2, allow_nan=False))
+        _echo_json(result.to_dict(), allow_nan=False)
     elif not quiet:
         from pecli.render import diff_view
 
@@ -545,7 +552,7 @@ def presets(app: App, names: tuple[str, ...], as_json: bool) -> None:
             }
             for p in chosen
         ]
-        click.echo(json.dumps(rows, indent=2))
+        _echo_json(rows)
         return
     app.show(presets_view(chosen, detail=bool(names)))
 
@@ -585,7 +592,7 @@ def identify(
     with _input(ctx, source, params, fmt) as table:
         found = find(table, nearest=nearest)
     if as_json:
-        click.echo(json.dumps(found.to_dict(), indent=2, allow_nan=False))
+        _echo_json(found.to_dict(), allow_nan=False)
     else:
         app.show(identify_view(found))
 
@@ -649,7 +656,7 @@ def analyze(
             "relative_residual": residual.to_dict(),
             "wavelengths": [float(w) if math.isfinite(float(w)) else None for w in waves],
         }
-        click.echo(json.dumps(payload, indent=2, allow_nan=False))
+        _echo_json(payload, allow_nan=False)
     else:
         app.show(analysis_view(table, decay, residual, waves))
 
@@ -717,6 +724,8 @@ def _arrays_to_list(source: str, fmt: str | None) -> list[Any] | None:
     if is_recipe_spec(source):
         return None
     path, key = split_file_key(source)
+    from pathlib import Path
+
     if key is not None or not Path(path).exists():
         return None
     arrays = list_arrays(path, fmt)
@@ -725,14 +734,8 @@ def _arrays_to_list(source: str, fmt: str | None) -> list[Any] | None:
 
 def _show_arrays(app: App, source: str, arrays: list[Any], as_json: bool) -> None:
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "source": source,
-                    "arrays": [{"key": a.key, "shape": list(a.shape), "dtype": a.dtype} for a in arrays],
-                },
-                indent=2,
-            )
+        _echo_json(
+            {"source": source, "arrays": [{"key": a.key, "shape": list(a.shape), "dtype": a.dtype} for a in arrays]}
         )
         return
     from pecli.render import arrays_view
@@ -756,7 +759,7 @@ def _inspect(
                 "position": pos,
                 "columns": [{**e, "value": d.json_number(e["value"])} for e in details],
             }
-            click.echo(json.dumps(payload, indent=2))
+            _echo_json(payload)
         else:
             app.show(render.row_view(table, pos, details, precision))
         return
@@ -770,7 +773,7 @@ def _inspect(
             "columns": list(range(*win.col_range)),
             "values": [None if r is None else [d.json_number(v) for v in win.values[r]] for r in win.row_ids],
         }
-        click.echo(json.dumps(desc, indent=2))
+        _echo_json(desc)
         return
     app.show(render.describe_view(desc, precision))
     app.out.print()

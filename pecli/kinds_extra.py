@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pecli.errors import RecipeError
 from pecli.recipe import DTYPES, DType, _choice, _int_param, _positive_float, _Recipe
@@ -23,25 +23,60 @@ from pecli.recipe import DTYPES, DType, _choice, _int_param, _positive_float, _R
 if TYPE_CHECKING:
     import numpy as np
 
-RopeLayout = Literal["half", "pairs"]
-RopePart = Literal["cos", "sin", "angle", "inv_freq"]
-Scaling = Literal["default", "linear", "dynamic", "yarn", "longrope", "llama3"]
-RopeCompute = Literal["float32", "exact"]
-AlibiPart = Literal["slopes", "bias"]
-AlibiOrigin = Literal["first", "last"]
-AlibiForm = Literal["list", "pow", "recip"]
-AlibiCompute = Literal["float32", "exact"]
-Init = Literal["normal", "truncated-normal"]
-
-ROPE_LAYOUTS: tuple[str, ...] = get_args(RopeLayout)
-ROPE_PARTS: tuple[str, ...] = get_args(RopePart)
-SCALINGS: tuple[str, ...] = get_args(Scaling)
-ROPE_COMPUTES: tuple[str, ...] = get_args(RopeCompute)
-ALIBI_PARTS: tuple[str, ...] = get_args(AlibiPart)
-ALIBI_ORIGINS: tuple[str, ...] = get_args(AlibiOrigin)
-ALIBI_FORMS: tuple[str, ...] = get_args(AlibiForm)
-ALIBI_COMPUTES: tuple[str, ...] = get_args(AlibiCompute)
-INITS: tuple[str, ...] = get_args(Init)
+from pecli.choices import (
+    ALIBI_COMPUTES as ALIBI_COMPUTES,
+)
+from pecli.choices import (
+    ALIBI_FORMS as ALIBI_FORMS,
+)
+from pecli.choices import (
+    ALIBI_ORIGINS as ALIBI_ORIGINS,
+)
+from pecli.choices import (
+    ALIBI_PARTS as ALIBI_PARTS,
+)
+from pecli.choices import (
+    INITS as INITS,
+)
+from pecli.choices import (
+    ROPE_COMPUTES as ROPE_COMPUTES,
+)
+from pecli.choices import (
+    ROPE_LAYOUTS as ROPE_LAYOUTS,
+)
+from pecli.choices import (
+    ROPE_PARTS as ROPE_PARTS,
+)
+from pecli.choices import (
+    SCALINGS as SCALINGS,
+)
+from pecli.choices import (
+    AlibiCompute as AlibiCompute,
+)
+from pecli.choices import (
+    AlibiForm as AlibiForm,
+)
+from pecli.choices import (
+    AlibiOrigin as AlibiOrigin,
+)
+from pecli.choices import (
+    AlibiPart as AlibiPart,
+)
+from pecli.choices import (
+    Init as Init,
+)
+from pecli.choices import (
+    RopeCompute as RopeCompute,
+)
+from pecli.choices import (
+    RopeLayout as RopeLayout,
+)
+from pecli.choices import (
+    RopePart as RopePart,
+)
+from pecli.choices import (
+    Scaling as Scaling,
+)
 
 #: Which optional RoPE parameters each scaling type reads (HF's required + optional keys).
 _SCALING_PARAMS: dict[str, tuple[str, ...]] = {

@@ -7,18 +7,23 @@ from typing import Any, TypeVar
 
 import click
 
-from pecli.kinds_extra import (
+from pecli.choices import (
     ALIBI_FORMS,
     ALIBI_ORIGINS,
     ALIBI_PARTS,
+    COMPUTES,
+    DTYPES,
+    FORMS,
+    FREQS,
     INITS,
+    KIND_NAMES,
+    LAYOUTS,
+    ODDS,
+    ORDERS,
     ROPE_LAYOUTS,
     ROPE_PARTS,
     SCALINGS,
 )
-from pecli.recipe import COMPUTES, DTYPES, FORMS, FREQS, KINDS, LAYOUTS, ODDS, ORDERS
-
-KIND_NAMES = tuple(KINDS)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

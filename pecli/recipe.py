@@ -12,27 +12,55 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 from pecli.errors import RecipeError
 
 if TYPE_CHECKING:
     import numpy as np
 
-Layout = Literal["interleaved", "split", "cos-first"]
-DType = Literal["float16", "float32", "float64"]
-Freq = Literal["paper", "t2t", "half"]
-Odd = Literal["sin", "zero", "truncate", "error"]
-Compute = Literal["exact", "float64", "float32"]
-Form = Literal["exp", "pow", "div"]
-Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp"]
-LAYOUTS: tuple[str, ...] = get_args(Layout)
-DTYPES: tuple[str, ...] = get_args(DType)
-FREQS: tuple[str, ...] = get_args(Freq)
-ODDS: tuple[str, ...] = get_args(Odd)
-COMPUTES: tuple[str, ...] = get_args(Compute)
-FORMS: tuple[str, ...] = get_args(Form)
-ORDERS: tuple[str, ...] = get_args(Order)
+from pecli.choices import (
+    COMPUTES as COMPUTES,
+)
+from pecli.choices import (
+    DTYPES as DTYPES,
+)
+from pecli.choices import (
+    FORMS as FORMS,
+)
+from pecli.choices import (
+    FREQS as FREQS,
+)
+from pecli.choices import (
+    LAYOUTS as LAYOUTS,
+)
+from pecli.choices import (
+    ODDS as ODDS,
+)
+from pecli.choices import (
+    ORDERS as ORDERS,
+)
+from pecli.choices import (
+    Compute as Compute,
+)
+from pecli.choices import (
+    DType as DType,
+)
+from pecli.choices import (
+    Form as Form,
+)
+from pecli.choices import (
+    Freq as Freq,
+)
+from pecli.choices import (
+    Layout as Layout,
+)
+from pecli.choices import (
+    Odd as Odd,
+)
+from pecli.choices import (
+    Order as Order,
+)
 
 #: Version of the metadata schema written next to every table (see ``to_metadata``).
 SCHEMA = "pecli/1"

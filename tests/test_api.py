@@ -29,3 +29,21 @@ def test_help_imports_no_heavy_modules() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_choice_names_match_the_registries() -> None:
+    """options.py builds --help from pecli.choices without importing the recipes; keep them in step."""
+    from pecli.choices import KIND_NAMES
+    from pecli.recipe import KINDS
+
+    assert KIND_NAMES == tuple(KINDS)
+
+
+def test_help_imports_no_recipe_or_json() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys; from pecli.cli import cli; print(' '.join(sorted(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    for heavy in ("numpy", "rich", "pecli.recipe", "pecli.presets", "dataclasses", "json"):
+        assert heavy not in loaded, heavy
