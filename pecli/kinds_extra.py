@@ -17,8 +17,9 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pecli.choices import DTYPES, DType
 from pecli.errors import RecipeError
-from pecli.recipe import DTYPES, DType, _choice, _int_param, _positive_float, _Recipe
+from pecli.recipe_base import _choice, _int_param, _positive_float, _Recipe
 
 if TYPE_CHECKING:
     import numpy as np

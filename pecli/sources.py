@@ -88,7 +88,7 @@ def _convert(name: str, value: str, type_name: str, spec: str) -> Any:
 
 def recipe_spec(recipe: Recipe) -> str:
     """The operand that rebuilds ``recipe`` (inverse of ``parse_recipe``)."""
-    from pecli.recipe import _fmt
+    from pecli.recipe_base import _fmt
 
     parts = [f"{'len' if k == 'length' else k}={_fmt(v)}" for k, v in recipe.params().items()]
     return f"{recipe.kind}:{','.join(parts)}"
