@@ -148,6 +148,8 @@ class PecliGroup(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         handlers = _install_signal_handlers()
+        # Click would import shutil (and with it bz2, lzma, zlib: ~3 ms) just to ask the width.
+        extra.setdefault("terminal_width", _terminal_columns())
         try:
             rv = super().main(args, prog_name or "pecli", complete_var, False, **extra)
         except _Stop as stop:
@@ -190,6 +192,20 @@ def _install_signal_handlers() -> dict[int, Any]:
         if signal.getsignal(signum) is default:
             replaced[signum] = signal.signal(signum, _on_signal)
     return replaced
+
+
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing shutil: $COLUMNS, the terminal, 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
 
 
 def _silence_stdout() -> None:
