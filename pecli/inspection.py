@@ -168,15 +168,47 @@ def header(table: Table) -> dict[str, Any]:
 MAX_COMPUTED_STATS = 1 << 28
 
 
-def describe(table: Table, progress: Progress | None = None) -> dict[str, Any]:
-    """Header and statistics of a table (the statistics read every row once, in blocks)."""
+#: A file whose table declares this many times more bytes than it stores gets no statistics (if it
+#: declares over ``MIN_SPARSE_BYTES``): its unwritten chunks read as the fill value, one lookup
+#: per chunk, which for 10**9 one-row chunks takes hours.  Real compressed data never comes near:
+#: deflate cannot beat ~1032:1 (gzip -9 of an all-zero table measures 1009:1), sinusoid tables reach
+#: ~1.3:1, LZF ~100:1.
+MAX_DECLARED_PER_STORED = 10_000
+#: Below this a table is read in a few seconds even as one-value chunks: statistics as usual.
+MIN_SPARSE_BYTES = 1 << 20
+#: Statistics read whole rows (for the row norms) and work in float64: a wider row gets none.
+MAX_STATS_ROW_BYTES = 64 << 20
+
+
+def _stats_skipped(table: Table) -> str | None:
+    """Why ``describe`` computes no statistics for ``table`` (None: it does)."""
+    from pecli.resources import human_bytes
+
     n, d = table.shape
     if table.computed and n * d > MAX_COMPUTED_STATS:
-        stats: dict[str, Any] = {k: None for k in Stats().as_dict()}
-        stats["skipped"] = (
+        return (
             f"statistics skipped: the recipe makes {n * d:.3g} values; export it and inspect the file, "
             "or look at one position with --pos"
         )
+    stored = table.info.get("storage size")
+    declared = table.nbytes
+    if isinstance(stored, int) and declared > MIN_SPARSE_BYTES and stored * MAX_DECLARED_PER_STORED < declared:
+        return (
+            f"statistics skipped: {human_bytes(declared)} declared, {human_bytes(stored)} stored — unwritten "
+            "chunks read as the fill value; look at rows with --rows or --pos"
+        )
+    row = d * table.dtype.itemsize
+    if row > MAX_STATS_ROW_BYTES:
+        return f"statistics skipped: one row is {human_bytes(row)}, and statistics read whole rows"
+    return None
+
+
+def describe(table: Table, progress: Progress | None = None) -> dict[str, Any]:
+    """Header and statistics of a table (the statistics read every row once, in blocks)."""
+    skipped = _stats_skipped(table)
+    if skipped is not None:
+        stats: dict[str, Any] = {k: None for k in Stats().as_dict()}
+        stats["skipped"] = skipped
         return {**header(table), "stats": stats}
     return {**header(table), "stats": table_stats(table, progress)}
 

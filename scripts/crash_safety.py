@@ -10,9 +10,11 @@ half with no DEST.  Afterwards DEST must be byte-identical to that previous file
 runs only), or the complete new file (the kill came after the rename).  Anything else (a truncated
 file, a lost previous file) is a violation.  Leftover ``.DEST.*.part`` temporaries are expected
 after SIGKILL, which nothing can clean up: they are counted, not failed.  For .npy and .csv the
-recipe sidecar ``DEST.json`` is renamed just after DEST; a sidecar left describing the other
-version is reported too (pecli ignores a sidecar whose shape does not match, and the previous
-recipe here has another length).
+recipe sidecar ``DEST.json`` is replaced around DEST: the old one is removed just before DEST is
+renamed into place, the new one renamed just after.  A kill between those steps leaves DEST (the
+previous or the new table) without a sidecar: it reads back with no recipe, which is counted as
+"missing sidecar", not failed.  A sidecar that is not the one written with the table in DEST
+would label the data with the wrong recipe: "stale sidecar", a violation.
 
 Run from the repository root::
 
@@ -71,12 +73,13 @@ class Outcome:
     killed: bool
     dest: str  # "absent", "previous", "new" or "PARTIAL …"
     temps: int
-    sidecar: str  # "consistent", "stale", or "" when the format has none
+    sidecar: str  # "consistent", "missing", "stale", or "" when the format has none
     landed: str  # "before the write", "mid-write", "after the rename", "completed"
 
     @property
     def violation(self) -> bool:
-        return self.dest.startswith("PARTIAL") or (self.preexisting and self.dest == "absent")
+        lost = self.preexisting and self.dest == "absent"
+        return self.dest.startswith("PARTIAL") or lost or self.sidecar == "stale"
 
 
 @dataclass
@@ -236,7 +239,12 @@ def one_run(lab: Lab, fmt: str, command: str, preexisting: bool, rng: random.Ran
     if fmt in SIDECAR:
         now = sidecar.read_bytes() if sidecar.exists() else None
         expected = {"absent": None, "previous": previous_sidecar, "new": ref.sidecar}.get(state, now)
-        sidecar_state = "consistent" if now == expected else "stale"
+        if now == expected:
+            sidecar_state = "consistent"
+        elif now is None:  # the kill came between removing the old sidecar and renaming the new one
+            sidecar_state = "missing"
+        else:
+            sidecar_state = "stale"
 
     if not killed:
         landed = "completed"
@@ -254,7 +262,7 @@ def one_run(lab: Lab, fmt: str, command: str, preexisting: bool, rng: random.Ran
 def report(summaries: list[Summary]) -> str:
     """One row per format: where the kills landed, what DEST was afterwards, violations, temporaries."""
     head: tuple[str, ...] = ("format", "runs", "with DEST", "mid-write", "before", "after", "absent", "previous")
-    head += ("new", "PARTIAL", "temps left", "stale sidecar")
+    head += ("new", "PARTIAL", "temps left", "missing sidecar", "stale sidecar")
     rows = []
     total = Summary("total", [o for each in summaries for o in each.outcomes])
     for s in [*summaries, total]:
@@ -273,6 +281,7 @@ def report(summaries: list[Summary]) -> str:
                 dest["new"],
                 dest["PARTIAL"] + sum(o.preexisting and o.dest == "absent" for o in s.outcomes),
                 sum(o.temps for o in s.outcomes),
+                sum(o.sidecar == "missing" for o in s.outcomes),
                 sum(o.sidecar == "stale" for o in s.outcomes),
             )
         )
@@ -342,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     for o in violations:
         print(
             f"VIOLATION: {o.fmt} {o.command} {'with DEST' if o.preexisting else 'fresh'}, kill at {o.delay:.2f} s: "
-            f"DEST {o.dest}"
+            f"DEST {o.dest}" + (", sidecar stale" if o.sidecar == "stale" else "")
         )
     return 1 if violations else 0
 

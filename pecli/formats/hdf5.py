@@ -1,15 +1,29 @@
-"""HDF5 through h5py: one dataset per table, the recipe as attributes on it."""
+"""HDF5 through h5py: one dataset per table, the recipe as attributes on it.
+
+libhdf5 can hang for ever, crash or allocate gigabytes on a corrupt object header, inside C code
+that no signal interrupts.  So before pecli walks a file's structure it makes the same walk in a
+forked child under a time and memory limit (:func:`_probe`), and walks it itself only after the
+child came back.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import select
+import signal
+import sys
+import time
+import warnings
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pecli.errors import FormatError
+from pecli import errors
+from pecli.errors import FormatError, PecliInputError
 from pecli.formats._common import META_KEY, ArrayInfo, Format, WriteOptions, array_table, decode_metadata, first_line
 from pecli.formats._common import table_metadata as _table_metadata
 from pecli.table import Progress, Table
@@ -93,7 +107,143 @@ def _stored_recipe(ds: Any, info: dict[str, Any]) -> dict[str, Any]:
     return decode_metadata(ds.attrs[META_KEY])
 
 
+#: Seconds the forked probe may take to walk a file's structure (a healthy file takes milliseconds).
+PROBE_SECONDS = 10.0
+#: Address space the probe may add to what pecli already uses (a structure is kilobytes).
+PROBE_MEMORY = 2 << 30
+
+
+def _probe(path: Path, walk: Callable[[], Any]) -> Any:
+    """Run ``walk`` in a forked child first, within ``PROBE_SECONDS`` and ``PROBE_MEMORY``: its result.
+
+    A clean error in the child is raised here as the same error; a child that runs out of time
+    or memory, or dies of a signal, is a :class:`FormatError`.  Where there is no fork (Windows)
+    ``walk`` simply runs here.  Ctrl-C or SIGTERM while the child runs kill it on the way out.
+    """
+    if not hasattr(os, "fork"):
+        return walk()
+    import resource  # noqa: F401  (for the child, which should import nothing itself)
+
+    read_end, write_end = os.pipe()
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12+ (and JAX, once imported) warn that a fork of a threaded process may
+            # deadlock the child.  This child takes no lock another thread can hold: h5py holds
+            # its lock across fork, and the child prints nothing and imports only loaded modules.
+            warnings.simplefilter("ignore")
+            pid = os.fork()
+    except OSError as exc:
+        os.close(read_end)
+        os.close(write_end)
+        raise FormatError(
+            f"cannot check {path} before reading it: no process to do it in ({exc.strerror or exc})"
+        ) from exc
+    if pid == 0:  # the child: never returns into the caller, whatever happens
+        code = 1
+        try:
+            os.close(read_end)
+            _confine_child()
+            with open(write_end, "wb") as fp:
+                fp.write(json.dumps(_child_outcome(walk)).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    answer, finished = b"", False
+    try:
+        poller = select.poll()
+        poller.register(read_end, select.POLLIN)
+        deadline = time.monotonic() + PROBE_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            if poller.poll(left * 1000):
+                chunk = os.read(read_end, 1 << 16)
+                if not chunk:
+                    finished = True
+                    break
+                answer += chunk
+    finally:
+        os.close(read_end)
+        if not finished:
+            os.kill(pid, signal.SIGKILL)
+        try:
+            code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        except ChildProcessError:  # SIGCHLD ignored: the child was reaped without a status
+            code = 0
+    problem = "the file is corrupt or hostile"
+    if not finished:
+        raise FormatError(f"{path}: libhdf5 did not finish reading its structure within {PROBE_SECONDS:g} s; {problem}")
+    if code < 0:
+        raise FormatError(
+            f"{path}: libhdf5 died of {signal.Signals(-code).name} while reading its structure; {problem}"
+        )
+    if code != 0 or not answer:
+        raise FormatError(f"{path}: reading its structure failed without a message (exit status {code}); {problem}")
+    outcome: dict[str, Any] = json.loads(answer)
+    if "memory" in outcome:
+        raise FormatError(
+            f"{path}: libhdf5 needed over {PROBE_MEMORY >> 30} GiB of memory to read its structure; {problem}"
+        )
+    if "error" in outcome:
+        kind = getattr(errors, str(outcome["error"]), None)
+        if not (isinstance(kind, type) and issubclass(kind, PecliInputError)):
+            kind = FormatError
+        raise kind(outcome["message"])
+    if "bug" in outcome:  # not the file's fault: pecli's own walk raises it again, with its traceback
+        return walk()
+    return outcome["result"]
+
+
+def _confine_child() -> None:
+    """Limit the probe child: address space, a wall-clock alarm that outlives a killed parent, no stdio."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which kills the child
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)  # default action: the child dies even inside C code
+    signal.setitimer(signal.ITIMER_REAL, PROBE_SECONDS + 1)
+    # The answer goes through the pipe; the parent says everything that needs saying.  A pipe on
+    # stdin or stdout must not wait for the child to let go of it either.
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    if (faulthandler := sys.modules.get("faulthandler")) is not None:
+        faulthandler.disable()  # it may write to its own copy of stderr: a crash is the parent's to report
+    import resource  # Unix only, like fork; already loaded by _probe
+
+    try:
+        fd = os.open("/proc/self/statm", os.O_RDONLY)
+        try:
+            size = int(os.read(fd, 200).split()[0]) * resource.getpagesize()
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, IndexError):
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = size + PROBE_MEMORY
+    if soft != resource.RLIM_INFINITY:
+        cap = min(cap, soft)
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def _child_outcome(walk: Callable[[], Any]) -> dict[str, Any]:
+    try:
+        return {"result": walk()}
+    except MemoryError:
+        return {"memory": True}
+    except PecliInputError as exc:
+        return {"error": type(exc).__name__, "message": str(exc)}
+    except BaseException as exc:  # a bug in pecli, not in the file
+        return {"bug": repr(exc)}
+
+
 def _list_h5(path: Path) -> list[ArrayInfo]:
+    import h5py  # noqa: F401  (here, before the fork: not once in the child and again after it)
+
+    found = _probe(path, lambda: [[a.key, list(a.shape), a.dtype] for a in _list_h5_unprobed(path)])
+    return [ArrayInfo(key, tuple(shape), dtype) for key, shape, dtype in found]
+
+
+def _list_h5_unprobed(path: Path) -> list[ArrayInfo]:
     with ExitStack() as stack:
         f = _open(path, stack)
         try:
@@ -103,6 +253,17 @@ def _list_h5(path: Path) -> list[ArrayInfo]:
 
 
 def _read_h5(path: Path, key: str | None, stack: ExitStack) -> Table:
+    import h5py  # noqa: F401  (here, before the fork: not once in the child and again after it)
+
+    def walk() -> None:
+        with ExitStack() as own:
+            _read_h5_unprobed(path, key, own)
+
+    _probe(path, walk)
+    return _read_h5_unprobed(path, key, stack)
+
+
+def _read_h5_unprobed(path: Path, key: str | None, stack: ExitStack) -> Table:
     try:
         return _read_h5_unchecked(path, key, stack)
     except FormatError:
