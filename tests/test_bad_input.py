@@ -52,6 +52,7 @@ def make_files(d: Path) -> None:
     (d / "pe.h").write_text("/* a header */\n")
     (d / "dir.npy").mkdir()
     (d / "existing.npy").write_bytes(b"precious")
+    (d / "existing.png").write_bytes(b"precious picture")
     (d / "unknown.xyz").write_text("1,2\n")
 
 
@@ -151,6 +152,39 @@ CASES: list[tuple[list[str], str]] = [
     (["diff", "good.npy", "good.npy", "--rtol", "nan"], "rtol must be a finite number ≥ 0, got nan"),
     (["diff", "good.npy", "good.npy", "-n", "-2"], "Invalid value for '-n' / '--top'"),
     (["diff", "truncated.h5", "good.npy"], "is not a readable HDF5 file"),
+    # dialects, kinds and presets
+    (["generate", "--preset", "fairsek"], "unknown preset 'fairsek': did you mean fairseq?"),
+    (["generate", "--preset", "mae", "--len", "5"], "preset mae is a sincos2d recipe, which has no len"),
+    (["generate", "--preset", "whisper", "--dim", "65"], "dim 65 is odd"),
+    ([*G, "--freq", "golden"], "'golden' is not one of 'paper', 't2t', 'half'"),
+    ([*G, "--odd", "round"], "'round' is not one of"),
+    ([*G, "--padding-idx", "-1"], "padding_idx must be at least 0, got -1"),
+    ([*G, "--form", "div"], "form=div"),
+    ([*G, "--min-timescale", "0"], "min_timescale must be a finite number > 0"),
+    (["generate", "--grid", "14", "--dim", "768"], "grid must look like HxW"),
+    (["generate", "--grid", "4x4", "--dim", "6"], "dim 6 must be a multiple of 4"),
+    (["generate", "--grid", "2x2x2", "--dim", "8"], "needs order=tatp"),
+    (["generate", "--kind", "rope", "--len", "8", "--dim", "7"], "rotary embeddings rotate pairs of dims"),
+    (["generate", "--kind", "rope", "--len", "8", "--dim", "8", "--scaling", "yarn"], "scaling=yarn needs"),
+    (["generate", "--kind", "rope", "--len", "8", "--dim", "8", "--low-freq-factor", "1"], "does not use"),
+    (["generate", "--kind", "alibi"], "an alibi recipe needs heads"),
+    (["generate", "--kind", "alibi", "--heads", "0"], "heads must be at least 1, got 0"),
+    (["generate", "--kind", "learned", "--len", "4", "--dim", "4", "--std", "-1"], "std"),
+    (["inspect", "fairseq:len=8,dim=8,grid=2x2"], "unknown parameter 'grid=2x2'"),
+    (["presets", "nope"], "unknown preset 'nope'"),
+    # look at it: heatmap, identify, analyze, plot
+    (["inspect", "good.npy", "--heatmap", "--pos", "1"], "--heatmap draws the whole table"),
+    (["identify", "nope.npy"], "nope.npy does not exist"),
+    (["identify", "truncated.npy"], "truncated"),
+    (["identify"], "give a SOURCE"),
+    (["analyze", "good.npy", "--ks", "1,x"], "is not a list of whole numbers"),
+    (["analyze", "magic.npy"], "is not a readable .npy table"),
+    (["plot", "good.npy"], "Missing option '-o'"),
+    (["plot", "good.npy", "-o", "existing.png"], "already exists"),
+    (["plot", "good.npy", "-o", "pic.gif"], ".gif"),
+    (["plot", "good.npy", "-o", "nodir/pic.png"], "nodir"),
+    (["plot", "good.npy", "--what", "curves", "--dims", "0,99", "-o", "c.png"], "99"),
+    (["plot", "good.npy", "--dims", "a,b", "-o", "c.png"], "is not a list of columns"),
     # the command line itself
     (["frobnicate"], "No such command 'frobnicate'"),
     (["generate", "--bogus"], "No such option '--bogus'"),
