@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from pecli.core import check_row_range
-from pecli.recipe import KINDS, DType, Recipe
+from pecli.recipe import DType, Recipe
+from pecli.recipe_base import _Recipe
 from pecli.resources import ensure_fits_in_memory
 
 #: Rows per block when a table is streamed (writers, statistics): about this many bytes.
@@ -58,7 +59,7 @@ class Table:
 
     @property
     def computed(self) -> bool:
-        return isinstance(self.data, tuple(KINDS.values()))
+        return isinstance(self.data, _Recipe)
 
     @property
     def shape(self) -> tuple[int, int]:
