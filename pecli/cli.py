@@ -248,19 +248,22 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
 @click.option("--no-color", is_flag=True, envvar="NO_COLOR", help="No colour in terminal output (also NO_COLOR=1).")
 @click.pass_context
 def cli(ctx: click.Context, no_color: bool) -> None:
-    """Positional-encoding tables: generate, inspect and export them.
+    """Positional-encoding tables: generate, inspect, compare, identify and export them.
 
     \b
       pecli generate --len 120 --dim 8              print the table
       pecli generate --len 4096 --dim 512 -o pe.h5  write it to a file
+      pecli generate --preset fairseq -o fs.npy     a framework's own table (pecli presets)
       pecli inspect --len 120 --dim 8 --pos 2       explain one position
       pecli inspect pe.h5                           header, statistics, a window
       pecli export pe.h5 -o pe.safetensors          convert, keeping the recipe
       pecli diff mine.npy sinusoidal:len=120,dim=8  compare, and say why they differ
+      pecli identify mine.npy                       which recipe made this table?
 
     \b
     A SOURCE is a file, FILE:KEY (one array of an .h5/.npz/.safetensors/.pt file)
     or a recipe written KIND:PARAM=VALUE,... e.g. sinusoidal:len=120,dim=8,layout=split
+    or PRESET:PARAM=VALUE,... e.g. fairseq:len=2048,dim=512
     """
     ctx.obj = App(no_color)
 
