@@ -124,10 +124,14 @@ def table_view(console: Console, table: Table, win: Window, precision: int) -> l
     from rich.text import Text
 
     c0, c1 = win.col_range
+    # Every column takes at least 3 characters, so no more than width // 3 from each edge can show:
+    # only those are formatted (a table a million columns wide must not format a million cells).
+    edge = console.width // 3 + 1
+    candidates = range(c0, c1) if c1 - c0 <= 2 * edge else [*range(c0, c0 + edge), *range(c1 - edge, c1)]
     # Each column's cells, formatted once (the width search below only adds up widths).
     cells = {
         c: [ELLIPSIS if r is None else fmt_value(win.values[r][c - c0], precision) for r in win.row_ids]
-        for c in range(c0, c1)
+        for c in candidates
     }
     pos_width = max([3, len(ELLIPSIS)] + [len(str(table.start + r)) for r in win.row_ids if r is not None])
     col_width = {c: max(len(str(c)), *(len(x) for x in cells[c])) for c in cells}
@@ -137,9 +141,9 @@ def table_view(console: Console, table: Table, win: Window, precision: int) -> l
 
     cols: list[int | None] = list(range(c0, c1))
     limit = console.width
-    if width(cols) > limit:
+    if c1 - c0 > 2 * edge or width(cols) > limit:
         # Largest k with k leading and k trailing columns that still fits.
-        lo, hi = 1, (c1 - c0) // 2
+        lo, hi = 1, min((c1 - c0) // 2, edge)
         while lo < hi:
             k = (lo + hi + 1) // 2
             if width([*range(c0, c0 + k), None, *range(c1 - k, c1)]) <= limit:

@@ -332,3 +332,16 @@ def test_inspect_position_columns_window(run) -> None:
 def test_rows_with_pos_is_refused(run) -> None:
     r = run("inspect", "--len", 10, "--dim", 4, "--pos", 1, "--rows", "0:3")
     assert (r.exit_code, r.stderr) == (2, "Error: --rows and --pos exclude each other: --pos P explains one position\n")
+
+
+def test_a_table_a_million_columns_wide_prints_its_edges(run, tmp_path) -> None:
+    """Only the columns that can fit the terminal are formatted (before, every cell of every column
+    was: minutes for this table)."""
+    import numpy as np
+
+    np.save(tmp_path / "wide.npy", np.zeros((2, 10**6), np.float32))
+    r = run("inspect", str(tmp_path / "wide.npy"), "--rows", "0:2")
+    assert r.exit_code == 0, r.output
+    grid = r.stdout.splitlines()
+    assert any(line.rstrip().endswith("999999") and "…" in line for line in grid), r.stdout
+    assert max(len(line) for line in grid if "0.0000" in line or "999999" in line) <= 80
