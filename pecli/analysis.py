@@ -173,6 +173,12 @@ class Decay:
         }
 
 
+def default_max_k(rows: int) -> int:
+    """The decay's default largest offset: min(rows / 2, 512), so every k averages over at least
+    half the positions."""
+    return max(1, min(rows // 2, 512))
+
+
 def decay(table: Table, max_k: int, positions: Sequence[int] | Ids | None = None) -> Decay:
     """Seed 001's long-range decay: for each ``k ≤ max_k`` the mean over p of ``PE(p)·PE(p+k)`` and
     of ``cos∠(PE(p), PE(p+k))``.

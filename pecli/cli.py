@@ -16,8 +16,11 @@ from pecli.errors import PecliInputError
 from pecli.options import (
     OUTPUT_PARAMS,
     RECIPE_PARAMS,
+    IntListType,
+    force_option,
     input_format_option,
     json_option,
+    max_k_option,
     output_options,
     pos_option,
     quiet_option,
@@ -619,25 +622,26 @@ def identify(
 @cli.command(epilog=EPILOG)
 @click.argument("source", required=False, metavar="[SOURCE]")
 @recipe_options
-@click.option(
-    "--max-k",
-    type=click.IntRange(1),
-    default=None,
-    metavar="K",
-    help="Largest offset k for the decay (default: min(rows/2, 512)).",
-)
+@max_k_option
 @click.option(
     "--ks",
+    type=IntListType("1,8,64"),
     default="1,2,4,8,16,64",
     show_default=True,
-    metavar="K,K,…",
     help="Offsets k for the relative-position residual.",
 )
 @json_option
 @input_format_option
 @click.pass_context
 def analyze(
-    ctx: click.Context, /, source: str | None, max_k: int | None, ks: str, as_json: bool, fmt: str | None, **params: Any
+    ctx: click.Context,
+    /,
+    source: str | None,
+    max_k: int | None,
+    ks: list[int],
+    as_json: bool,
+    fmt: str | None,
+    **params: Any,
 ) -> None:
     """The properties the papers describe, measured on a table.
 
@@ -653,17 +657,13 @@ def analyze(
     from pecli import analysis
     from pecli.render import analysis_view
 
-    try:
-        offsets = sorted({int(k) for k in ks.split(",") if k.strip()})
-    except ValueError:
-        raise click.BadParameter(f"{ks!r} is not a list of whole numbers like 1,8,64", param_hint="--ks") from None
     app: App = ctx.obj
     with _input(ctx, source, params, fmt) as table:
         n = table.shape[0]
         if n < 2:
             raise PecliError(f"the table has {n} row: the properties need at least 2 positions")
-        decay = analysis.decay(table, min(max_k or min(n // 2, 512), n - 1))
-        residual = analysis.relative_residual(table, [k for k in offsets if 0 < k < n])
+        decay = analysis.decay(table, min(max_k or analysis.default_max_k(n), n - 1))
+        residual = analysis.relative_residual(table, sorted({k for k in ks if 0 < k < n}))
         waves = (
             analysis.wavelengths(table.recipe)
             if table.recipe is not None and table.recipe.kind in ("sinusoidal", "sincos2d")
@@ -692,9 +692,11 @@ def analyze(
     help="heatmap: the table (position × dimension) with a colour bar; curves: chosen dimensions "
     "across positions; decay: similarity against the offset k.",
 )
-@click.option("--dims", default=None, metavar="J,J,…", help="curves: the dimensions to draw (default 0, d/4, d/2).")
-@click.option("--max-k", type=click.IntRange(1), default=None, metavar="K", help="decay: largest offset k.")
-@click.option("--force", is_flag=True, help="Overwrite an existing picture.")
+@click.option(
+    "--dims", type=IntListType("0,32,64"), default=None, help="curves: the dimensions to draw (default 0, d/4, d/2)."
+)
+@max_k_option
+@force_option
 @input_format_option
 @click.pass_context
 def plot(
@@ -703,7 +705,7 @@ def plot(
     source: str | None,
     output: str,
     what: str,
-    dims: str | None,
+    dims: list[int] | None,
     max_k: int | None,
     force: bool,
     fmt: str | None,
@@ -718,18 +720,12 @@ def plot(
     """
     from pecli import plot as plots
 
-    columns = None
-    if dims is not None:
-        try:
-            columns = [int(j) for j in dims.split(",") if j.strip()]
-        except ValueError:
-            raise click.BadParameter(f"{dims!r} is not a list of columns like 0,32,64", param_hint="--dims") from None
     app: App = ctx.obj
     with _input(ctx, source, params, fmt) as table:
         if what == "heatmap":
             done = plots.heatmap(table, output, force=force)
         elif what == "curves":
-            done = plots.curves(table, output, columns, force=force)
+            done = plots.curves(table, output, dims, force=force)
         else:
             done = plots.decay_plot(table, output, max_k, force=force)
     app.err.print(f"wrote {done.path} ({done.size[0]}×{done.size[1]} px; {done.description})", soft_wrap=True)

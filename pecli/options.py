@@ -51,6 +51,23 @@ class SpanType(click.ParamType):
             self.fail(f"{value!r} is not a span like 10:20, 10: or :20", param, ctx)
 
 
+class IntListType(click.ParamType):
+    """``1,8,64``: whole numbers separated by commas."""
+
+    name = "N,N,…"
+
+    def __init__(self, example: str) -> None:
+        self.example = example
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, list):
+            return value
+        try:
+            return [int(x) for x in str(value).split(",") if x.strip()]
+        except ValueError:
+            self.fail(f"{value!r} is not a list of whole numbers like {self.example}", param, ctx)
+
+
 def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     def apply(f: F) -> F:
         for dec in reversed(decorators):
@@ -288,6 +305,8 @@ class CompressType(click.ParamType):
         return (method, int(level) if level else 4)
 
 
+force_option = click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+
 output_options = _stack(
     click.option(
         "-o",
@@ -324,7 +343,7 @@ output_options = _stack(
         metavar="N",
         help="CSV/TSV/JSON: significant digits (default: enough to read back bit-exactly).",
     ),
-    click.option("--force", is_flag=True, help="Overwrite an existing output file."),
+    force_option,
     click.option(
         "--sidecar/--no-sidecar",
         default=True,
@@ -373,4 +392,12 @@ tolerance_options = _stack(
         metavar="N",
         help="How many worst elements and rows to list.",
     ),
+)
+
+max_k_option = click.option(
+    "--max-k",
+    type=click.IntRange(1),
+    default=None,
+    metavar="K",
+    help="Largest offset k for the decay (default: min(rows/2, 512)).",
 )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pecli.analysis import HeatmapSample, decay, heatmap_sample, read_rows, wavelengths
+from pecli.analysis import HeatmapSample, decay, default_max_k, heatmap_sample, read_rows, wavelengths
 from pecli.atomic import atomic_paths, check_destination
 from pecli.errors import PecliInputError
 from pecli.table import Table
@@ -242,7 +242,7 @@ def decay_plot(
     fmt = _check(path, force)
     _matplotlib()
     n = table.shape[0]
-    result = decay(table, min(n // 2, 512) if max_k is None else max_k)
+    result = decay(table, default_max_k(n) if max_k is None else max_k)
     fig = _figure(10, 6)
     top, bottom = fig.subplots(2, 1, sharex=True)
     top.plot(result.k, result.dot, linewidth=1.0)

@@ -184,7 +184,7 @@ CASES: list[tuple[list[str], str]] = [
     (["plot", "good.npy", "-o", "pic.gif"], ".gif"),
     (["plot", "good.npy", "-o", "nodir/pic.png"], "nodir"),
     (["plot", "good.npy", "--what", "curves", "--dims", "0,99", "-o", "c.png"], "99"),
-    (["plot", "good.npy", "--dims", "a,b", "-o", "c.png"], "is not a list of columns"),
+    (["plot", "good.npy", "--dims", "a,b", "-o", "c.png"], "is not a list of whole numbers like 0,32,64"),
     # the command line itself
     (["frobnicate"], "No such command 'frobnicate'"),
     (["generate", "--bogus"], "No such option '--bogus'"),
