@@ -370,8 +370,9 @@ def test_inspect_checkpoint_position_from_the_cli(run, tmp_path: Path) -> None:
     st = pytest.importorskip("safetensors.numpy")
     pos = np.random.default_rng(4).normal(0, 0.02, (512, 6)).astype(np.float32)
     path = tmp_path / "model.safetensors"
-    st.save_file({"embeddings.position_embeddings.weight": pos, "embeddings.word_embeddings.weight": pos[:10]},
-                 str(path))
+    st.save_file(
+        {"embeddings.position_embeddings.weight": pos, "embeddings.word_embeddings.weight": pos[:10]}, str(path)
+    )
     r = run("inspect", f"{path}:embeddings.position_embeddings.weight", "--pos", 0, "--precision", 6)
     assert r.exit_code == 0, r.stderr
     lines = r.stdout.splitlines()
