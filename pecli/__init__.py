@@ -21,8 +21,13 @@ if TYPE_CHECKING:
     from pecli.formats import open_table, write_table
     from pecli.identify import Identification, identify
     from pecli.inspection import describe, row_details
+    from pecli.kinds import recipe_from_metadata
+    from pecli.kinds.alibi import Alibi
+    from pecli.kinds.learned import Learned
+    from pecli.kinds.rope import Rope
+    from pecli.kinds.sincos2d import Sincos2d
+    from pecli.kinds.sinusoidal import Sinusoidal
     from pecli.presets import PRESETS, get_preset, make_recipe
-    from pecli.recipe import Alibi, Learned, Rope, Sincos2d, Sinusoidal, recipe_from_metadata
     from pecli.table import Table
 
 __all__ = [
@@ -59,7 +64,12 @@ __all__ = [
 
 # Everything loads on first use: `pecli --help` imports this package and none of these.
 _LAZY = {
-    **dict.fromkeys(("Alibi", "Learned", "Rope", "Sincos2d", "Sinusoidal", "recipe_from_metadata"), "pecli.recipe"),
+    "Alibi": "pecli.kinds.alibi",
+    "Learned": "pecli.kinds.learned",
+    "Rope": "pecli.kinds.rope",
+    "Sincos2d": "pecli.kinds.sincos2d",
+    "Sinusoidal": "pecli.kinds.sinusoidal",
+    "recipe_from_metadata": "pecli.kinds",
     **dict.fromkeys(("PRESETS", "get_preset", "make_recipe"), "pecli.presets"),
     "identify": "pecli.identify",
     "Identification": "pecli.identify",

@@ -22,53 +22,20 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pecli.errors import PecliInputError
-from pecli.recipe import Recipe, Sincos2d, Sinusoidal
-from pecli.table import BLOCK_BYTES, Table
+from pecli.fitting import nonzero_runs, pair_frequencies
+from pecli.kinds.base import Recipe
+from pecli.kinds.sinusoidal import Sinusoidal
+from pecli.table import BLOCK_BYTES, Table, read_rows, spread_windows
 
 Arr = NDArray[np.float64]
 Ids = NDArray[np.intp]
 
-#: Sampled rows at most this far apart are read as one range (one read beats several tiny ones).
-READ_GAP = 4
 #: Base positions p that :func:`decay` averages over when it samples a long table.
 DECAY_POSITIONS = 2048
 #: Rows per sampled window (contiguous, so that p and p + k come from one read).
 WINDOW = 256
 #: Most rows :func:`relative_residual` fits on (its SVD costs rows·dim²).
 FIT_ROWS = 4096
-
-
-# -- reading ---------------------------------------------------------------------------------
-def read_rows(table: Table, row_ids: Sequence[int] | Ids, cols: Ids | None = None) -> Arr:
-    """The rows ``row_ids`` (strictly increasing) as float64, optionally only the columns ``cols``.
-
-    Only those rows are read: runs of ids at most :data:`READ_GAP` apart are fetched as one range
-    of at most one block (``BLOCK_BYTES``), anything further apart separately.
-    """
-    ids = np.asarray(row_ids, dtype=np.intp)
-    width = table.shape[1] if cols is None else len(cols)
-    out = np.empty((ids.size, width))
-    limit = table.block_rows()
-    i = 0
-    while i < ids.size:
-        j = i + 1
-        while j < ids.size and ids[j] - ids[j - 1] <= READ_GAP and ids[j] - ids[i] < limit:
-            j += 1
-        block = np.asarray(table.rows(int(ids[i]), int(ids[j - 1]) + 1), dtype=np.float64)
-        picked = block[ids[i:j] - ids[i]]
-        out[i:j] = picked if cols is None else picked[:, cols]
-        i = j
-    return out
-
-
-def spread_windows(n: int, count: int, length: int) -> list[tuple[int, int]]:
-    """``count`` windows ``[a, a + length)`` spread evenly over ``[0, n)`` (one window if they would overlap)."""
-    if n <= 0 or length <= 0:
-        return []
-    if count * length >= n:
-        return [(0, n)]
-    starts = np.unique(np.rint(np.linspace(0, n - length, count)).astype(int))
-    return [(int(s), int(s) + length) for s in starts]
 
 
 def _ordinal(k: int) -> str:
@@ -288,32 +255,11 @@ def relative_residual(
 
 # -- wavelengths -------------------------------------------------------------------------------
 def wavelengths(recipe: Recipe) -> Arr:
-    """``2π/ω`` of every column of a recipe (NaN for a zero column).
-
-    Sinusoidal: ``ω_i`` of the column's frequency index.  Sincos2d: the frequency of the column's
-    axis sinusoid, in units of that axis's coordinate.
-    """
-    from pecli.core import grid_omega, sinusoidal_omega
-
-    if isinstance(recipe, Sinusoidal):
-        d = recipe.dim
-        out = np.full(d, np.nan)
-        omega = sinusoidal_omega(recipe)
-        for j in range(d):
-            i, fn = recipe.column(j)
-            if fn != "zero":
-                out[j] = 2 * math.pi / omega[i]
-        return out
-    if isinstance(recipe, Sincos2d):
-        d = recipe.dim
-        omega = grid_omega(recipe)
-        q = recipe.per_axis
-        # tatp: 2q interleaved columns per axis (sin, cos of ω_0, then ω_1, …); the other orders:
-        # four blocks of q columns, each running through ω_0..ω_{q−1}.
-        index = (np.arange(d) % (2 * q)) // 2 if recipe.order == "tatp" else np.arange(d) % q
-        out = 2 * math.pi / omega[index]
-        return out
-    raise PecliInputError(f"wavelengths are defined for sinusoidal and sincos2d recipes, not {recipe.kind}")
+    """``2π/ω`` of every column of a recipe (NaN for a zero column), as its kind defines it."""
+    waves = recipe.wavelengths()
+    if waves is None:
+        raise PecliInputError(f"{recipe.kind} recipes have no wavelengths")
+    return waves
 
 
 @dataclass(frozen=True)
@@ -340,17 +286,15 @@ def estimate_wavelengths(table: Table, max_rows: int = 4096) -> WavelengthEstima
        column with fewer than three crossings has a wavelength longer than the rows looked at: NaN.
        Meaningful for 1-D tables only.
     """
-    from pecli.compare import _frequencies
-
     n, d = table.shape
     m = min(n, _positive("max_rows", max_rows))
     windows = spread_windows(n, max(1, m // WINDOW), min(m, WINDOW))
-    runs = [r for a, b in windows for r in _nonzero_runs(a, read_rows(table, np.arange(a, b)))]
+    runs = [r for a, b in windows for r in nonzero_runs(a, read_rows(table, np.arange(a, b)))]
     if runs and d >= 2:
         for layout in ("interleaved", "split", "cos-first"):
-            sin_cols, cos_cols = sin_cos_pairs(Sinusoidal(1, d, layout=layout))
+            sin_cols, cos_cols = Sinusoidal(1, d, layout=layout).pairs()  # type: ignore[arg-type]
             order = np.stack([sin_cols, cos_cols], axis=1).ravel()
-            omega = _frequencies([(rows[:, order], pos) for rows, pos in runs], "interleaved", order.size)
+            omega = pair_frequencies(runs, sin_cols, cos_cols)
             if omega is not None and np.all(omega > 0):
                 out = np.full(d, np.nan)
                 out[sin_cols] = out[cos_cols] = 2 * math.pi / omega
@@ -359,31 +303,6 @@ def estimate_wavelengths(table: Table, max_rows: int = 4096) -> WavelengthEstima
                     out[rest] = _crossings(table, m, rest)
                 return WavelengthEstimate(out, f"phase of sin/cos pairs ({layout} layout)")
     return WavelengthEstimate(_crossings(table, m, np.arange(d)), "zero crossings")
-
-
-def sin_cos_pairs(recipe: Sinusoidal) -> tuple[Ids, Ids]:
-    """The sin and the cos column of every frequency that has both, as the recipe lays them out."""
-    sin_of: dict[int, int] = {}
-    cos_of: dict[int, int] = {}
-    for j in range(recipe.dim):
-        i, fn = recipe.column(j)
-        if fn == "sin":
-            sin_of[i] = j
-        elif fn == "cos":
-            cos_of[i] = j
-    both = sorted(sin_of.keys() & cos_of.keys())
-    return np.array([sin_of[i] for i in both], dtype=np.intp), np.array([cos_of[i] for i in both], dtype=np.intp)
-
-
-def _nonzero_runs(first: int, rows: Arr) -> list[tuple[Arr, Arr]]:
-    """Runs of at least two consecutive rows that are not all zero, with their row indices."""
-    nonzero = np.any(rows != 0, axis=1)
-    out = []
-    edges = np.flatnonzero(np.diff(np.r_[0, nonzero.astype(np.int8), 0]))
-    for a, b in zip(edges[::2], edges[1::2], strict=True):
-        if b - a >= 2:
-            out.append((rows[a:b], (first + np.arange(a, b)).astype(np.float64)))
-    return out
 
 
 def _crossings(table: Table, rows: int, cols: Ids) -> Arr:
@@ -415,9 +334,6 @@ __all__ = [
     "decay",
     "estimate_wavelengths",
     "heatmap_sample",
-    "read_rows",
     "relative_residual",
-    "sin_cos_pairs",
-    "spread_windows",
     "wavelengths",
 ]

@@ -15,7 +15,6 @@ import click
 from pecli.errors import PecliInputError
 from pecli.options import (
     OUTPUT_PARAMS,
-    RECIPE_PARAMS,
     IntListType,
     force_option,
     input_format_option,
@@ -25,6 +24,7 @@ from pecli.options import (
     pos_option,
     quiet_option,
     recipe_options,
+    recipe_params,
     tolerance_options,
     view_options,
 )
@@ -32,7 +32,7 @@ from pecli.options import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from pecli.recipe import Recipe
+    from pecli.kinds.base import Recipe
     from pecli.table import Table
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
@@ -271,17 +271,13 @@ def cli(ctx: click.Context, no_color: bool) -> None:
     ctx.obj = App(no_color)
 
 
-def _recipe_given(ctx: click.Context) -> list[str]:
-    src = click.core.ParameterSource
-    return [name for name in RECIPE_PARAMS if ctx.get_parameter_source(name) in (src.COMMANDLINE, src.ENVIRONMENT)]
-
-
 def _recipe(ctx: click.Context, params: dict[str, Any]) -> Recipe:
+    from pecli.kinds import DEFAULT_KIND
     from pecli.presets import implied_kind, make_recipe
 
-    given = {name: params[name] for name in _recipe_given(ctx)}
+    given = {name: params[name] for name in recipe_params(ctx)}
     preset, kind = given.pop("preset", None), given.pop("kind", None)
-    if preset is None and (kind or implied_kind(given)) == "sinusoidal":
+    if preset is None and (kind or implied_kind(given)) == DEFAULT_KIND:
         missing = [opt for opt, name in (("--len", "length"), ("--dim", "dim")) if params[name] is None]
         if missing:
             raise click.UsageError(
@@ -302,12 +298,12 @@ def _input(
     from pecli.sources import open_source
     from pecli.table import Table
 
-    given = [n for n in _recipe_given(ctx) if n not in allow]
+    given = [n for n in recipe_params(ctx) if n not in allow]
     if source is not None and given:
         opts = ", ".join("--len" if n == "length" else f"--{n}" for n in given)
         raise click.UsageError(f"give a SOURCE or recipe options, not both ({opts} given with {source})", ctx)
     if source is None:
-        if not _recipe_given(ctx):
+        if not recipe_params(ctx):
             raise click.UsageError(
                 "give a SOURCE (a file, FILE:KEY or sinusoidal:len=N,dim=D) "
                 "or recipe options such as --len 120 --dim 8",
@@ -411,7 +407,7 @@ def export(ctx: click.Context, /, source: str | None, **params: Any) -> None:
     out = _split(params, OUTPUT_PARAMS)
     if out["output"] is None:
         raise click.UsageError("Missing option -o/--output: give the file to write (or - for stdout).", ctx)
-    dtype_given = "dtype" in _recipe_given(ctx)
+    dtype_given = "dtype" in recipe_params(ctx)
     with _input(ctx, source, params, None, allow=("dtype",)) as table:
         if source is not None and dtype_given:
             table = table.converted(params["dtype"])
@@ -473,7 +469,7 @@ def inspect(
             sample = heatmap_sample(table, max_rows=64, max_cols=max(8, width - 7))
             app.show(heatmap_view(table, sample))
         return
-    arrays = None if source is None or _recipe_given(ctx) else _arrays_to_list(source, fmt)
+    arrays = None if source is None or recipe_params(ctx) else _arrays_to_list(source, fmt)
     if arrays is not None and pos is None:
         from pecli.errors import FormatError
         from pecli.sources import split_file_key
@@ -664,11 +660,8 @@ def analyze(
             raise PecliError(f"the table has {n} row: the properties need at least 2 positions")
         decay = analysis.decay(table, min(max_k or analysis.default_max_k(n), n - 1))
         residual = analysis.relative_residual(table, sorted({k for k in ks if 0 < k < n}))
-        waves = (
-            analysis.wavelengths(table.recipe)
-            if table.recipe is not None and table.recipe.kind in ("sinusoidal", "sincos2d")
-            else analysis.estimate_wavelengths(table).wavelength
-        )
+        known = table.recipe.wavelengths() if table.recipe is not None else None
+        waves = known if known is not None else analysis.estimate_wavelengths(table).wavelength
     if as_json:
         payload = {
             "decay": decay.to_dict(),

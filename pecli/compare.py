@@ -36,8 +36,9 @@ from numpy.typing import NDArray
 
 from pecli import table as _table
 from pecli.errors import PecliInputError
+from pecli.fitting import fit_base, pair_frequencies
 from pecli.inspection import json_number
-from pecli.recipe import Sinusoidal
+from pecli.kinds.sinusoidal import Sinusoidal
 from pecli.table import Progress, Table
 
 Arr = NDArray[np.float64]
@@ -217,6 +218,17 @@ def ulp_distance(a: np.ndarray, b: np.ndarray, dtype: np.dtype[Any]) -> Arr:
 
 
 # -- compare ---------------------------------------------------------------------------------
+def isclose(a: Arr, b: Arr, atol: float, rtol: float, equal_nan: bool) -> NDArray[np.bool_]:
+    """Where A's elements equal the reference B's within ``atol + rtol·|b|``: NumPy's ``isclose``,
+    term for term (so counts agree with it exactly); equal infinities too, and NaNs in the same
+    place with ``equal_nan``.  The one test ``diff`` and ``identify``'s proof both use."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        close: NDArray[np.bool_] = ((np.abs(a - b) <= atol + rtol * np.abs(b)) & np.isfinite(b)) | (a == b)
+        if equal_nan:
+            close |= np.isnan(a) & np.isnan(b)
+    return close
+
+
 def compare(
     a: Table,
     b: Table,
@@ -360,10 +372,7 @@ class _Accumulator:
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             raw = np.abs(a - b)
             absb = np.abs(b)
-            # NumPy's isclose, term for term, so counts agree with np.isclose exactly.
-            close = ((raw <= self.atol + self.rtol * absb) & np.isfinite(b)) | (a == b)
-            if self.equal_nan:
-                close |= np.isnan(a) & np.isnan(b)
+            close = isclose(a, b, self.atol, self.rtol, self.equal_nan)
             finite = np.isfinite(a) & np.isfinite(b)
             # |a − b|, with matching NaN/inf pairs as 0 and mismatching non-finite pairs as +inf.
             e = np.where(finite, raw, np.where(close, 0.0, np.inf))
@@ -857,51 +866,6 @@ def _sinusoid(positions: Arr, d: int, base: float, layout: str) -> Arr:
     return out
 
 
-def _wrap(x: Arr) -> Arr:
-    wrapped: Arr = (x + np.pi) % (2 * np.pi) - np.pi
-    return wrapped
-
-
-def _frequencies(windows: list[tuple[Arr, Arr]], layout: str, d: int) -> Arr | None:
-    """Each sin/cos pair's angle step per position, from ``(rows, positions)`` windows of contiguous
-    rows; ``None`` if the pairs are not on the unit circle."""
-    sin_cols, cos_cols = _pairs(layout, d)
-
-    def on_circle(rows: Arr) -> bool:
-        s, c = rows[:, sin_cols], rows[:, cos_cols]
-        with np.errstate(invalid="ignore", over="ignore"):
-            return bool(np.all(np.abs(s * s + c * c - 1.0) <= 0.01))
-
-    # A few rows first: most tables that are not this layout fail there.
-    if not on_circle(windows[0][0][:_SCREEN]) or not all(on_circle(rows) for rows, _ in windows):
-        return None
-    phases = [(np.arctan2(rows[:, sin_cols], rows[:, cos_cols]), positions) for rows, positions in windows]
-    first, p_first = phases[0]
-    if first.shape[0] < 2:
-        return None
-    # Mean step over the first window (ω < π, so each step unwraps unambiguously), then refine
-    # against the last row of each later window: the whole number of turns in between is the one
-    # the current estimate predicts, and the estimate sharpens as the span grows.
-    omega: Arr = _wrap(np.diff(first, axis=0)).sum(axis=0) / (p_first[-1] - p_first[0])
-    theta0, p0 = first[0], p_first[0]
-    for theta, positions in phases[1:]:
-        dp = positions[-1] - p0
-        step = theta[-1] - theta0
-        omega = (step + 2 * np.pi * np.rint((omega * dp - step) / (2 * np.pi))) / dp
-    return omega
-
-
-def _fit_base(omega: Arr, d: int) -> float | None:
-    """Least-squares base of ω_i = base^(−2i/d) (weights ω²: ω's error is absolute, so ln ω's is ∝ 1/ω)."""
-    if omega.size < 2 or not np.all(np.isfinite(omega)) or abs(omega[0] - 1.0) > 1e-3 or np.any(omega[1:] <= 0):
-        return None  # ω_0 = 1 for every base; anything else is not this formula
-    x = 2.0 * np.arange(1, omega.size) / d
-    y = np.log(omega[1:])
-    w = omega[1:] ** 2
-    log_base = -float(np.sum(w * x * y) / np.sum(w * x * x))
-    return math.exp(log_base) if 0 < log_base < 700 else None
-
-
 @dataclass(frozen=True)
 class _BaseFit:
     base: float  # the roundest number that rebuilds the table
@@ -915,8 +879,10 @@ def _fit_table_base(
 ) -> _BaseFit | None:
     """The base a sinusoidal table was built with, proven by rebuilding the sampled rows with it."""
     d = rows.shape[1]
-    omega = _frequencies(windows, layout, d)
-    estimate = _fit_base(omega, d) if omega is not None else None
+    omega = pair_frequencies(windows, *_pairs(layout, d))
+    # ω_0 = 1 for every base of the paper's rule; anything else is not this formula.
+    paper = omega is not None and omega.size >= 2 and abs(omega[0] - 1.0) <= 1e-3
+    estimate = fit_base(omega, 2.0 * np.arange(omega.size) / d) if paper and omega is not None else None
     if estimate is None:
         return None
     # Real bases are round numbers (1e4, 5e5): try those before the raw estimate, and prefer the

@@ -69,23 +69,8 @@ def row_details(table: Table, pos: int, cols: Span | None = None) -> list[dict[s
 
 
 def _explainer(table: Table, r: int, pos: int) -> Any:
-    from pecli.recipe import Sinusoidal
-
-    recipe = table.recipe
-    if not isinstance(recipe, Sinusoidal) or recipe.padding_idx == r:
-        return lambda j: {}
-    from pecli.core import sinusoidal_omega
-
-    omega = sinusoidal_omega(recipe)
-
-    def explain(j: int) -> dict[str, Any]:
-        i, fn = recipe.column(j)
-        if fn == "zero":
-            return {"fn": "zero"}
-        w = float(omega[i])
-        return {"i": i, "fn": fn, "omega": w, "wavelength": 2 * math.pi / w, "angle": pos * w}
-
-    return explain
+    """What each column of row ``r`` computes, as the table's kind says (nothing for file data)."""
+    return table.recipe.column_meaning(r) if table.recipe is not None else (lambda j: {})
 
 
 @dataclass

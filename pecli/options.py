@@ -1,4 +1,9 @@
-"""Every option is defined once here and stacked by name on the commands that use it."""
+"""Every option is defined once here and stacked by name on the commands that use it.
+
+Nothing here imports the kinds or the formats: their names (``--kind``, ``--layout``,
+``--format`` …) are read from the registries the first time a command needs them, so
+``pecli --help`` stays fast while no list of names is kept here by hand.
+"""
 
 from __future__ import annotations
 
@@ -7,29 +12,80 @@ from typing import Any, TypeVar
 
 import click
 
-from pecli.choices import (
-    ALIBI_FORMS,
-    ALIBI_ORIGINS,
-    ALIBI_PARTS,
-    COMPUTES,
-    DTYPES,
-    FORMS,
-    FREQS,
-    INITS,
-    KIND_NAMES,
-    LAYOUTS,
-    ODDS,
-    ORDERS,
-    ROPE_LAYOUTS,
-    ROPE_PARTS,
-    SCALINGS,
-)
-
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: Kept in step with pecli.formats.FORMATS by a test (importing the registry here would slow --help).
-FORMAT_NAMES = ("npy", "npz", "h5", "csv", "tsv", "json", "safetensors", "pt", "h")
-READABLE_FORMATS = tuple(f for f in FORMAT_NAMES if f != "h")
+
+class LazyChoice(click.Choice):
+    """A ``click.Choice`` whose names come from a registry, read on first use."""
+
+    def __init__(self, load: Callable[[], tuple[str, ...]], case_sensitive: bool = True) -> None:
+        self._load = load
+        self._names: tuple[str, ...] | None = None
+        self.case_sensitive = case_sensitive
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        if self._names is None:
+            self._names = self._load()
+        return self._names
+
+    @choices.setter
+    def choices(self, value: tuple[str, ...]) -> None:
+        self._names = tuple(value)
+
+
+def kind_names() -> tuple[str, ...]:
+    """Every kind, the default first (``pecli.kinds``)."""
+    from pecli.kinds import kinds
+
+    return tuple(kinds())
+
+
+def field_choices(name: str) -> Callable[[], tuple[str, ...]]:
+    """A loader of every value any kind allows for its parameter ``name`` (its ``Literal`` type)."""
+
+    def load() -> tuple[str, ...]:
+        from typing import get_args, get_type_hints
+
+        from pecli.kinds import kinds
+
+        names: list[str] = []
+        for cls in kinds().values():
+            names += [a for a in get_args(get_type_hints(cls).get(name)) if isinstance(a, str)]
+        return tuple(dict.fromkeys(names))
+
+    return load
+
+
+def format_names(readable: bool) -> Callable[[], tuple[str, ...]]:
+    """A loader of every format name and alias the registry accepts (readable ones only, or all)."""
+
+    def load() -> tuple[str, ...]:
+        from pecli.formats import FORMATS
+
+        return tuple(n for f in FORMATS.values() if f.read is not None or not readable for n in (f.name, *f.aliases))
+
+    return load
+
+
+class RecipeOption(click.Option):
+    """An option that is a recipe parameter (or ``--preset``/``--kind``): commands find them by type."""
+
+
+def recipe_params(ctx: click.Context) -> list[str]:
+    """The recipe options the user gave to the current command (on the command line or from the environment)."""
+    src = click.core.ParameterSource
+    given = (src.COMMANDLINE, src.ENVIRONMENT)
+    return [
+        p.name
+        for p in ctx.command.params
+        if isinstance(p, RecipeOption) and p.name and ctx.get_parameter_source(p.name) in given
+    ]
+
+
+def recipe_option(*names: str, **kwargs: Any) -> Callable[[F], F]:
+    """``click.option`` for a recipe parameter."""
+    return click.option(*names, cls=RecipeOption, **kwargs)
 
 
 class SpanType(click.ParamType):
@@ -78,21 +134,21 @@ def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
 
 
 recipe_options = _stack(
-    click.option(
+    recipe_option(
         "--preset",
         metavar="NAME",
         help="Start from a framework's table (see `pecli presets`); other recipe options override it.",
     ),
-    click.option(
+    recipe_option(
         "--kind",
-        type=click.Choice(KIND_NAMES),
+        type=LazyChoice(kind_names),
         default=None,
         help="Recipe kind (default sinusoidal; --grid/--order/--cls imply sincos2d, --heads alibi, "
         "--scaling rope, --std/--init/--seed learned).",
     ),
-    click.option("--len", "length", type=int, metavar="N", help="Number of positions (rows)."),
-    click.option("--dim", type=int, metavar="D", help="Model width d_model (columns); odd D is allowed."),
-    click.option(
+    recipe_option("--len", "length", type=int, metavar="N", help="Number of positions (rows)."),
+    recipe_option("--dim", type=int, metavar="D", help="Model width d_model (columns); odd D is allowed."),
+    recipe_option(
         "--base",
         type=float,
         default=10000.0,
@@ -100,16 +156,16 @@ recipe_options = _stack(
         metavar="B",
         help="Frequency base (max timescale; temperature for grids): ω_i = B^(−2i/D).",
     ),
-    click.option(
+    recipe_option(
         "--layout",
-        type=click.Choice(LAYOUTS + ROPE_LAYOUTS),
+        type=LazyChoice(field_choices("layout")),
         default="interleaved",
         show_default=True,
         help="interleaved: sin,cos,sin,cos… (the paper); split: all sin columns, then all cos (HuggingFace); "
         "cos-first: all cos, then all sin (MusicGen).  rope (default half): half = [f0…f_{h−1}, f0…f_{h−1}] "
         "(HF rotate_half, GPT-NeoX); pairs = [f0, f0, f1, f1, …] (Meta, GPT-J).",
     ),
-    click.option(
+    recipe_option(
         "--start",
         type=int,
         default=0,
@@ -117,22 +173,22 @@ recipe_options = _stack(
         metavar="P",
         help="Position of the first row (e.g. a past-key-values offset).",
     ),
-    click.option(
+    recipe_option(
         "--dtype",
-        type=click.Choice(DTYPES),
+        type=LazyChoice(field_choices("dtype")),
         default="float32",
         show_default=True,
         help="Output dtype; values are computed in extended precision and rounded once.",
     ),
-    click.option(
+    recipe_option(
         "--freq",
-        type=click.Choice(FREQS),
+        type=LazyChoice(field_choices("freq")),
         default="paper",
         show_default=True,
         help="Frequency rule: paper B^(−2i/D); t2t B^(−i/(half−1)) (tensor2tensor, fairseq, Whisper); "
         "half B^(−i/half).",
     ),
-    click.option(
+    recipe_option(
         "--min-timescale",
         type=float,
         default=1.0,
@@ -140,15 +196,15 @@ recipe_options = _stack(
         metavar="M",
         help="tensor2tensor's min_timescale: ω_i = M·(B/M)^(−e_i).",
     ),
-    click.option(
+    recipe_option(
         "--odd",
-        type=click.Choice(ODDS),
+        type=LazyChoice(field_choices("odd")),
         default="sin",
         show_default=True,
         help="Odd D: sin = one more sin column (HF); zero = zero last column (fairseq); "
         "truncate = build D+1, drop the last (positional-encodings); error = refuse.",
     ),
-    click.option(
+    recipe_option(
         "--padding-idx",
         type=int,
         default=None,
@@ -156,127 +212,87 @@ recipe_options = _stack(
         help="fairseq's padding row: K+1 rows before the positions, row K zero (first token at row K+1); "
         "learned too (RoBERTa: 1).",
     ),
-    click.option(
+    recipe_option(
         "--compute",
-        type=click.Choice(COMPUTES),
+        type=LazyChoice(field_choices("compute")),
         default="exact",
         show_default=True,
         help="exact: one rounding from the exact value; float64/float32: the framework's own pipeline.",
     ),
-    click.option(
+    recipe_option(
         "--form",
-        type=click.Choice(FORMS + ALIBI_FORMS),
+        type=LazyChoice(field_choices("form")),
         default="exp",
         show_default=True,
         help="How that pipeline evaluates frequencies: exp(−k·ln B/n), 1/B^(k/n) (pow), or p/B^(k/n) (div).  "
         "alibi slopes: list (ofirpress, default), pow (Bloom), recip (MPT).",
     ),
-    click.option("--grid", metavar="HxW", help="sincos2d: the grid, e.g. 14x14 (XxYxZ for --order tatp)."),
-    click.option(
+    recipe_option("--grid", metavar="HxW", help="sincos2d: the grid, e.g. 14x14 (XxYxZ for --order tatp)."),
+    recipe_option(
         "--order",
-        type=click.Choice(ORDERS),
+        type=LazyChoice(field_choices("order")),
         default="mae",
         show_default=True,
         help="sincos2d: row and column order (mae, timm…, tatp = positional-encodings).",
     ),
-    click.option("--cls/--no-cls", default=False, show_default=True, help="sincos2d: a zero class-token row first."),
-    click.option(
+    recipe_option("--cls/--no-cls", default=False, show_default=True, help="sincos2d: a zero class-token row first."),
+    recipe_option(
         "--part",
-        type=click.Choice(ROPE_PARTS + ALIBI_PARTS),
+        type=LazyChoice(field_choices("part")),
         default=None,
         help="rope: cos (default), sin, angle (p·inv_freq) or inv_freq (one row); alibi: slopes (default) or bias.",
     ),
-    click.option(
+    recipe_option(
         "--scaling",
-        type=click.Choice(SCALINGS),
+        type=LazyChoice(field_choices("scaling")),
         default=None,
         help="rope: HF rope_type (transformers 5.23 modeling_rope_utils).",
     ),
-    click.option("--factor", type=float, default=None, metavar="F", help="rope scaling factor (linear…llama3)."),
-    click.option(
+    recipe_option("--factor", type=float, default=None, metavar="F", help="rope scaling factor (linear…llama3)."),
+    recipe_option(
         "--original-max-position-embeddings",
         type=int,
         default=None,
         metavar="N",
         help="rope: the trained length (dynamic: HF's max_position_embeddings).",
     ),
-    click.option("--low-freq-factor", type=float, default=None, metavar="F", help="rope llama3 (Llama 3.1: 1)."),
-    click.option("--high-freq-factor", type=float, default=None, metavar="F", help="rope llama3 (Llama 3.1: 4)."),
-    click.option("--beta-fast", type=float, default=None, metavar="B", help="rope yarn (default 32)."),
-    click.option("--beta-slow", type=float, default=None, metavar="B", help="rope yarn (default 1)."),
-    click.option(
+    recipe_option("--low-freq-factor", type=float, default=None, metavar="F", help="rope llama3 (Llama 3.1: 1)."),
+    recipe_option("--high-freq-factor", type=float, default=None, metavar="F", help="rope llama3 (Llama 3.1: 4)."),
+    recipe_option("--beta-fast", type=float, default=None, metavar="B", help="rope yarn (default 32)."),
+    recipe_option("--beta-slow", type=float, default=None, metavar="B", help="rope yarn (default 1)."),
+    recipe_option(
         "--attention-factor",
         type=float,
         default=None,
         metavar="A",
         help="rope yarn/longrope: cos and sin multiplier (default from --factor).",
     ),
-    click.option("--mscale", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
-    click.option("--mscale-all-dim", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
-    click.option("--short-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
-    click.option("--long-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
-    click.option(
+    recipe_option("--mscale", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
+    recipe_option("--mscale-all-dim", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
+    recipe_option("--short-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
+    recipe_option("--long-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
+    recipe_option(
         "--truncate/--no-truncate", default=True, show_default=True, help="rope yarn: floor/ceil the ramp's ends."
     ),
-    click.option("--heads", type=int, default=None, metavar="N", help="alibi: number of attention heads."),
-    click.option(
+    recipe_option("--heads", type=int, default=None, metavar="N", help="alibi: number of attention heads."),
+    recipe_option(
         "--origin",
-        type=click.Choice(ALIBI_ORIGINS),
+        type=LazyChoice(field_choices("origin")),
         default=None,
         help="alibi bias: first = slope·j (Bloom, default); last = slope·(j − len + 1) (MPT).",
     ),
-    click.option("--std", type=float, default=None, metavar="S", help="learned: standard deviation (default 0.02)."),
-    click.option(
+    recipe_option("--std", type=float, default=None, metavar="S", help="learned: standard deviation (default 0.02)."),
+    recipe_option(
         "--init",
-        type=click.Choice(INITS),
+        type=LazyChoice(field_choices("init")),
         default=None,
         help="learned: normal (HF) or truncated-normal (±2σ, TF's BERT).",
     ),
-    click.option("--seed", type=int, default=None, metavar="N", help="learned: NumPy PCG64 seed (default 0)."),
-    click.option(
+    recipe_option("--seed", type=int, default=None, metavar="N", help="learned: NumPy PCG64 seed (default 0)."),
+    recipe_option(
         "--offset", type=int, default=None, metavar="K", help="learned: K drawn rows before position 0 (BART: 2)."
     ),
 )
-RECIPE_PARAMS = (
-    "preset",
-    "kind",
-    "length",
-    "dim",
-    "base",
-    "layout",
-    "start",
-    "dtype",
-    "freq",
-    "min_timescale",
-    "odd",
-    "padding_idx",
-    "compute",
-    "form",
-    "grid",
-    "order",
-    "cls",
-    "part",
-    "scaling",
-    "factor",
-    "original_max_position_embeddings",
-    "low_freq_factor",
-    "high_freq_factor",
-    "beta_fast",
-    "beta_slow",
-    "attention_factor",
-    "mscale",
-    "mscale_all_dim",
-    "short_factor",
-    "long_factor",
-    "truncate",
-    "heads",
-    "origin",
-    "std",
-    "init",
-    "seed",
-    "offset",
-)
-
 view_options = _stack(
     click.option("--rows", type=SpanType(), default=None, help="Show positions A:B (half-open) instead of a summary."),
     click.option("--cols", type=SpanType(), default=None, help="Show columns C:D (half-open)."),
@@ -318,7 +334,7 @@ output_options = _stack(
     click.option(
         "--format",
         "fmt",
-        type=click.Choice(FORMAT_NAMES, case_sensitive=False),
+        type=LazyChoice(format_names(readable=False), case_sensitive=False),
         default=None,
         help="Output format, overriding the extension (required with -o -).",
     ),
@@ -361,7 +377,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print the sa
 input_format_option = click.option(
     "--format",
     "fmt",
-    type=click.Choice(READABLE_FORMATS, case_sensitive=False),
+    type=LazyChoice(format_names(readable=True), case_sensitive=False),
     default=None,
     help="Read files as this format, overriding their extension.",
 )

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pecli.analysis import HeatmapSample, decay, default_max_k, heatmap_sample, read_rows, wavelengths
+from pecli.analysis import HeatmapSample, decay, default_max_k, heatmap_sample
 from pecli.atomic import atomic_paths, check_destination
 from pecli.errors import PecliInputError
-from pecli.table import Table
+from pecli.table import Table, read_rows
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -220,16 +220,17 @@ def curves(
 
 
 def _column_labels(table: Table, cols: list[int]) -> list[str]:
-    from pecli.recipe import Sinusoidal
-
     recipe = table.recipe
-    if not isinstance(recipe, Sinusoidal):
+    if recipe is None:
         return [f"dim {j}" for j in cols]
-    lengths = wavelengths(recipe)
+    explain = recipe.column_meaning(0)
     out = []
     for j in cols:
-        i, fn = recipe.column(j)
-        out.append(f"dim {j}" if fn == "zero" else f"dim {j}: {fn}, i={i}, wavelength {lengths[j]:.4g}")
+        meaning = explain(j)
+        if "fn" in meaning and meaning["fn"] != "zero":
+            out.append(f"dim {j}: {meaning['fn']}, i={meaning['i']}, wavelength {meaning['wavelength']:.4g}")
+        else:
+            out.append(f"dim {j}")
     return out
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from pecli.errors import RecipeError
-from pecli.recipe import KINDS, Recipe
+from pecli.kinds import DEFAULT_KIND, get_kind, kinds
+from pecli.kinds.base import Recipe, spell
 
 #: The fairseq family: split [sin|cos], i/(half−1) frequencies, zero column for odd d, float32.
 _FAIRSEQ = {"freq": "t2t", "layout": "split", "odd": "zero", "compute": "float32", "form": "exp"}
@@ -40,8 +41,8 @@ class Preset:
 
     def recipe(self, **overrides: Any) -> Recipe:
         """The preset's recipe, with ``overrides`` (e.g. ``length=2048``) applied."""
-        cls = KINDS[self.kind]
-        known = [f.name for f in fields(cls)]
+        cls = get_kind(self.kind)
+        known = [f.name for f in fields(cls)]  # type: ignore[arg-type]
         unknown = [n for n in overrides if n not in known]
         if unknown:
             raise RecipeError(
@@ -54,7 +55,7 @@ class Preset:
     def exactness(self) -> str:
         if self.kind == "learned":
             return "random: the framework's distribution, NumPy's numbers"
-        default = {f.name: f.default for f in fields(KINDS[self.kind])}.get("compute", "exact")
+        default = {f.name: f.default for f in fields(get_kind(self.kind))}.get("compute", "exact")  # type: ignore[arg-type]
         compute = self.params.get("compute", default)
         if self.kind == "alibi" and compute == "float32":
             return "float32 pipeline: bit-exact (Bloom: 1 ulp where torch's pow is off)"
@@ -570,69 +571,58 @@ def get_preset(name: str) -> Preset:
         raise RecipeError(f"unknown preset {name!r}: {hint}") from None
 
 
-#: Parameters only grid recipes have: giving one implies ``kind="sincos2d"``.
-_GRID_ONLY = frozenset({"grid", "order", "cls"})
-#: What each kind cannot be built without.
-REQUIRED = {
-    "sinusoidal": ("length", "dim"),
-    "sincos2d": ("grid", "dim"),
-    "rope": ("length", "dim"),
-    "alibi": ("heads",),
-    "learned": ("length", "dim"),
-}
-
-
 def make_recipe(params: dict[str, Any], preset: str | None = None, kind: str | None = None) -> Recipe:
     """A recipe from parameters, on top of a preset or of a kind's defaults.
 
-    Without a preset or kind, grid parameters (``grid``, ``order``, ``cls``) mean ``sincos2d``,
-    anything else ``sinusoidal``.  A parameter the kind does not have is an error, not ignored.
+    Without a preset or kind, the parameters imply the kind (:func:`implied_kind`).  A parameter
+    the kind does not have is an error, not ignored.
     """
     if preset is not None:
         p = get_preset(preset)
         if kind is not None and kind != p.kind:
             raise RecipeError(f"preset {p.name} is a {p.kind} recipe, not {kind}: drop --kind")
         return p.recipe(**params)
-    if kind is None:
-        kind = implied_kind(params)
-    if kind not in KINDS:
-        raise RecipeError(f"unknown kind {kind!r}: choose one of {', '.join(KINDS)}")
-    cls = KINDS[kind]
-    names = [f.name for f in fields(cls)]
+    cls = get_kind(kind if kind is not None else implied_kind(params))
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
     extra = [n for n in params if n not in names]
     if extra:
         raise RecipeError(
-            f"{kind} recipes have no {', '.join(map(_spell, extra))}: they take {', '.join(map(_spell, names))}"
+            f"{cls.kind} recipes have no {', '.join(map(_spell, extra))}: they take {', '.join(map(_spell, names))}"
         )
-    missing = [n for n in REQUIRED[kind] if params.get(n) is None]
+    missing = [n for n in cls.required if params.get(n) is None]
     if missing:
         spelled = " and ".join(map(_spell, missing))
-        article = "an" if kind[0] in "aeiou" else "a"
-        raise RecipeError(f"{article} {kind} recipe needs {spelled}, e.g. {_EXAMPLE[kind]}")
+        article = "an" if cls.kind[0] in "aeiou" else "a"
+        raise RecipeError(f"{article} {cls.kind} recipe needs {spelled}, e.g. {cls.example}")
     return cls(**params)
 
 
 def implied_kind(params: dict[str, Any]) -> str:
-    """The kind parameters imply without ``--kind``: grid ones mean ``sincos2d``; otherwise
-    ``sinusoidal`` when it takes them all, else the one kind that does (``--heads`` alibi,
-    ``--scaling`` rope, ``--std`` learned); else ``sinusoidal`` (whose error names what it lacks)."""
-    if _GRID_ONLY & params.keys():
-        return "sincos2d"
-    if params.get("layout") in ("half", "pairs"):  # the rotary layouts
-        return "rope"
-    takes = [k for k, cls in KINDS.items() if params.keys() <= {f.name for f in fields(cls)}]
-    return takes[0] if len(takes) == 1 and "sinusoidal" not in takes else "sinusoidal"
+    """The kind parameters imply without ``--kind``: the one kind that owns the parameters only it
+    has (``--grid`` sincos2d, ``--heads`` alibi, ``--scaling`` rope, ``--std`` learned); else the
+    default kind when it takes them all, or the one kind whose choices the values are
+    (``--layout half`` is rope's); else the default kind (whose error names what it lacks)."""
+    names = {k: {f.name for f in fields(cls)} for k, cls in kinds().items()}  # type: ignore[arg-type]
+    owned = {next(iter(o)) for p in params if len(o := [k for k, n in names.items() if p in n]) == 1}
+    if len(owned) == 1:
+        return owned.pop()
+    takes = [k for k, n in names.items() if params.keys() <= n]
+    owners = [k for k in takes if _accepts_values(kinds()[k], params)]
+    return DEFAULT_KIND if DEFAULT_KIND in owners or len(owners) != 1 else owners[0]
 
 
-_EXAMPLE = {
-    "sinusoidal": "--len 120 --dim 8",
-    "sincos2d": "--grid 14x14 --dim 768",
-    "rope": "--kind rope --len 4096 --dim 128",
-    "alibi": "--kind alibi --heads 16",
-    "learned": "--kind learned --len 512 --dim 768",
-}
+def _accepts_values(cls: type[Recipe], params: dict[str, Any]) -> bool:
+    """Whether every choice-valued parameter is one of the kind's choices for it."""
+    from typing import get_args, get_type_hints
+
+    hints = get_type_hints(cls)
+    for name, value in params.items():
+        allowed = get_args(hints.get(name))
+        if allowed and all(isinstance(a, str) for a in allowed) and value not in allowed:
+            return False
+    return True
 
 
 def _spell(name: str) -> str:
     """A parameter as users type it: ``length`` → ``len``, ``padding_idx`` → ``padding-idx``."""
-    return "len" if name == "length" else name.replace("_", "-")
+    return spell(name)[2:]

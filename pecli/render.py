@@ -197,7 +197,7 @@ def _plain(v: Any) -> str:
 
 def _stored_recipe_line(meta: dict[str, Any]) -> str:
     """The stored recipe as ``describe()`` words it (changed parameters only); raw if unreadable."""
-    from pecli.recipe import recipe_from_metadata
+    from pecli.kinds import recipe_from_metadata
 
     recipe = recipe_from_metadata(meta)
     if recipe is not None:
@@ -392,16 +392,25 @@ def identify_view(found: Any) -> list[RenderableType]:
     from rich.table import Table as RichTable
     from rich.text import Text
 
+    from pecli.presets import PRESETS
+
     n, d = found.shape
     out: list[RenderableType] = [Text(f"{found.source}  ({n}, {d}) {found.dtype}", style="bold")]
-    verdict = {"match": "MATCH", "close": "CLOSE", "unknown": "NO KNOWN RECIPE"}[found.verdict]
+    verdict = {"match": "MATCH", "close": "CLOSE", "unknown": "NO KNOWN RECIPE", "learned": "LEARNED"}[found.verdict]
     out.append(Text.assemble((verdict, "bold"), f": {found.summary}"))
-    if found.best is not None:
-        out.append(f"rebuild it with  {found.best.spec}")
+    best = found.best
+    if best is not None:
+        others = [n for n in found.names if n != best.name and n in PRESETS]
+        if others:
+            out.append(f"same table as    {', '.join(others)}")
+        out.append(f"rebuild it with  {best.spec}")
+        out.append(f"check it with    {best.check_command(found.source)}")
     for c in found.alternatives:
-        out.append(f"also fits        {c.name}: {c.spec}")
+        if c.atol and set(c.names) - set(found.names):
+            out.append(f"also matches     {', '.join(c.names)}: {c.spec} (max |Δ| {_g(c.atol, 3)})")
     out += [f"note: {note}" for note in found.notes]
-    out.append(f"sampled {found.sample}; {found.candidates_tried} candidates tried")
+    proof = "compared with every row" if best is not None and best.verification is not None else "scored on the sample"
+    out.append(f"sampled {found.sample}; {found.candidates_tried} candidates tried; the verdict {proof}")
     if found.nearest:
         grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
         for head, justify in (("candidate", "left"), ("max |Δ|", "right"), ("rel RMS", "right"), ("recipe", "left")):

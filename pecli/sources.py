@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from pecli.errors import FormatError, RecipeError
-from pecli.presets import PRESETS, REQUIRED
-from pecli.recipe import KINDS, Recipe, parameter_types
+from pecli.kinds import kinds
+from pecli.kinds.base import Recipe, format_value, parameter_types
+from pecli.presets import PRESETS
 
 #: Operand parameter names → recipe field names (the options' spellings).
 ALIASES = {"len": "length"}
@@ -40,14 +41,15 @@ def parse_recipe(spec: str) -> Recipe:
     if head in PRESETS:
         preset: str | None = head
         kind = get_preset(head).kind
-    elif head in KINDS:
+    elif head in kinds():
         preset, kind = None, head
     else:
         raise RecipeError(
-            f"unknown kind {head!r} in {spec!r}: choose a kind ({', '.join(KINDS)}) "
+            f"unknown kind {head!r} in {spec!r}: choose a kind ({', '.join(kinds())}) "
             "or a preset (`pecli presets` lists them)"
         )
-    types = parameter_types(KINDS[kind])
+    cls = kinds()[kind]
+    types = parameter_types(cls)
     names = ", ".join("len" if n == "length" else n for n in types)
     params: dict[str, Any] = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
@@ -59,10 +61,9 @@ def parse_recipe(spec: str) -> Recipe:
             raise RecipeError(f"parameter {name!r} is given twice in {spec!r}")
         params[name] = _convert(name, value.strip(), types[name], spec)
     if preset is None:
-        missing = [("len" if n == "length" else n) for n in REQUIRED[kind] if n not in params]
+        missing = [("len" if n == "length" else n) for n in cls.required if n not in params]
         if missing:
-            example = {"sincos2d": "grid=14x14,dim=768", "alibi": "heads=16"}.get(kind, "len=120,dim=8")
-            raise RecipeError(f"{spec!r} needs {' and '.join(missing)}, e.g. {kind}:{example}")
+            raise RecipeError(f"{spec!r} needs {' and '.join(missing)}, e.g. {operand_example(cls)}")
     return make_recipe(params, preset, kind)
 
 
@@ -88,10 +89,15 @@ def _convert(name: str, value: str, type_name: str, spec: str) -> Any:
 
 def recipe_spec(recipe: Recipe) -> str:
     """The operand that rebuilds ``recipe`` (inverse of ``parse_recipe``)."""
-    from pecli.recipe_base import _fmt
-
-    parts = [f"{'len' if k == 'length' else k}={_fmt(v)}" for k, v in recipe.params().items()]
+    parts = [f"{'len' if k == 'length' else k}={format_value(v)}" for k, v in recipe.params().items()]
     return f"{recipe.kind}:{','.join(parts)}"
+
+
+def operand_example(cls: type[Recipe]) -> str:
+    """The kind's example (``--kind rope --len 4096 --dim 128``) as an operand (``rope:len=4096,dim=128``)."""
+    words = cls.example.split()
+    pairs = [(words[i][2:], words[i + 1]) for i in range(0, len(words) - 1, 2) if words[i] != "--kind"]
+    return f"{cls.kind}:" + ",".join(f"{name}={value}" for name, value in pairs)
 
 
 def split_file_key(spec: str) -> tuple[str, str | None]:

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from pecli.core import check_row_range
-from pecli.recipe import DType, Recipe
-from pecli.recipe_base import _Recipe
+from pecli.kernels.threads import prefetch
+from pecli.kinds.base import Recipe, check_row_range
 from pecli.resources import ensure_fits_in_memory
 
 #: Rows per block when a table is streamed (writers, statistics): about this many bytes.
 BLOCK_BYTES = 4 << 20
 #: Reads larger than this are checked against the memory available first.
 _CHECK_MEMORY_ABOVE = 64 << 20
+
+Arr = NDArray[np.float64]
+Ids = NDArray[np.intp]
+#: Sampled rows at most this far apart are read as one range (one read beats several tiny ones).
+READ_GAP = 4
 
 Progress = Callable[[int], None]
 """Called with the number of rows just finished."""
@@ -43,7 +48,7 @@ class Table:
     def from_recipe(cls, recipe: Recipe) -> Table:
         return cls(recipe, recipe, "recipe")
 
-    def converted(self, dtype: DType) -> Table:
+    def converted(self, dtype: str) -> Table:
         """The same table in another dtype.
 
         A recipe is rebuilt at the new dtype (one rounding from the exact value); file data is
@@ -59,7 +64,7 @@ class Table:
 
     @property
     def computed(self) -> bool:
-        return isinstance(self.data, _Recipe)
+        return isinstance(self.data, Recipe)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -109,8 +114,6 @@ class Table:
         step = self.block_rows()
         rows: Generator[np.ndarray, None, None] = (self.rows(a, min(a + step, n)) for a in range(0, n, step))
         if self.computed:
-            from pecli.fastpath import prefetch
-
             # Block k+1 is computed while the consumer (a writer) handles block k.
             rows = prefetch(rows)
         with closing(rows):
@@ -128,3 +131,36 @@ class _Cast:
 
     def __getitem__(self, key: slice) -> Any:
         return np.asarray(self.data[key]).astype(self.dtype)
+
+
+# -- reading ---------------------------------------------------------------------------------
+def read_rows(table: Table, row_ids: Sequence[int] | Ids, cols: Ids | None = None) -> Arr:
+    """The rows ``row_ids`` (strictly increasing) as float64, optionally only the columns ``cols``.
+
+    Only those rows are read: runs of ids at most :data:`READ_GAP` apart are fetched as one range
+    of at most one block (``BLOCK_BYTES``), anything further apart separately.
+    """
+    ids = np.asarray(row_ids, dtype=np.intp)
+    width = table.shape[1] if cols is None else len(cols)
+    out = np.empty((ids.size, width))
+    limit = table.block_rows()
+    i = 0
+    while i < ids.size:
+        j = i + 1
+        while j < ids.size and ids[j] - ids[j - 1] <= READ_GAP and ids[j] - ids[i] < limit:
+            j += 1
+        block = np.asarray(table.rows(int(ids[i]), int(ids[j - 1]) + 1), dtype=np.float64)
+        picked = block[ids[i:j] - ids[i]]
+        out[i:j] = picked if cols is None else picked[:, cols]
+        i = j
+    return out
+
+
+def spread_windows(n: int, count: int, length: int) -> list[tuple[int, int]]:
+    """``count`` windows ``[a, a + length)`` spread evenly over ``[0, n)`` (one window if they would overlap)."""
+    if n <= 0 or length <= 0:
+        return []
+    if count * length >= n:
+        return [(0, n)]
+    starts = np.unique(np.rint(np.linspace(0, n - length, count)).astype(int))
+    return [(int(s), int(s) + length) for s in starts]

@@ -60,7 +60,7 @@ import pecli
 from pecli.errors import PecliInputError
 from pecli.formats import FORMATS, WriteOptions, list_arrays, write_table
 from pecli.formats._common import META_KEY, SIDECAR_SCHEMA
-from pecli.recipe import Sinusoidal
+from pecli.kinds.sinusoidal import Sinusoidal
 from pecli.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,13 +14,11 @@ from pecli.analysis import (
     decay,
     estimate_wavelengths,
     heatmap_sample,
-    read_rows,
     relative_residual,
-    spread_windows,
     wavelengths,
 )
-from pecli.recipe import Sincos2d
-from pecli.table import Table
+from pecli.kinds.sincos2d import Sincos2d
+from pecli.table import Table, read_rows, spread_windows
 
 
 def closed_form(

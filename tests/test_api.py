@@ -31,12 +31,14 @@ def test_help_imports_no_heavy_modules() -> None:
     assert r.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_choice_names_match_the_registries() -> None:
-    """options.py builds --help from pecli.choices without importing the recipes; keep them in step."""
-    from pecli.choices import KIND_NAMES
-    from pecli.recipe import KINDS
+def test_choice_options_read_the_registries() -> None:
+    """--kind and --format list what the registries hold (read when a command first needs them)."""
+    from pecli.formats import FORMATS
+    from pecli.kinds import KINDS
+    from pecli.options import format_names, kind_names
 
-    assert KIND_NAMES == tuple(KINDS)
+    assert kind_names() == tuple(KINDS)
+    assert set(format_names(readable=False)()) == {n for f in FORMATS.values() for n in (f.name, *f.aliases)}
 
 
 def test_help_imports_no_recipe_or_json() -> None:
@@ -45,5 +47,5 @@ def test_help_imports_no_recipe_or_json() -> None:
 
     code = "import sys; from pecli.cli import cli; print(' '.join(sorted(sys.modules)))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    for heavy in ("numpy", "rich", "pecli.recipe", "pecli.presets", "dataclasses", "json"):
+    for heavy in ("numpy", "rich", "pecli.kinds", "pecli.presets", "dataclasses", "json"):
         assert heavy not in loaded, heavy

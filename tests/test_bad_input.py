@@ -24,7 +24,7 @@ def make_files(d: Path) -> None:
     (d / "truncated.npy").write_bytes((d / "good.npy").read_bytes()[:100])
     (d / "magic.npy").write_bytes(b"\x93NUMPX" + (d / "good.npy").read_bytes()[6:])
     np.save(d / "ints.npy", np.arange(12).reshape(3, 4))
-    np.save(d / "cube.npy", np.zeros((2, 3, 4)))
+    np.save(d / "scalar.npy", np.float64(3.0))  # (a cube (X, Y, C) is a grid now, read as rows)
     np.save(d / "objects.npy", np.array([None, 1], dtype=object), allow_pickle=True)
     np.savez(d / "good.npz", pe=table)
     (d / "truncated.npz").write_bytes((d / "good.npz").read_bytes()[:200])
@@ -121,7 +121,7 @@ CASES: list[tuple[list[str], str]] = [
     (["inspect", "huge.npy"], "huge.npy is not a readable .npy"),
     (["diff", "huge.npy", "good.npy"], "huge.npy is not a readable .npy"),
     (["inspect", "ints.npy"], "holds int64 values: pecli reads floating-point tables"),
-    (["inspect", "cube.npy"], "expected a 2-D table"),
+    (["inspect", "scalar.npy"], "holds a single number: expected a table"),
     (["inspect", "truncated.npz"], "is not a readable .npz file"),
     (["inspect", "truncated.h5"], "is not a readable HDF5 file"),
     (["inspect", "good.h5:missing"], "has no dataset 'missing'"),

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pecli import RecipeError, Sinusoidal
-from pecli.numerics import _TWO_PI_DEC
+from pecli.kernels.exact import TWO_PI_DEC
 from tests.conftest import reference, reference_tolerance
 
 recipes = st.builds(
@@ -49,11 +49,11 @@ def test_narrow_dtypes_are_one_rounding_of_float64(dtype: str) -> None:
 
 
 def test_block_boundaries_do_not_change_values(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pecli.core
+    import pecli.kernels.exact
 
     recipe = Sinusoidal(1000, 7, start=99, dtype="float64")
     whole = recipe.build()
-    monkeypatch.setattr(pecli.core, "_BLOCK_CELLS", 5)  # forces many tiny kernel blocks
+    monkeypatch.setattr(pecli.kernels.exact, "BLOCK_CELLS", 5)  # forces many tiny kernel blocks
     assert np.array_equal(recipe.build(), whole)
 
 
@@ -79,7 +79,7 @@ def test_position_zero_is_exact() -> None:
 def test_two_pi_constant_is_right() -> None:
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.dps = 70
-    assert abs(mpmath.mpf(str(_TWO_PI_DEC)) - 2 * mpmath.pi) < mpmath.mpf(10) ** -58
+    assert abs(mpmath.mpf(str(TWO_PI_DEC)) - 2 * mpmath.pi) < mpmath.mpf(10) ** -58
 
 
 def test_rows_outside_table_refused() -> None:

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from pecli.errors import RecipeError
+from pecli.kinds.sincos2d import Sincos2d
+from pecli.kinds.sinusoidal import Sinusoidal
 from pecli.presets import PRESETS, get_preset, make_recipe
-from pecli.recipe import Sincos2d, Sinusoidal
 from pecli.sources import parse_recipe, recipe_spec
 
 f32 = np.float32

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pecli.fastpath as fp
-from pecli.fastpath import fill_sincos, prefetch
+import pecli.kernels.rotation as fp
 from pecli.formats.text import format_rows
-from pecli.numerics import frequency_turns, sincos
+from pecli.kernels.exact import frequency_turns, sincos
+from pecli.kernels.rotation import fill_sincos
+from pecli.kernels.threads import prefetch
 from tests.conftest import ulp_distance
 
 DTYPES = [np.float16, np.float32, np.float64]

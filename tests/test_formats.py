@@ -14,11 +14,11 @@ import pytest
 
 from pecli import FormatError, OutputError, Sinusoidal, TableTooLargeError, open_table, write_table
 from pecli.formats import FORMATS
-from pecli.options import FORMAT_NAMES
 from pecli.table import Table
 
 DTYPES = ["float16", "float32", "float64"]
-EXTS = [".npy", ".npz", ".h5", ".hdf5", ".csv", ".tsv", ".json", ".safetensors"]
+#: Every extension of every format that both reads and writes with pecli's own dependencies.
+EXTS = [e for f in FORMATS.values() if f.read is not None and f.requires is None for e in f.extensions]
 
 
 def recipe(dtype: str = "float32", **kw: object) -> Sinusoidal:
@@ -29,8 +29,20 @@ def bits(a: np.ndarray) -> bytes:
     return np.ascontiguousarray(a).tobytes()
 
 
-def test_cli_format_choices_match_registry() -> None:
-    assert tuple(FORMAT_NAMES) == tuple(FORMATS)
+@pytest.mark.parametrize("name", [n for f in FORMATS.values() if f.read is not None for n in (f.name, *f.aliases)])
+def test_every_format_name_and_alias_is_accepted_by_format(tmp_path: Path, name: str) -> None:
+    from click.testing import CliRunner
+
+    from pecli.cli import cli
+
+    fmt = next(f for f in FORMATS.values() if name in (f.name, *f.aliases))
+    if fmt.requires is not None:
+        pytest.importorskip(fmt.requires)
+    path = tmp_path / "table.bin"  # no extension: --format alone says what it is
+    written = CliRunner().invoke(cli, ["export", "--len", "4", "--dim", "2", "-o", str(path), "--format", name])
+    assert written.exit_code == 0, written.output
+    read = CliRunner().invoke(cli, ["inspect", str(path), "--format", name.upper()])
+    assert read.exit_code == 0, read.output
 
 
 @pytest.mark.parametrize("ext", EXTS)
@@ -247,9 +259,36 @@ def test_non_float_and_wrong_rank(tmp_path: Path) -> None:
     np.save(tmp_path / "i.npy", np.ones((3, 3), np.int64))
     with pytest.raises(FormatError, match="holds int64 values"), open_table(tmp_path / "i.npy"):
         pass
-    np.save(tmp_path / "v.npy", np.ones(3))
-    with pytest.raises(FormatError, match=r"shape \(3,\): expected a 2-D table"), open_table(tmp_path / "v.npy"):
+    np.save(tmp_path / "s.npy", np.float32(3))
+    with pytest.raises(FormatError, match=r"a single number: expected a table"), open_table(tmp_path / "s.npy"):
         pass
+
+
+def test_a_vector_is_one_row(tmp_path: Path) -> None:
+    # RoPE inv_freq and ALiBi slopes come as 1-D vectors.
+    vec = np.linspace(1, 0.001, 64, dtype=np.float32)
+    np.save(tmp_path / "v.npy", vec)
+    with open_table(tmp_path / "v.npy") as t:
+        assert t.shape == (1, 64) and t.info["reshaped"].startswith("(64,) → (1, 64)")
+        assert bits(t.rows(0, 1)) == bits(vec[None, :])
+
+
+@pytest.mark.parametrize("shape", [(4, 5, 8), (1, 4, 5, 8), (2, 3, 4, 6)])
+def test_grids_read_their_leading_axes_as_rows(tmp_path: Path, shape: tuple[int, ...]) -> None:
+    # positional-encodings returns (X, Y, C) and (X, Y, Z, C) grids; frameworks flatten them in C order.
+    arr = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    flat = arr.reshape(-1, shape[-1])
+    for ext in (".npy", ".h5"):
+        path = tmp_path / f"g{ext}"
+        if ext == ".npy":
+            np.save(path, arr)
+        else:
+            with h5py.File(path, "w") as f:
+                f["pe"] = arr
+        with open_table(path) as t:
+            assert t.shape == flat.shape
+            for a, b in ((0, flat.shape[0]), (1, 3), (5, flat.shape[0] - 1), (2, 2)):
+                assert bits(t.rows(a, b)) == bits(flat[a:b]), (ext, a, b)
 
 
 def test_leading_unit_axes_are_squeezed(tmp_path: Path) -> None:

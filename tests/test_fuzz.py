@@ -42,7 +42,8 @@ from hypothesis import strategies as st
 import pecli
 from pecli.errors import PecliInputError, TableTooLargeError
 from pecli.formats._common import META_KEY, SIDECAR_SCHEMA
-from pecli.recipe import Sinusoidal, recipe_from_metadata
+from pecli.kinds import recipe_from_metadata
+from pecli.kinds.sinusoidal import Sinusoidal
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from pecli import Sinusoidal
+from pecli.fitting import Sample
 from pecli.formats import open_table
-from pecli.identify import Identification, Sample, identify
+from pecli.identify import Identification, identify
+from pecli.kinds.sincos2d import Sincos2d
 from pecli.presets import PRESETS, Preset
-from pecli.recipe import Sincos2d
 from pecli.table import Table
 
 f32 = np.float32
@@ -189,8 +190,8 @@ def test_another_base_is_fitted() -> None:
 
 
 def test_float32_and_float64_pipelines_are_told_apart_on_long_tables() -> None:
-    f64 = best(identify(plain(PRESETS["hf-xlm"].recipe(length=4096, dim=64).build())))
-    assert "hf-xlm" in f64.names and f64.recipe.compute != "float32"
+    found = identify(plain(PRESETS["hf-xlm"].recipe(length=4096, dim=64).build()))
+    assert "hf-xlm" in found.names and best(found).recipe.compute != "float32"
     f32_ = identify(plain(PRESETS["pytorch-tutorial"].recipe(length=4096, dim=64).build()))
     assert best(f32_).name == "pytorch-tutorial" and f32_.confidence_label == "high"
     # They differ by far more than the tolerance (dialects §0: 4.7e-4 below position 8192).
@@ -206,9 +207,13 @@ def test_seed_004_is_no_known_recipe() -> None:
     assert any("follow no frequency rule" in n for n in result.notes)
 
 
-def test_random_tables_are_no_known_recipe() -> None:
+def test_random_normal_tables_are_learned_and_uniform_ones_unknown() -> None:
+    # A learned table at initialisation (BERT's normal_(0, 0.02)): named as learned, never matched.
     result = identify(plain(np.random.default_rng(0).normal(0, 0.02, (512, 768)).astype(f32)))
-    assert result.verdict == "unknown" and result.confidence_label == "none"
+    assert result.verdict == "learned" and result.kind == "learned" and result.best is None
+    assert result.confidence_label == "none" and "σ = 0.02" in result.notes[0]
+    uniform = identify(plain(np.random.default_rng(0).uniform(-1, 1, (512, 768)).astype(f32)))
+    assert uniform.verdict == "unknown" and uniform.kind is None
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
@@ -219,8 +224,8 @@ def test_every_preset_comes_back(name: str) -> None:
     size = {"length": min(preset.size["length"], 300)} if "length" in preset.size else {}
     table = plain(preset.recipe(**size).build())
     result = identify(table)
-    assert result.verdict == "match" and name in best(result).names, result.summary
-    assert best(result).max_abs == 0
+    assert result.verdict == "match" and name in result.names, result.summary
+    assert best(result).max_abs == 0 and best(result).atol == 0
 
 
 def test_odd_and_tiny_widths() -> None:
@@ -253,7 +258,9 @@ def test_reads_stay_small() -> None:
     data = Counting(Sinusoidal(20000, 64).build())
     result = identify(Table(data, None, "big"))
     assert best(result).name == "vaswani"
-    assert data.rows < 1000 and result.sample == "224 of 20000 rows (head, tail and 8 windows between)"
+    # The fitting reads a sample; the proof reads every row once (for all its candidates together).
+    assert result.sample == "224 of 20000 rows (head, tail and 8 windows between)"
+    assert data.rows <= 20000 + 1000 and best(result).verification.rows == 20000
 
 
 def test_new_presets_plug_in_without_code(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -13,7 +14,8 @@ from typing import IO, Any, Literal
 import numpy as np
 
 from pecli.errors import FormatError
-from pecli.recipe import SCHEMA, recipe_from_metadata
+from pecli.kinds import recipe_from_metadata
+from pecli.kinds.base import SCHEMA
 from pecli.table import Progress, Table
 
 SIDECAR_SCHEMA = "pecli-sidecar/1"
@@ -119,16 +121,37 @@ def byte_order(dtype: np.dtype[Any]) -> str:
     return "little-endian" if order == "<" else "big-endian"
 
 
-class Squeezed:
-    """A view of an array-like without its leading length-1 axes (``(1, N, D)`` → ``(N, D)``)."""
+class Rows:
+    """A 2-D ``(rows, width)`` view of an array-like of any other shape, read a row range at a time.
 
-    def __init__(self, data: Any, lead: int) -> None:
-        self.data, self.lead = data, lead
-        self.shape = tuple(data.shape[lead:])
-        self.dtype = data.dtype
+    Leading length-1 axes are dropped (``(1, N, D)`` → ``(N, D)``); a vector is one row (a RoPE
+    ``inv_freq``, ALiBi slopes: ``(n,)`` → ``(1, n)``); the leading axes of an N-D array are the
+    rows in C order, as the frameworks flatten a grid (``(X, Y, C)`` → ``(X·Y, C)``).  Only the
+    outer slices that hold the rows asked for are read (h5py datasets stay lazy).
+    """
+
+    def __init__(self, data: Any, shape: tuple[int, ...]) -> None:
+        self.data, self.dtype = data, data.dtype
+        self.lead = 0
+        while len(shape) - self.lead > 1 and shape[self.lead] == 1:
+            self.lead += 1
+        self.inner = shape[self.lead :]
+        self.width = int(self.inner[-1]) if self.inner else 1
+        self.per_outer = math.prod(self.inner[1:-1]) if len(self.inner) > 2 else 1
+        rows = 1 if len(self.inner) == 1 else math.prod(self.inner[:-1])
+        self.shape = (int(rows), self.width)
 
     def __getitem__(self, key: slice) -> Any:
-        return self.data[(0,) * self.lead + (key,)]
+        a, b, _ = key.indices(self.shape[0])
+        head = (0,) * self.lead
+        if len(self.inner) <= 2:
+            if len(self.inner) == 1:
+                return np.asarray(self.data[head]).reshape(1, -1)[a:b]
+            return self.data[(*head, slice(a, b))]
+        per = self.per_outer
+        o0, o1 = a // per, -(-b // per) if b > a else a // per
+        block = np.asarray(self.data[(*head, slice(o0, o1))]).reshape(-1, self.width)
+        return block[a - o0 * per : b - o0 * per]
 
 
 def array_table(
@@ -152,15 +175,16 @@ def array_table(
     dtype = np.dtype(data.dtype)
     if dtype.kind != "f":
         raise FormatError(f"{source} holds {dtype} values: pecli reads floating-point tables (float16/32/64)")
-    shape = tuple(data.shape)
-    lead = 0
-    while len(shape) - lead > 2 and shape[lead] == 1:
-        lead += 1
-    if len(shape) - lead != 2:
-        raise FormatError(f"{source} holds an array of shape {shape}: expected a 2-D table (positions × dims)")
-    if lead:
-        info["squeezed"] = f"{shape} → {shape[lead:]}"
-        data = Squeezed(data, lead)
+    shape = tuple(int(s) for s in data.shape)
+    if not shape:
+        raise FormatError(f"{source} holds a single number: expected a table (positions × dims), a vector or a grid")
+    if len(shape) != 2:
+        view = Rows(data, shape)
+        if view.shape[0] == 1 and len(view.inner) == 1 and len(shape) == 1:
+            info["reshaped"] = f"{shape} → {view.shape} (a vector is one row)"
+        else:
+            info["reshaped"] = f"{shape} → {view.shape}" + ("" if len(view.inner) <= 2 else " (leading axes as rows)")
+        data = view
     info.setdefault("byte order", byte_order(dtype))
     recipe = recipe_from_metadata(meta) if meta else None
     if recipe is not None and (recipe.shape != tuple(data.shape) or recipe.dtype != dtype.name):

@@ -265,6 +265,21 @@ def hf_gptj_sinusoidal_positions(num_pos: int, dim: int) -> Arrays:
         return {"table": _np(create_sinusoidal_positions(num_pos, dim))}
 
 
+def hf_speecht5_scaled_positional_encoding(max_len: int, dim: int) -> Arrays:
+    """transformers ``models/speecht5/modeling_speecht5.py::SpeechT5ScaledPositionalEncoding(dropout, dim, max_len)``
+    (checked: 5.23.0).  Its ``__init__`` is the PyTorch tutorial's ``PositionalEncoding`` line for line
+    (``div_term = exp(arange(0, dim, 2) * -(ln 10000 / dim))``, ``pe[:, 0::2] = sin``, ``pe[:, 1::2] = cos``,
+    float32, **interleaved**); ``table`` = the ``pe`` buffer ``(1, max_len, dim)`` without its batch dim.
+    Odd ``dim`` → RuntimeError (size mismatch), as in the tutorial.
+    """
+    torch = _torch()
+    from transformers.models.speecht5.modeling_speecht5 import SpeechT5ScaledPositionalEncoding
+
+    with torch.no_grad():
+        module = SpeechT5ScaledPositionalEncoding(0.0, dim, max_len)
+        return {"table": _np(module.pe[0])}
+
+
 def hf_vit_mae_2d(
     height: int, width: int, embed_dim: int = 256, temperature: float = 10000.0, cls_token: bool = False
 ) -> Arrays:
@@ -337,6 +352,9 @@ def hf_llama_rope(
     longrope swap it there: dynamic recomputes when ``max(pos)+1 > max_position_embeddings``, longrope uses
     ``long_factor`` when ``max(pos)+1 > original_max_position_embeddings``), ``original_inv_freq`` (the one
     built at init) and ``attention_scaling`` (0-d float64).  A fresh module per call, so no state leaks.
+    ``angle`` ``(n, head_dim/2)`` float32 is forward's own first line, ``freqs = position_ids[..., None].float()
+    * inv_freq`` (no ``attention_scaling``), evaluated with the ``inv_freq`` that forward used; ``emb``
+    ``(n, head_dim)`` is forward's ``cat((freqs, freqs), -1)`` (the angle in rotate_half layout).
     """
     torch = _torch()
     from transformers import LlamaConfig
@@ -355,10 +373,14 @@ def hf_llama_rope(
     with torch.no_grad():
         module = LlamaRotaryEmbedding(config)
         x = torch.zeros(1, dtype=torch.float32)
-        cos, sin = module(x, _position_ids(position_ids))
+        ids = _position_ids(position_ids)
+        cos, sin = module(x, ids)
+        freqs = ids[..., None].float() * module.inv_freq.to(dtype=torch.float)  # forward's own first line
         return {
             "cos": _np(cos[0]),
             "sin": _np(sin[0]),
+            "angle": _np(freqs[0]),
+            "emb": _np(torch.cat((freqs, freqs), dim=-1)[0]),
             "inv_freq": _np(module.inv_freq),
             "original_inv_freq": _np(module.original_inv_freq),
             "attention_scaling": _scalar(module.attention_scaling),
@@ -379,7 +401,8 @@ def hf_gpt_neox_rope(
     ``rope_parameters["partial_rotary_factor"]`` / ``["rope_theta"]``.  Rotary width
     ``dim = int(head_dim * rotary_pct)`` with ``head_dim = hidden_size // num_attention_heads``;
     ``cos``/``sin`` are ``(n, dim)`` float32 in rotate_half layout (only the first ``dim`` dims of each
-    head are rotated); ``inv_freq`` has ``dim/2`` entries; ``attention_scaling`` 1.0.
+    head are rotated); ``inv_freq`` has ``dim/2`` entries; ``attention_scaling`` 1.0; ``angle`` ``(n, dim/2)``
+    is forward's ``position_ids[..., None].float() * inv_freq``.
     """
     torch = _torch()
     from transformers import GPTNeoXConfig
@@ -397,10 +420,13 @@ def hf_gpt_neox_rope(
     )
     with torch.no_grad():
         module = GPTNeoXRotaryEmbedding(config)
-        cos, sin = module(torch.zeros(1, dtype=torch.float32), _position_ids(position_ids))
+        ids = _position_ids(position_ids)
+        cos, sin = module(torch.zeros(1, dtype=torch.float32), ids)
+        freqs = ids[..., None].float() * module.inv_freq.to(dtype=torch.float)  # forward's own first line
         return {
             "cos": _np(cos[0]),
             "sin": _np(sin[0]),
+            "angle": _np(freqs[0]),
             "inv_freq": _np(module.inv_freq),
             "attention_scaling": _scalar(module.attention_scaling),
         }
@@ -570,6 +596,127 @@ def hf_bart_learned_positional_embedding(
     return {"table": _np(embed.weight), "offset": _scalar(embed.offset, np.int64)}
 
 
+def hf_distilbert_position_embeddings(
+    max_position_embeddings: int = 512, dim: int = 768, initializer_range: float = 0.02, seed: int = 0
+) -> Arrays:
+    """transformers ``DistilBertModel(...).embeddings.position_embeddings.weight`` (``models/distilbert``;
+    checked: 5.23.0) with the default ``sinusoidal_pos_embds=False``: a *learned* table, ``_init_weights`` =
+    ``normal_(0, initializer_range)`` under ``torch.manual_seed(seed)``.  ``table``:
+    ``(max_position_embeddings, dim)`` float32.
+    """
+    from transformers import DistilBertConfig, DistilBertModel
+
+    def build() -> Any:
+        config = DistilBertConfig(
+            vocab_size=8,
+            dim=dim,
+            n_layers=1,
+            n_heads=1,
+            hidden_dim=4,
+            max_position_embeddings=max_position_embeddings,
+            initializer_range=initializer_range,
+            sinusoidal_pos_embds=False,
+        )
+        return DistilBertModel(config)
+
+    model = _learned(build, seed)
+    return {"table": _np(model.embeddings.position_embeddings.weight)}
+
+
+def hf_opt_embed_positions(
+    max_position_embeddings: int = 2048, hidden_size: int = 768, init_std: float = 0.02, seed: int = 0
+) -> Arrays:
+    """transformers ``OPTModel(...).decoder.embed_positions.weight`` (``models/opt/modeling_opt.py``
+    ``OPTLearnedPositionalEmbedding``; checked: 5.23.0): ``max_position_embeddings + 2`` rows (``offset`` = 2,
+    also returned; positions ``cumsum(mask)·mask − 1`` are looked up at ``+ 2``), ``_init_weights`` =
+    ``normal_(0, init_std)`` under ``torch.manual_seed(seed)``, no zero row.  float32.
+    """
+    from transformers import OPTConfig, OPTModel
+
+    def build() -> Any:
+        config = OPTConfig(
+            vocab_size=8,
+            hidden_size=hidden_size,
+            word_embed_proj_dim=hidden_size,
+            num_hidden_layers=1,
+            num_attention_heads=1,
+            ffn_dim=4,
+            max_position_embeddings=max_position_embeddings,
+            init_std=init_std,
+            pad_token_id=1,
+            bos_token_id=0,
+            eos_token_id=0,
+        )
+        return OPTModel(config)
+
+    model = _learned(build, seed)
+    embed = model.decoder.embed_positions
+    return {"table": _np(embed.weight), "offset": _scalar(embed.offset, np.int64)}
+
+
+def hf_whisper_decoder_embed_positions(
+    max_target_positions: int = 448, d_model: int = 384, init_std: float = 0.02, seed: int = 0
+) -> Arrays:
+    """transformers ``WhisperModel(...).decoder.embed_positions.weight`` (``models/whisper/modeling_whisper.py``
+    ``WhisperPositionalEmbedding``; checked: 5.23.0): the decoder's *learned* ``(max_target_positions, d_model)``
+    float32 table (the encoder's is the ``sinusoids`` one), ``_init_weights`` = ``normal_(0, init_std)`` under
+    ``torch.manual_seed(seed)``.
+    """
+    from transformers import WhisperConfig, WhisperModel
+
+    def build() -> Any:
+        config = WhisperConfig(
+            vocab_size=8,
+            num_mel_bins=4,
+            d_model=d_model,
+            encoder_layers=1,
+            decoder_layers=1,
+            encoder_attention_heads=1,
+            decoder_attention_heads=1,
+            encoder_ffn_dim=4,
+            decoder_ffn_dim=4,
+            max_source_positions=4,
+            max_target_positions=max_target_positions,
+            init_std=init_std,
+            pad_token_id=0,
+            bos_token_id=0,
+            eos_token_id=0,
+            decoder_start_token_id=0,
+        )
+        return WhisperModel(config)
+
+    model = _learned(build, seed)
+    return {"table": _np(model.decoder.embed_positions.weight)}
+
+
+def hf_vit_position_embeddings(
+    image_size: int = 224, patch_size: int = 16, hidden_size: int = 768, initializer_range: float = 0.02, seed: int = 0
+) -> Arrays:
+    """transformers ``ViTModel(...).embeddings.position_embeddings`` (``models/vit/modeling_vit.py``; checked:
+    5.23.0): ``nn.Parameter`` ``(1, 1 + (image_size/patch_size)**2, hidden_size)``, ``_init_weights`` =
+    ``trunc_normal_(mean=0, std=initializer_range)`` with torch's default *absolute* bounds ±2 (so effectively
+    untruncated at std 0.02), under ``torch.manual_seed(seed)``.  ``table``: the parameter without its batch
+    dim, float32, class-token row first.
+    """
+    from transformers import ViTConfig, ViTModel
+
+    def build() -> Any:
+        config = ViTConfig(
+            image_size=image_size,
+            patch_size=patch_size,
+            num_channels=1,
+            hidden_size=hidden_size,
+            num_hidden_layers=1,
+            num_attention_heads=1,
+            intermediate_size=4,
+            initializer_range=initializer_range,
+        )
+        return ViTModel(config, add_pooling_layer=False)
+
+    model = _learned(build, seed)
+    return {"table": _np(model.embeddings.position_embeddings[0])}
+
+
 # ================================================================================ positional-encodings
 
 
@@ -616,22 +763,25 @@ def _timm_pos_embed_sincos() -> Any:
     ``grid`` and ``trace_utils``, so it is loaded from its file inside a stand-in package that points at
     timm's ``layers`` folder (relative imports resolve there; no package ``__init__`` runs).
     """
-    try:
-        from timm.layers import pos_embed_sincos
+    return _timm_layers_module("pos_embed_sincos")
 
-        return pos_embed_sincos
-    except Exception:  # ImportError without torchvision; a broken torchvision build can raise other errors
-        pass
-    full = f"{_TIMM_STUB}.pos_embed_sincos"
+
+def _timm_layers_module(name: str) -> Any:
+    """``timm.layers.<name>`` (``pos_embed_sincos``, ``weight_init``), loaded as ``_timm_pos_embed_sincos`` explains."""
+    full = f"{_TIMM_STUB}.{name}"
     if full in sys.modules:
         return sys.modules[full]
-    spec = importlib.util.find_spec("timm")  # locates the distribution without executing timm/__init__.py
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("No module named 'timm'", name="timm")
-    layers_dir = Path(next(iter(spec.submodule_search_locations))) / "layers"
-    stub = types.ModuleType(_TIMM_STUB)
-    stub.__path__ = [str(layers_dir)]
-    sys.modules[_TIMM_STUB] = stub
+    if _TIMM_STUB not in sys.modules:  # the stand-in exists only once the real package import has failed
+        try:
+            return importlib.import_module(f"timm.layers.{name}")
+        except Exception:  # ImportError without torchvision; a broken torchvision build can raise other errors
+            pass
+        spec = importlib.util.find_spec("timm")  # locates the distribution without executing timm/__init__.py
+        if spec is None or not spec.submodule_search_locations:
+            raise ModuleNotFoundError("No module named 'timm'", name="timm")
+        stub = types.ModuleType(_TIMM_STUB)
+        stub.__path__ = [str(Path(next(iter(spec.submodule_search_locations))) / "layers")]
+        sys.modules[_TIMM_STUB] = stub
     return importlib.import_module(full)
 
 
@@ -657,6 +807,46 @@ def timm_sincos2d(
             reverse_coord=reverse_coord,
             interleave_sin_cos=interleave_sin_cos,
         )
+        return {"table": _np(table)}
+
+
+def timm_sincos2d_cls(feat_shape: Sequence[int], dim: int = 64, temperature: float = 10000.0) -> Arrays:
+    """MoCo-v3's table (facebookresearch/moco-v3 ``vits.py::VisionTransformerMoCo.build_2d_sincos_position_embedding``,
+    not pip-installable) from timm's own code: ``build_sincos2d_pos_embed(feat_shape, dim, temperature,
+    reverse_coord=True, interleave_sin_cos=True)`` (rows **w-major**, columns ``[sin w | cos w | sin h | cos h]``;
+    bit-identical to MoCo's function, dialects.md §5) with MoCo's zero ``pe_token`` row put first by
+    ``torch.cat`` as MoCo does.  ``table`` ``(1 + H*W, dim)`` float32; ``feat_shape`` = ``(h, w)``.
+    """
+    torch = _torch()
+    module = _timm_pos_embed_sincos()
+    with torch.no_grad():
+        pos_emb = module.build_sincos2d_pos_embed(
+            list(feat_shape), dim=dim, temperature=temperature, reverse_coord=True, interleave_sin_cos=True
+        )
+        pe_token = torch.zeros([1, dim], dtype=torch.float32)
+        return {"table": _np(torch.cat([pe_token, pos_emb], dim=0))}
+
+
+def timm_trunc_normal_parameter(
+    shape: Sequence[int], std: float = 0.02, seed: int = 0, tf_style: bool = False
+) -> Arrays:
+    """timm ``timm/layers/weight_init.py`` initialisers on a fresh float32 ``nn.Parameter`` (checked: 1.0.31),
+    under ``torch.manual_seed(seed)`` inside ``fork_rng``.
+
+    ``tf_style=False``: ``trunc_normal_(p, std=std)`` (what timm's ``VisionTransformer.init_weights`` does to
+    ``pos_embed``; default *absolute* bounds ±2, so effectively untruncated).  ``tf_style=True``:
+    ``trunc_normal_tf_(p, std=std)`` — bounds ±2 in *standard-normal* units, then scaled: TensorFlow's
+    ``truncated_normal_initializer(stddev=std)`` as google-research/bert uses it (re-drawn beyond 2σ).
+    ``table`` = the parameter with any leading batch dim of size 1 dropped.
+    """
+    torch = _torch()
+    module = _timm_layers_module("weight_init")
+    init = module.trunc_normal_tf_ if tf_style else module.trunc_normal_
+    with torch.no_grad(), torch.random.fork_rng():
+        torch.manual_seed(seed)
+        param = torch.nn.Parameter(torch.empty(*shape, dtype=torch.float32))
+        init(param, std=std)
+        table = param[0] if len(shape) > 2 and shape[0] == 1 else param
         return {"table": _np(table)}
 
 
@@ -690,6 +880,31 @@ def rotary_embedding_torch_angles(
         positions = rope.get_seq_pos(seq_len, dtype=torch.float32, offset=offset)
         angles = rope(positions)
         return {"angles": _np(angles), "freqs": _np(rope.freqs), "positions": _np(positions)}
+
+
+def rotary_embedding_torch_cos_sin(
+    dim: int,
+    seq_len: int,
+    theta: float = 10000,
+    custom_freqs: Sequence[float] | np.ndarray | None = None,
+    offset: int = 0,
+) -> Arrays:
+    """rotary-embedding-torch ``RotaryEmbedding(dim, custom_freqs=..., theta=...)`` (checked: 0.9.1): the
+    ``cos``/``sin`` tables its ``apply_rotary_emb`` multiplies by (``freqs.cos()``, ``freqs.sin()`` of the
+    module's ``forward(get_seq_pos(seq_len, offset=offset))`` angles, scale 1): ``(seq_len, dim)`` float32,
+    **pairs** layout ``[f0, f0, f1, f1, …]`` — the real-valued form of Meta's complex ``freqs_cis``
+    (``(x[2i], x[2i+1])`` rotated by angle ``p·f_i``).  ``custom_freqs`` (a float32 tensor of ``dim/2``
+    frequencies, e.g. HF's llama3 ``inv_freq``, which dialects.md §6 found bit-identical to Meta's
+    ``apply_scaling``) replaces the ``1/theta**(arange(0, dim, 2)/dim)`` ones.
+    """
+    torch = _torch()
+    from rotary_embedding_torch import RotaryEmbedding
+
+    freqs = None if custom_freqs is None else torch.as_tensor(np.asarray(custom_freqs, dtype=np.float32))
+    with torch.no_grad():
+        rope = RotaryEmbedding(dim, custom_freqs=freqs, theta=theta)
+        angles = rope(rope.get_seq_pos(seq_len, dtype=torch.float32, offset=offset))
+        return {"cos": _np(angles.cos()), "sin": _np(angles.sin()), "freqs": _np(rope.freqs)}
 
 
 # ============================================================================================ diffusers

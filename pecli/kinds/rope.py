@@ -1,83 +1,33 @@
-"""Three more kinds: rotary (RoPE) caches, ALiBi slopes and bias, and learned (random-init) tables.
+"""The rope kind: rotary position embedding caches (cos, sin, angle, inv_freq) and their scalings.
 
-Like ``pecli.recipe``, the recipes here are NumPy-free frozen dataclasses (``--help`` stays fast);
-the builders import NumPy inside the functions that need it.  Each kind builds any row range
-``[r0, r1)`` directly, bit-identical to the same rows of the whole table.
-
-- ``rope``: the cos/sin caches (or the raw angles, or ``inv_freq``) of rotary embeddings, with
-  HuggingFace transformers' scaling types (``modeling_rope_utils.py``, 5.23) and two layouts;
-- ``alibi``: the per-head slopes of ALiBi, or the bias table the frameworks add to the scores;
-- ``learned``: a seeded draw from the initial distribution of a learned position table (BERT,
-  GPT-2, RoBERTa, BART, ViT), reproducible row by row.
+RoFormer's rotary embedding (Su et al. 2021) as the frameworks cache it: HF transformers 5.23
+``LlamaRotaryEmbedding`` / ``GPTNeoXRotaryEmbedding`` with ``modeling_rope_utils.py``'s scaling
+types, Meta's complex ``freqs_cis`` and lucidrains' ``rotary-embedding-torch`` (pairs layout).
+This module builds any row range (:meth:`Rope.rows`) and fits a table back to its θ, layout,
+part, scaling and start (:meth:`Rope.fit`).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal, get_args
 
-from pecli.choices import DTYPES, DType
+import numpy as np
+
 from pecli.errors import RecipeError
-from pecli.recipe_base import _choice, _int_param, _positive_float, _Recipe
+from pecli.fitting import Arr, Sample, cosine_frequencies, fit_base, round_number
+from pecli.kernels.exact import frequencies, row_blocks, sincos, turns
+from pecli.kernels.pipelines import f32, pow32
+from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, optional_float, positive_float, spell
 
-if TYPE_CHECKING:
-    import numpy as np
-
-from pecli.choices import (
-    ALIBI_COMPUTES as ALIBI_COMPUTES,
-)
-from pecli.choices import (
-    ALIBI_FORMS as ALIBI_FORMS,
-)
-from pecli.choices import (
-    ALIBI_ORIGINS as ALIBI_ORIGINS,
-)
-from pecli.choices import (
-    ALIBI_PARTS as ALIBI_PARTS,
-)
-from pecli.choices import (
-    INITS as INITS,
-)
-from pecli.choices import (
-    ROPE_COMPUTES as ROPE_COMPUTES,
-)
-from pecli.choices import (
-    ROPE_LAYOUTS as ROPE_LAYOUTS,
-)
-from pecli.choices import (
-    ROPE_PARTS as ROPE_PARTS,
-)
-from pecli.choices import (
-    SCALINGS as SCALINGS,
-)
-from pecli.choices import (
-    AlibiCompute as AlibiCompute,
-)
-from pecli.choices import (
-    AlibiForm as AlibiForm,
-)
-from pecli.choices import (
-    AlibiOrigin as AlibiOrigin,
-)
-from pecli.choices import (
-    AlibiPart as AlibiPart,
-)
-from pecli.choices import (
-    Init as Init,
-)
-from pecli.choices import (
-    RopeCompute as RopeCompute,
-)
-from pecli.choices import (
-    RopeLayout as RopeLayout,
-)
-from pecli.choices import (
-    RopePart as RopePart,
-)
-from pecli.choices import (
-    Scaling as Scaling,
-)
+DType = Literal["float16", "float32", "float64"]
+RopeLayout = Literal["half", "pairs"]
+RopePart = Literal["cos", "sin", "angle", "inv_freq"]
+Scaling = Literal["default", "linear", "dynamic", "yarn", "longrope", "llama3"]
+RopeCompute = Literal["float32", "exact"]
 
 #: Which optional RoPE parameters each scaling type reads (HF's required + optional keys).
 _SCALING_PARAMS: dict[str, tuple[str, ...]] = {
@@ -113,25 +63,9 @@ _EXAMPLES = {
     "short_factor": "--short-factor '1.0,1.05,…' (dim/2 numbers)",
     "long_factor": "--long-factor '1.0,1.3,…' (dim/2 numbers)",
 }
-#: Positions that float32 still represents exactly (HF: ``position_ids.float()``).
-_F32_EXACT = 2**24
 
 
-def _spell(name: str) -> str:
-    return "--len" if name == "length" else "--" + name.replace("_", "-")
-
-
-def _optional_float(name: str, value: object, hint: str, *, positive: bool = True) -> float | None:
-    if value is None:
-        return None
-    if positive:
-        return _positive_float(name, value, hint)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
-        raise RecipeError(f"{name} must be a finite number, got {value!r}: {hint}")
-    return float(value)
-
-
-def _factor_list(name: str, value: object, count: int) -> str:
+def factor_list(name: str, value: object, count: int) -> str:
     """A list of ``count`` positive numbers given as ``"a,b,c"`` (also ``;`` or spaces, optional
     brackets); stored as ``"a;b;c"`` so the ``KIND:PARAM=VALUE,...`` operand syntax keeps it whole."""
     if not isinstance(value, str):
@@ -152,9 +86,8 @@ def _factor_list(name: str, value: object, count: int) -> str:
     return ";".join(repr(x) for x in numbers)
 
 
-# ====================================================================================== RoPE
 @dataclass(frozen=True, slots=True)
-class Rope(_Recipe):
+class Rope(Recipe):
     """Rotary position embedding caches: row ``r`` is position ``start + r``.
 
     ``inv_freq_i = base^(−2i/dim)`` (``i < dim/2``), changed by ``scaling`` exactly as HF
@@ -196,39 +129,38 @@ class Rope(_Recipe):
 
     kind: ClassVar[str] = "rope"
     core: ClassVar[tuple[str, ...]] = ("length", "dim", "base", "layout", "part", "scaling", "dtype")
+    example: ClassVar[str] = "--kind rope --len 4096 --dim 128"
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "length", _int_param("length", self.length, 1, "give the number of positions, e.g. --len 4096"))
-        set_(self, "dim", _int_param("dim", self.dim, 2, "give the rotary dim, e.g. --dim 128"))
-        set_(self, "start", _int_param("start", self.start, 0, "positions count from 0 or more"))
-        set_(self, "base", _positive_float("base", self.base, "RoPE's theta, e.g. --base 10000", not_one=True))
-        for name, choices in (
-            ("layout", ROPE_LAYOUTS),
-            ("part", ROPE_PARTS),
-            ("scaling", SCALINGS),
-            ("compute", ROPE_COMPUTES),
-            ("dtype", DTYPES),
+        set_(self, "length", int_param("length", self.length, 1, "give the number of positions, e.g. --len 4096"))
+        set_(self, "dim", int_param("dim", self.dim, 2, "give the rotary dim, e.g. --dim 128"))
+        set_(self, "start", int_param("start", self.start, 0, "positions count from 0 or more"))
+        set_(self, "base", positive_float("base", self.base, "RoPE's theta, e.g. --base 10000", not_one=True))
+        for name, literal in (
+            ("layout", RopeLayout),
+            ("part", RopePart),
+            ("scaling", Scaling),
+            ("compute", RopeCompute),
+            ("dtype", DType),
         ):
-            _choice(name, getattr(self, name), choices)
+            choice(name, getattr(self, name), get_args(literal))
         if self.dim % 2:
             raise RecipeError(
                 f"dim {self.dim} is odd, but rotary embeddings rotate pairs of dims: use an even --dim, e.g. "
                 f"{self.dim - 1} or {self.dim + 1}"
             )
-        if self.truncate not in (True, False, 0, 1):
-            raise RecipeError(f"truncate must be true or false, got {self.truncate!r}")
-        set_(self, "truncate", bool(self.truncate))
+        set_(self, "truncate", flag("truncate", self.truncate))
         hint = "a number > 0"
         for name in ("factor", "low_freq_factor", "high_freq_factor", "beta_fast", "beta_slow", "attention_factor"):
-            set_(self, name, _optional_float(name, getattr(self, name), hint))
+            set_(self, name, optional_float(name, getattr(self, name), hint))
         for name in ("mscale", "mscale_all_dim"):
-            set_(self, name, _optional_float(name, getattr(self, name), "DeepSeek uses 1.0", positive=False))
+            set_(self, name, optional_float(name, getattr(self, name), "DeepSeek uses 1.0", positive=False))
         if self.original_max_position_embeddings is not None:
             set_(
                 self,
                 "original_max_position_embeddings",
-                _int_param(
+                int_param(
                     "original_max_position_embeddings",
                     self.original_max_position_embeddings,
                     1,
@@ -252,10 +184,10 @@ class Rope(_Recipe):
             if n not in used and getattr(self, n) != (True if n == "truncate" else None)
         ]
         if unused:
-            names = ", ".join(dict.fromkeys(map(_spell, unused)))
+            names = ", ".join(dict.fromkeys(map(spell, unused)))
             raise RecipeError(
                 f"scaling={self.scaling} does not use {names}: drop it, or choose the scaling that does "
-                f"({', '.join(s for s in SCALINGS if set(unused) <= set(_SCALING_PARAMS[s])) or 'none'})"
+                f"({', '.join(s for s in get_args(Scaling) if set(unused) <= set(_SCALING_PARAMS[s])) or 'none'})"
             )
         if self.scaling == "dynamic" and self.dim < 4:
             raise RecipeError(
@@ -264,12 +196,12 @@ class Rope(_Recipe):
         missing = [n for n in _REQUIRED[self.scaling] if getattr(self, n) is None]
         if missing:
             raise RecipeError(
-                f"scaling={self.scaling} needs {' and '.join(map(_spell, missing))}, e.g. "
+                f"scaling={self.scaling} needs {' and '.join(map(spell, missing))}, e.g. "
                 + ", ".join(_EXAMPLES[n] for n in missing)
             )
         if self.scaling == "longrope":
             for name in ("short_factor", "long_factor"):
-                set_(self, name, _factor_list(name, getattr(self, name), self.dim // 2))
+                set_(self, name, factor_list(name, getattr(self, name), self.dim // 2))
             if self.factor is None and self.attention_factor is None:
                 raise RecipeError(
                     "scaling=longrope needs --factor (max_position_embeddings / original_max_position_embeddings, "
@@ -319,10 +251,35 @@ class Rope(_Recipe):
 
     def rows(self, r0: int, r1: int) -> np.ndarray:
         """Rows ``[r0, r1)`` of the table, built directly."""
-        from pecli.core import check_row_range
-
         check_row_range(self.shape[0], r0, r1)
         return _rope_rows(self, r0, r1)
+
+    def wavelengths(self) -> np.ndarray:
+        """``2π/inv_freq`` of each column's frequency (in positions)."""
+        waves = 2 * math.pi / np.asarray(self.inv_freq(), dtype=np.float64)
+        if self.part == "inv_freq":
+            return waves
+        return np.tile(waves, 2) if self.layout == "half" else np.repeat(waves, 2)
+
+    def pipeline(self) -> str:
+        return self.compute
+
+    def max_position(self) -> float:
+        return 1.0 if self.part == "inv_freq" else float(self.start + self.length)
+
+    # -- the inverse -------------------------------------------------------------------------
+    @classmethod
+    def fit(cls, sample: Sample) -> Iterator[Recipe]:
+        """Rotary caches whose frequencies the table follows (see :func:`fit_rope`)."""
+        yield from fit_rope(sample)
+
+    @classmethod
+    def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:
+        """inv_freq is one row of dim/2; the other parts are ``length`` rows of ``dim``."""
+        if params.get("part") == "inv_freq" or sample.n == 1:
+            yield {"length": 1, "dim": 2 * sample.d, "dtype": sample.dtype, "part": "inv_freq"}
+        if sample.d % 2 == 0:
+            yield {"length": sample.n, "dim": sample.d, "dtype": sample.dtype}
 
 
 def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
@@ -361,13 +318,7 @@ def _rope_inv_freq_f32(r: Rope) -> np.ndarray:
     """``inv_freq`` as HF computes it in float32 (scalars rounded to float32 as torch does; pow
     evaluated in float64 and rounded once; ``x / t`` with a Python ``x`` is torch's
     ``t.reciprocal() * x``)."""
-    import numpy as np
-
-    f32 = np.float32
     dim = r.dim
-
-    def pow32(b: Any, e: np.ndarray) -> np.ndarray:
-        return np.power(np.float64(f32(b)), e.astype(np.float64)).astype(f32)
 
     # torch.arange(0, dim, 2, dtype=int64).float() / dim
     e = np.arange(0, dim, 2).astype(f32) / f32(dim)
@@ -418,10 +369,6 @@ def _rope_inv_freq_f32(r: Rope) -> np.ndarray:
 
 def _rope_inv_freq_f64(r: Rope) -> np.ndarray:
     """``inv_freq`` from the same formulas in float64, with ``base^(−2i/dim)`` correctly rounded."""
-    import numpy as np
-
-    from pecli.numerics import frequencies
-
     dim, half = r.dim, r.dim // 2
 
     def powers(base: float) -> np.ndarray:
@@ -455,29 +402,7 @@ def _rope_inv_freq_f64(r: Rope) -> np.ndarray:
     return np.where(medium, (1 - smooth) * inv / factor + smooth * inv, inv)
 
 
-def _turns(omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``omega/2π`` as a double-double ``(hi, lo)`` (the exact kernel's input)."""
-    import decimal
-
-    import numpy as np
-
-    from pecli.numerics import _TWO_PI_DEC
-
-    ctx = decimal.Context(prec=60)
-    hi, lo = np.empty(len(omega)), np.empty(len(omega))
-    for i, w in enumerate(omega.tolist()):
-        t = ctx.divide(decimal.Decimal(w), _TWO_PI_DEC)
-        hi[i] = float(t)
-        lo[i] = float(ctx.subtract(t, decimal.Decimal(hi[i])))
-    return hi, lo
-
-
 def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
-    import numpy as np
-
-    from pecli.core import _BLOCK_CELLS
-    from pecli.numerics import sincos
-
     inv = r.inv_freq()
     half = r.dim // 2
     if r.part == "inv_freq":
@@ -487,14 +412,11 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
     first, second = (out[:, :half], out[:, half:]) if r.layout == "half" else (out[:, 0::2], out[:, 1::2])
     att = r.attention_scaling()
     if r.compute == "exact":
-        w_hi, w_lo = _turns(inv)
-    step = max(1, _BLOCK_CELLS // half)
-    for a in range(0, r1 - r0, step):
-        b = min(a + step, r1 - r0)
+        w_hi, w_lo = turns(inv)
+    for a, b in row_blocks(r1 - r0, half):
         positions = np.arange(r.start + r0 + a, r.start + r0 + b)
         values: Any
         if r.compute == "float32":
-            f32 = np.float32
             angle = positions.astype(f32)[:, None] * inv[None, :]  # position_ids.float() * inv_freq
             if r.part == "angle":
                 values = angle
@@ -513,235 +435,214 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
     return out
 
 
-# ===================================================================================== ALiBi
-@dataclass(frozen=True, slots=True)
-class Alibi(_Recipe):
-    """ALiBi: head ``k`` of ``n`` gets the slope ``2^(−8(k+1)/n)`` (``n`` a power of two;
-    otherwise the first ``c = 2^⌊log2 n⌋`` slopes of ``c`` heads, then every other slope of
-    ``2c`` heads: ofirpress's ``get_slopes``, which Bloom, MPT and GPT-NeoX reproduce).
+# ==================================================================================== fitting
+#: θ values models use, tried as round candidates besides the fitted one.
+_COMMON_THETAS = (10000.0, 500000.0, 1000000.0, 150000.0, 1e4 * 2**0.5)
+#: original_max_position_embeddings values tried for the scalings that need one.
+_COMMON_ORIGINAL = (2048, 4096, 8192, 16384, 32768)
+#: Rows read from the top to measure slow frequencies (their lever arm).
+_FIT_ROWS = 2048
 
-    ``part``: ``slopes`` (one row of ``heads``) or ``bias``, the ``(heads, length)`` table the
-    frameworks add to the attention scores of every query: ``origin=first`` is Bloom's and
-    ofirpress's ``slope·j`` for key ``j = 0..length−1``; ``origin=last`` is MPT's
-    ``slope·(j − length + 1)`` (≤ 0).  Both equal ``−slope·distance`` up to a per-row constant,
-    which softmax ignores.  ``compute``: ``float32`` is the frameworks' pipeline (float32 slopes,
-    float32 ``slope·j``), with the slopes from ``form``: ``list`` (ofirpress/GPT-NeoX: the
-    float64 Python list cast to float32), ``pow`` (Bloom: ``float32(2^(−8/c))`` to the power k
-    in float32) or ``recip`` (MPT: ``1/2^(8k/n2)`` in float32, ``n2 = 2^⌈log2 n⌉``);
-    ``exact``: slopes and bias rounded once from the exact values.
+
+def _layouts(d: int) -> list[tuple[RopeLayout, np.ndarray]]:
+    """Each layout whose repeated columns could hold ``d/2`` values, with the first of each pair."""
+    return [("half", np.arange(d // 2)), ("pairs", np.arange(0, d, 2))]
+
+
+def _repeats(values: Arr, layout: RopeLayout) -> bool:
+    """Whether the table repeats its ``d/2`` distinct columns as the layout says."""
+    h = values.shape[1] // 2
+    if layout == "half":
+        return bool(np.array_equal(values[:, :h], values[:, h:], equal_nan=True))
+    return bool(np.array_equal(values[:, 0::2], values[:, 1::2], equal_nan=True))
+
+
+def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[dict[str, Any]]:
+    """Scaling parameters the measured ``inv_freq`` (and cos/sin amplitude) suggest, each with its θ.
+
+    ``inv`` is fastest first; NaN where a frequency was too slow to measure.  θ and the scale come
+    from the fastest quarter (which llama3 and yarn leave alone); the ratio of the measured to the
+    default frequencies then tells the family: 1 everywhere (default), a constant (linear), 1 at
+    the fast end and ``1/factor`` at the slow end (llama3, yarn), a pure power law with another θ
+    (dynamic NTK).  Only proposals: identify rebuilds each one and compares.
     """
-
-    heads: int
-    length: int | None = None
-    part: AlibiPart = "slopes"
-    origin: AlibiOrigin = "first"
-    compute: AlibiCompute = "float32"
-    form: AlibiForm = "list"
-    dtype: DType = "float32"
-
-    kind: ClassVar[str] = "alibi"
-    core: ClassVar[tuple[str, ...]] = ("heads", "part", "dtype")
-
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "heads", _int_param("heads", self.heads, 1, "give the number of attention heads, e.g. --heads 16"))
-        for name, choices in (
-            ("part", ALIBI_PARTS),
-            ("origin", ALIBI_ORIGINS),
-            ("compute", ALIBI_COMPUTES),
-            ("form", ALIBI_FORMS),
-            ("dtype", DTYPES),
-        ):
-            _choice(name, getattr(self, name), choices)
-        if self.heads > 2**20:
-            raise RecipeError(f"heads must be at most 2**20, got {self.heads}: slopes 2^(−8k/n) underflow beyond")
-        if self.part == "bias":
-            if self.length is None:
-                raise RecipeError("part=bias needs the number of key positions: give --len, e.g. --len 2048")
-            set_(self, "length", _int_param("length", self.length, 1, "the number of key positions, e.g. --len 2048"))
-            if self.compute == "float32" and self.length > _F32_EXACT:
-                raise RecipeError(
-                    f"length {self.length} is beyond 2**24, where float32 distances stop being exact: "
-                    "use compute=exact or a smaller --len"
-                )
-        else:
-            if self.length is not None:
-                raise RecipeError("length only applies to part=bias: drop --len, or add --part bias")
-            if self.origin != "first":
-                raise RecipeError("origin only applies to part=bias: drop --origin, or add --part bias")
-        if self.compute == "exact" and self.form != "list":
-            raise RecipeError(f"form={self.form} is a float32 pipeline: use compute=float32, or drop --form")
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        if self.part == "slopes":
-            return (1, self.heads)
-        assert self.length is not None
-        return (self.heads, self.length)
-
-    def slopes(self) -> np.ndarray:
-        """The ``heads`` slopes: float32 (``compute="float32"``) or float64 (exact, correctly rounded)."""
-        return _alibi_slopes(self)
-
-    def rows(self, r0: int, r1: int) -> np.ndarray:
-        """Rows ``[r0, r1)`` of the table (heads, for ``part=bias``), built directly."""
-        import numpy as np
-
-        from pecli.core import check_row_range
-
-        check_row_range(self.shape[0], r0, r1)
-        slopes = self.slopes()
-        if self.part == "slopes":
-            return np.asarray(slopes[None, :], dtype=self.dtype)[r0:r1]
-        assert self.length is not None
-        keys = np.arange(self.length) - (self.length - 1 if self.origin == "last" else 0)
-        dt: Any = np.float32 if self.compute == "float32" else np.float64
-        # float32: the frameworks' float32 product slope·j (one rounding each), then .to(dtype).
-        bias: np.ndarray = slopes[r0:r1, None].astype(dt) * keys[None, :].astype(dt)
-        return bias.astype(self.dtype)
-
-
-def slope_exponents(n: int) -> list[tuple[int, int]]:
-    """``(k, m)`` per head, the slope being ``2^(−8k/m)``: ofirpress's ``get_slopes`` order."""
-    if n & (n - 1) == 0:
-        return [(k + 1, n) for k in range(n)]
-    c = 1 << (n.bit_length() - 1)
-    return slope_exponents(c) + slope_exponents(2 * c)[0::2][: n - c]
-
-
-def _ofirpress_slopes(n: int) -> list[float]:
-    # attention_with_linear_biases fairseq/models/transformer.py::get_slopes, in Python floats.
-    def power_of_2(m: int) -> list[float]:
-        start = 2 ** (-(2 ** -(math.log2(m) - 3)))
-        return [start * start**i for i in range(m)]
-
-    if math.log2(n).is_integer():
-        return power_of_2(n)
-    c = 2 ** math.floor(math.log2(n))
-    return power_of_2(c) + _ofirpress_slopes(2 * c)[0::2][: n - c]
-
-
-def _alibi_slopes(a: Alibi) -> np.ndarray:
-    import numpy as np
-
-    n = a.heads
-    f32 = np.float32
-    if a.compute == "exact":
-        from pecli.numerics import frequencies
-
-        return np.array(frequencies(2.0, 1.0, tuple((8 * k, m) for k, m in slope_exponents(n)))[0])
-    if a.form == "list":
-        return np.array(_ofirpress_slopes(n), dtype=f32)
-    if a.form == "pow":  # HF bloom _get_alibi_slopes: torch.pow(float32 base, int32 powers)
-        c = 2 ** math.floor(math.log2(n))
-
-        def powers(m: int, ks: Any) -> Any:
-            base = np.float64(f32(2 ** (-(2 ** -(math.log2(m) - 3)))))
-            return np.power(base, ks.astype(np.float64)).astype(f32)
-
-        parts = [powers(c, np.arange(1, 1 + c))]
-        if c != n:
-            parts.append(powers(2 * c, np.arange(1, 1 + 2 * min(c, n - c), 2)))
-        return np.concatenate(parts)
-    # recip: HF mpt build_mpt_alibi_tensor(alibi_bias_max=8)
-    n2 = 2 ** math.ceil(math.log2(n))
-    x = np.arange(1, n2 + 1).astype(f32) * f32(8 / n2)
-    slopes = f32(1) / np.power(2.0, x.astype(np.float64)).astype(f32)
-    if n2 != n:
-        slopes = np.concatenate([slopes[1::2], slopes[::2]])[:n]
-    return slopes
-
-
-# =================================================================================== learned
-@dataclass(frozen=True, slots=True)
-class Learned(_Recipe):
-    """A learned position table at initialisation: ``length`` rows of ``dim`` values drawn from
-    ``N(0, std²)`` (``init=normal``: HF BERT/GPT-2/RoBERTa/BART ``normal_(0, 0.02)``) or the
-    normal truncated at ±2·std and redrawn (``truncated-normal``: TF's
-    ``truncated_normal_initializer``, original BERT).  timm/HF ViT's ``trunc_normal_(std=.02)``
-    truncates at ±2 *absolute* (±100 std), so it is ``normal`` here.
-
-    The values come from NumPy's PCG64, row ``r`` from its own stream
-    ``SeedSequence(seed).spawn(r+1)[r]``, so any row range is computed directly: the same
-    distribution as the framework's init, not torch's random numbers.  Drawn in float64,
-    scaled, rounded once.  ``padding_idx = k`` puts ``k + 1`` rows in front and zeroes row ``k``
-    (RoBERTa: 514 = 512 + 2 rows, row 1 zero); ``offset = k`` puts ``k`` drawn rows in front
-    (BART/OPT: 2).
-    """
-
-    length: int
-    dim: int
-    std: float = 0.02
-    init: Init = "normal"
-    seed: int = 0
-    padding_idx: int | None = None
-    offset: int = 0
-    dtype: DType = "float32"
-
-    kind: ClassVar[str] = "learned"
-    core: ClassVar[tuple[str, ...]] = ("length", "dim", "std", "init", "seed", "dtype")
-
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "length", _int_param("length", self.length, 1, "give the number of positions, e.g. --len 512"))
-        set_(self, "dim", _int_param("dim", self.dim, 1, "give the hidden size, e.g. --dim 768"))
-        set_(self, "std", _positive_float("std", self.std, "BERT and GPT-2 use --std 0.02"))
-        set_(self, "seed", _int_param("seed", self.seed, 0, "any whole number ≥ 0, e.g. --seed 0"))
-        set_(self, "offset", _int_param("offset", self.offset, 0, "BART and OPT use --offset 2"))
-        _choice("init", self.init, INITS)
-        _choice("dtype", self.dtype, DTYPES)
-        if self.padding_idx is not None:
-            set_(self, "padding_idx", _int_param("padding_idx", self.padding_idx, 0, "RoBERTa uses 1"))
-            if self.offset:
-                raise RecipeError(
-                    "give padding_idx (rows in front with a zero row, RoBERTa) or offset (drawn rows in front, "
-                    "BART), not both"
-                )
-
-    @property
-    def front(self) -> int:
-        """Rows before the first position."""
-        return self.offset if self.padding_idx is None else self.padding_idx + 1
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (self.length + self.front, self.dim)
-
-    def rows(self, r0: int, r1: int) -> np.ndarray:
-        """Rows ``[r0, r1)`` of the table, each drawn from its own stream."""
-        import numpy as np
-
-        from pecli.core import check_row_range
-
-        check_row_range(self.shape[0], r0, r1)
-        out = np.empty((r1 - r0, self.dim), dtype=self.dtype)
-        for r in range(r0, r1):
-            if r == self.padding_idx:
-                out[r - r0] = 0
+    h = inv.size
+    e = np.arange(h) * 2.0 / dim
+    known = np.isfinite(inv)
+    count = int(np.argmin(known)) if not known.all() else h  # the measured prefix
+    if count < 2:
+        return
+    inv, e = inv[:count], e[:count]
+    fast = max(2, count // 4)
+    estimates = [x for x in (fit_base(inv[:fast], e[:fast]), fit_base(inv, e)) if x is not None]
+    scale = float(inv[0])
+    thetas = [round_number(x, digits) for x in estimates for digits in (1, 2, 3, 4, 5, 6)]
+    thetas = [t for t in dict.fromkeys(thetas) if t > 1]
+    for theta in thetas:
+        ratio = inv / (scale * np.power(theta, -e))
+        if not np.allclose(ratio[:fast], 1, rtol=1e-3):
+            continue
+        if np.allclose(ratio, 1, rtol=1e-3):
+            if math.isclose(scale, 1, rel_tol=1e-6):
+                yield {"base": theta, "scaling": "default"}
+            elif 0 < scale < 1:
+                yield {"base": theta, "scaling": "linear", "factor": round_number(1 / scale, 4)}
+            continue
+        if not math.isclose(scale, 1, rel_tol=1e-6) or ratio[-1] > 0.99 or ratio[-1] <= 0:
+            continue
+        # The slow end divided by a factor: llama3, or yarn (whose cos/sin amplitude also tells it).
+        slow = 1 / float(ratio[-1])
+        guesses = {round(slow), round(slow * 2) / 2} if count == h else {2, 4, 8, 16, 32, 64, round(slow)}
+        if amplitude != 1.0:  # yarn's attention factor 0.1·ln(f) + 1
+            guesses.add(round_number(math.exp(10 * (amplitude - 1)), 3))
+        for f in sorted(g for g in guesses if g > 1):
+            for orig in _COMMON_ORIGINAL:
+                yield {
+                    "base": theta,
+                    "scaling": "llama3",
+                    "factor": float(f),
+                    "original_max_position_embeddings": orig,
+                    "low_freq_factor": 1.0,
+                    "high_freq_factor": 4.0,
+                }
+                yield {"base": theta, "scaling": "yarn", "factor": float(f), "original_max_position_embeddings": orig}
+    # dynamic NTK: θ' = θ·(f·s/o − (f − 1))^(d/(d−2)) for a round θ, a common o and a round f.
+    if estimates and math.isclose(scale, 1, rel_tol=1e-6) and dim >= 4:
+        full = estimates[-1]
+        for theta, orig in itertools.product(_COMMON_THETAS, _COMMON_ORIGINAL):
+            if seq_len <= orig or full <= theta:
                 continue
-            rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed, spawn_key=(r,))))
-            z = rng.standard_normal(self.dim)
-            if self.init == "truncated-normal":
-                bad = np.abs(z) > 2.0
-                while bad.any():  # TF: values beyond 2 std are dropped and re-picked
-                    z[bad] = rng.standard_normal(int(bad.sum()))
-                    bad = np.abs(z) > 2.0
-            out[r - r0] = z * self.std
-        return out
+            r = (full / theta) ** ((dim - 2) / dim)
+            f = (r - 1) / (seq_len / orig - 1)
+            nice = round(f * 4) / 4
+            if nice > 1 and abs(f - nice) <= 1e-2 * nice:
+                yield {"base": theta, "scaling": "dynamic", "factor": nice, "original_max_position_embeddings": orig}
 
 
-__all__ = [
-    "ALIBI_COMPUTES",
-    "ALIBI_FORMS",
-    "ALIBI_ORIGINS",
-    "ALIBI_PARTS",
-    "INITS",
-    "ROPE_COMPUTES",
-    "ROPE_LAYOUTS",
-    "ROPE_PARTS",
-    "SCALINGS",
-    "Alibi",
-    "Learned",
-    "Rope",
-    "slope_exponents",
-]
+def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int]:
+    """Candidate positions of row 0 from its phases (cos: ``±``; sin: ``θ`` or ``π − θ``)."""
+    x = np.clip(head[0] / amplitude, -1.0, 1.0)
+    if part == "angle":
+        return [round(float(x[0] * amplitude / inv[0]))] if inv[0] > 0 else []
+    theta = np.arccos(x) if part == "cos" else np.arcsin(x)
+    order = np.argsort(inv)
+    # Slowest frequency first: its phase is the position itself while p·ω < π/2.
+    first = order[0]
+    seeds = (
+        [theta[first] / inv[first], -theta[first] / inv[first]]
+        if part == "cos"
+        else [
+            theta[first] / inv[first],
+            (math.pi - theta[first]) / inv[first],
+        ]
+    )
+    out = []
+    for p in seeds:
+        for i in order[1:]:
+            w = inv[i]
+            branches = (theta[i], -theta[i]) if part == "cos" else (theta[i], math.pi - theta[i])
+            best = min(
+                (b + 2 * math.pi * np.rint((p * w - b) / (2 * math.pi)) for b in branches),
+                key=lambda v: abs(v - p * w),
+            )
+            if abs(best - p * w) > 0.5:  # the slower estimate is too rough to fix this one's turns
+                continue
+            p = best / w
+        if p > -0.5:
+            out.append(max(0, round(p)))
+    return sorted(set(out))
+
+
+def fit_rope(sample: Sample) -> Iterator[Rope]:
+    """Rotary caches whose measured frequencies the table follows.
+
+    1. Layout: the ``d/2`` distinct columns are repeated as halves (``half``) or in pairs.
+    2. Part: a single row of falling positive values is ``inv_freq``; rows linear in the position
+       are ``angle``; otherwise ``cos``/``sin``, whose amplitude is the attention factor (yarn,
+       longrope) and whose frequencies follow from ``x[p+k] + x[p−k] = 2·x[p]·cos kω``.
+    3. The frequencies give θ and the scaling (:func:`_scalings`); the phases of row 0 the start.
+    Every candidate is only proposed: identify rebuilds it and compares.
+    """
+    n, d = sample.n, sample.d
+    if n == 1:  # inv_freq: one row of dim/2 falling positive values
+        inv = sample.values[0]
+        if d >= 2 and np.all(inv > 0) and np.all(np.diff(inv) <= 0):
+            for params in _scalings(inv, 2 * d, 1, 1.0):
+                yield from _variants(sample, {"length": 1, "dim": 2 * d, "part": "inv_freq", **params})
+        return
+    if d % 2 or d < 4:
+        return
+    top = sample.rows(0, min(n, sample.head_rows))
+    for layout, cols in _layouts(d):
+        if not _repeats(top, layout):
+            continue
+        head = sample.rows(0, min(n, _FIT_ROWS))
+        if not _repeats(head, layout):
+            continue
+        x = head[:, cols]
+        steps = np.diff(x, axis=0)
+        if x.shape[0] >= 3 and np.allclose(steps, steps[0], rtol=1e-3, atol=1e-6 * np.abs(x).max()):
+            inv = (x[-1] - x[0]) / (x.shape[0] - 1)
+            parts: list[tuple[RopePart, Arr, float]] = [("angle", inv, 1.0)] if np.all(inv > 0) else []
+        else:
+            omega = cosine_frequencies(x)
+            if omega is None:
+                continue
+            amplitude = _amplitude(x)
+            parts = [("cos", omega, amplitude), ("sin", omega, amplitude)]
+        for part, inv, amplitude in parts:
+            sample.clue(
+                f"the {d // 2} distinct columns repeat in the {layout} layout; "
+                + (
+                    "rows grow linearly with the position (rotary angles)"
+                    if part == "angle"
+                    else f"they are {'cos/sin' if part == 'cos' else 'sin'} waves of amplitude {amplitude:.6g}"
+                ),
+            )
+            for params in _scalings(inv, d, sample.n, amplitude):
+                for start in _start_of(
+                    head, np.asarray(_inv_of(params, d, n), dtype=np.float64)[: d // 2], part, amplitude
+                ):
+                    yield from _variants(
+                        sample,
+                        {"length": n, "dim": d, "layout": layout, "part": part, "start": start, **params},
+                        amplitude,
+                    )
+
+
+def _amplitude(x: Arr) -> float:
+    """The waves' amplitude: 1, unless scaled beyond float32 rounding (yarn/longrope attention
+    factor).  The fastest column (ω ≈ 1 rad per row) reaches its peak within a few rows."""
+    measured = float(np.abs(x[:, 0]).max())
+    return 1.0 if abs(measured - 1.0) <= 1e-3 else measured
+
+
+def _inv_of(params: dict[str, Any], dim: int, n: int) -> Arr:
+    """The exact inv_freq of a candidate, for placing its start (``start = 0`` assumed for dynamic)."""
+    try:
+        return Rope(n, dim, compute="exact", **params).inv_freq()
+    except RecipeError:
+        return np.power(params["base"], -np.arange(dim // 2) * 2.0 / dim)
+
+
+def _variants(sample: Sample, params: dict[str, Any], amplitude: float = 1.0) -> Iterator[Rope]:
+    """The candidate in HF's float32 pipeline and exact, with an explicit attention factor when the
+    amplitude is not the scaling's own."""
+    for compute in get_args(RopeCompute):
+        try:
+            recipe = Rope(**params, compute=compute, dtype=sample.dtype)
+        except RecipeError:
+            continue
+        if params.get("part") in ("cos", "sin") and not math.isclose(
+            recipe.attention_scaling(), amplitude, rel_tol=1e-5
+        ):
+            if params.get("scaling") not in ("yarn", "longrope"):
+                continue
+            try:
+                recipe = replace(recipe, attention_factor=float(np.float32(amplitude)))
+            except RecipeError:
+                continue
+        yield recipe
+
+
+__all__ = ["DType", "Rope", "RopeCompute", "RopeLayout", "RopePart", "Scaling", "factor_list", "fit_rope"]

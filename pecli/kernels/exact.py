@@ -21,11 +21,14 @@ from numpy.typing import NDArray
 
 Arr = NDArray[np.float64]
 
-# 2π to 60 significant digits (checked against mpmath in the tests).
-_TWO_PI_DEC = decimal.Decimal("6.28318530717958647692528676655900576839433879875021164194989")
-_TWO_PI_HI = float(_TWO_PI_DEC)
-_TWO_PI_LO = float(_TWO_PI_DEC - decimal.Decimal(_TWO_PI_HI))
+#: 2π to 60 significant digits (checked against mpmath in the tests).
+TWO_PI_DEC = decimal.Decimal("6.28318530717958647692528676655900576839433879875021164194989")
+_TWO_PI_HI = float(TWO_PI_DEC)
+_TWO_PI_LO = float(TWO_PI_DEC - decimal.Decimal(_TWO_PI_HI))
 _SPLITTER = 134217729.0  # 2**27 + 1, Veltkamp's constant for float64
+
+#: float64 scratch cells per kernel call; bounds a kernel's temporary memory (~10 arrays).
+BLOCK_CELLS = 1 << 18
 
 #: Positions up to this bound are exactly representable and keep the accuracy promise.
 MAX_POSITION = 2**53
@@ -81,7 +84,7 @@ def frequencies(base: float, scale: float, exponents: tuple[tuple[int, int], ...
     for i, (num, den) in enumerate(exponents):
         om = ctx.exp(ctx.multiply(ln_base, ctx.divide(decimal.Decimal(-num), decimal.Decimal(den))))
         om = ctx.multiply(om, dscale)
-        w = ctx.divide(om, _TWO_PI_DEC)
+        w = ctx.divide(om, TWO_PI_DEC)
         omega[i] = float(om)
         w_hi[i] = float(w)
         w_lo[i] = float(ctx.subtract(w, decimal.Decimal(w_hi[i])))
@@ -125,3 +128,32 @@ def sincos(positions: Arr, w_hi: Arr, w_lo: Arr) -> tuple[Arr, Arr]:
     np.negative(sin_out, out=sin_out, where=qm >= 2.0)
     np.negative(cos_out, out=cos_out, where=(qm == 1.0) | (qm == 2.0))
     return sin_out, cos_out
+
+
+def turns(omega: Arr) -> tuple[Arr, Arr]:
+    """``ω/2π`` of float64 frequencies as a double-double ``(hi, lo)``: the input of :func:`sincos`."""
+    ctx = decimal.Context(prec=60)
+    hi, lo = np.empty(len(omega)), np.empty(len(omega))
+    for i, w in enumerate(np.asarray(omega, dtype=np.float64).tolist()):
+        t = ctx.divide(decimal.Decimal(w), TWO_PI_DEC)
+        hi[i] = float(t)
+        lo[i] = float(ctx.subtract(t, decimal.Decimal(hi[i])))
+    return hi, lo
+
+
+def row_blocks(rows: int, cells_per_row: int) -> list[tuple[int, int]]:
+    """``[a, b)`` ranges covering ``rows`` rows, each at most :data:`BLOCK_CELLS` cells."""
+    step = max(1, BLOCK_CELLS // max(1, cells_per_row))
+    return [(a, min(a + step, rows)) for a in range(0, rows, step)]
+
+
+def fill_exact(sin_out: Arr, cos_out: Arr, first: int, w_hi: Arr, w_lo: Arr) -> None:
+    """Row ``r`` of ``sin_out``/``cos_out`` ← sin/cos of position ``first + r`` (cos: the first
+    ``cos_out.shape[1]`` frequencies), rounded once from the exact value."""
+    n_cos = cos_out.shape[1]
+    for a, b in row_blocks(sin_out.shape[0], sin_out.shape[1]):
+        positions = np.arange(first + a, first + b, dtype=np.float64)
+        s, c = sincos(positions, w_hi, w_lo)
+        # Assignment casts float64 → dtype: the one rounding (round-half-even, also for float16).
+        sin_out[a:b] = s
+        cos_out[a:b] = c[:, :n_cos]

@@ -6,7 +6,7 @@ only on the number of frequencies).  With angles ``α = r·ω`` and ``β = k·B�
     sin p·ω + i·cos p·ω = (sin α + i·cos α) · (cos β − i·sin β)
 
 ``Z0 = sin α + i·cos α`` for ``r < B`` comes from the exact double-double kernel
-(``pecli.numerics.sincos``, cached).  The block rotations are two exact ones multiplied,
+(``pecli.kernels.exact.sincos``, cached).  The block rotations are two exact ones multiplied,
 ``k = K·G + j``: by ``K·G·B`` (exact kernel, once per ``G`` blocks) and by ``j·B`` (exact kernel,
 cached).  Every value is then one complex128 multiply, rounded once to the output dtype.  No
 rotation is built from another block's, so errors do not accumulate along the table, and the
@@ -26,7 +26,7 @@ of exact, absolutely.
 - float16: its grid is at least 2⁻²⁴ apart, so ``9.1u`` only matters within 2⁻²⁵·⁸ ulp of a
   midpoint: within 1 ulp always.
 - float64 (and any other dtype): ``9.1u`` is thousands of ulp for values near zero, so those
-  keep the exact kernel (``pecli.core.fill_exact``), row blocks split between threads.
+  keep the exact kernel (``pecli.kernels.exact.fill_exact``), row blocks split between threads.
 
 The interleaved float32 layout (sin in even columns, cos in odd) is written in one pass: its
 rows viewed as complex64 *are* ``sin + i·cos`` pairs, the multiply's output.
@@ -35,19 +35,13 @@ rows viewed as complex64 *are* ``sin + i·cos`` pairs, the multiply's output.
 from __future__ import annotations
 
 import itertools
-import os
-import threading
-from collections.abc import Generator, Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from pecli.numerics import sincos
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
+from pecli.kernels.exact import fill_exact, sincos
+from pecli.kernels.threads import cpu_threads, run_parts
 
 #: Values whose rotated |value| is below this are recomputed exactly (float32 output).
 TINY = 2.0**-22
@@ -62,21 +56,6 @@ _GROUP = 64
 #: Work (rows × frequencies) below which threads cost more than they save.
 _THREAD_CELLS = 1 << 16
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _forget_pool() -> None:
-    # A forked child has none of the parent's threads: its copy of the pool would never run a task.
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-T = TypeVar("T")
-
 
 def block_rows(n_freq: int) -> int:
     """``B`` for ``n_freq`` frequencies: a power of two, ``Z0`` about ``_Z0_CELLS`` cells."""
@@ -84,14 +63,6 @@ def block_rows(n_freq: int) -> int:
     while b > _B_MIN and b * n_freq > _Z0_CELLS:
         b //= 2
     return b
-
-
-def cpu_threads() -> int:
-    """CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def fill_sincos(
@@ -108,7 +79,7 @@ def fill_sincos(
     ``sin_out`` is ``(rows, n_sin)``, ``cos_out`` ``(rows, n_cos)`` with ``n_cos ≤ n_sin`` (cos uses
     the first ``n_cos`` frequencies), both of the output dtype, possibly strided views of one
     array.  ``w_hi + w_lo`` are the frequencies in turns per position (double-double, as
-    ``pecli.numerics.frequencies`` gives them).  float32/float16 output is rotated (within 1 ulp
+    ``pecli.kernels.exact.frequencies`` gives them).  float32/float16 output is rotated (within 1 ulp
     of exact); float64 and other dtypes use the exact kernel.  ``threads``: None = as many as
     pay (up to the CPUs available), 1 = none.  Bit-identical whatever the threads or row split.
     """
@@ -133,11 +104,9 @@ def fill_sincos(
         if rotate:
             _fill_rotated(s, c, first_position + a, w_hi, w_lo, b)
         else:
-            from pecli.core import fill_exact
-
             fill_exact(s, c, first_position + a, w_hi, w_lo)
 
-    _run(work, parts)
+    run_parts(work, parts)
 
 
 def _split_rows(first: int, rows: int, b: int, n_freq: int, threads: int | None) -> list[tuple[int, int]]:
@@ -151,30 +120,6 @@ def _split_rows(first: int, rows: int, b: int, n_freq: int, threads: int | None)
             cuts.append(cut)
     cuts.append(rows)
     return list(itertools.pairwise(cuts))
-
-
-def _run(work: Any, parts: list[tuple[int, int]]) -> None:
-    """``work(a, z)`` for every part; the calling thread does the first (NumPy releases the GIL)."""
-    if len(parts) == 1:
-        work(*parts[0])
-        return
-    pool = _executor()
-    futures: list[Future[None]] = [pool.submit(work, a, z) for a, z in parts[1:]]
-    try:
-        work(*parts[0])
-    finally:
-        for f in futures:
-            f.result()
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            from concurrent.futures import ThreadPoolExecutor  # not at import: it pulls in logging
-
-            _pool = ThreadPoolExecutor(max_workers=max(1, cpu_threads() - 1), thread_name_prefix="pecli-fill")
-        return _pool
 
 
 @lru_cache(maxsize=16)
@@ -300,56 +245,3 @@ def _fix_tiny(
         s, c = sincos(np.array([first + r], dtype=np.float64), w_hi[freq[sel]], w_lo[freq[sel]])
         use_cos = (cols[sel] % 2 == 1) if interleaved else np.full(sel.sum(), cos)
         block[r, cols[sel]] = np.where(use_cos, c[0], s[0])
-
-
-_DONE = object()
-
-
-def prefetch(items: Iterable[T], depth: int = 1) -> Generator[T, None, None]:
-    """``items``, produced by a background thread up to ``depth`` ahead of the consumer.
-
-    Streaming writers use it so that computing row block k+1 overlaps writing block k; at most
-    ``depth + 2`` items exist at once.  An exception in the producer is raised in the consumer;
-    closing the iterator early stops the producer after the item it is working on.
-    """
-    import queue
-
-    q: queue.Queue[Any] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(item: Any) -> bool:
-        while not stop.is_set():
-            try:
-                q.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not put((item, None)):
-                    return
-        except BaseException as exc:  # handed to the consumer, raised there
-            put((_DONE, exc))
-            return
-        put((_DONE, None))
-
-    worker = threading.Thread(target=produce, name="pecli-prefetch", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item, exc = q.get()
-            if item is _DONE:
-                if exc is not None:
-                    raise exc
-                return
-            yield item
-    finally:
-        stop.set()
-        while worker.is_alive():  # unblock a producer waiting on a full queue
-            try:
-                q.get(timeout=0.05)
-            except queue.Empty:
-                pass

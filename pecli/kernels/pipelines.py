@@ -1,0 +1,42 @@
+"""Building blocks of the frameworks' own float32/float64 pipelines, step by step.
+
+torch (and NumPy) evaluate ``exp``, ``pow``, ``sin`` and ``cos`` of float32 tensors to within an
+ulp or so but not always correctly rounded; the closest a portable emulation gets is to evaluate
+each step in float64 and round it once to float32, with every Python scalar rounded to float32
+first (as torch does for a float32 tensor).  The kinds compose these steps in their framework's
+order (see each kind's ``pipeline`` docstring); what the emulation leaves off is one float32 ulp
+of a step, and the tolerances in ``pecli.identify`` say what that becomes in the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+f32 = np.float32
+
+
+def rounded(fn: Callable[..., Any], dt: Any, *args: Any) -> np.ndarray:
+    """``fn`` evaluated in float64 and rounded to ``dt`` once."""
+    return np.asarray(fn(*(np.asarray(a, dtype=np.float64) for a in args))).astype(dt)
+
+
+def pow32(base: Any, exponent: np.ndarray) -> np.ndarray:
+    """torch's ``float32(base) ** exponent`` for a float32 exponent tensor, rounded once."""
+    return rounded(np.power, f32, f32(base), np.asarray(exponent, dtype=f32))
+
+
+def sin_cos_rounded(angle: np.ndarray, dt: Any) -> tuple[np.ndarray, np.ndarray]:
+    """sin and cos of angles already in ``dt``; float32 ones evaluated in float64 and rounded once
+    (a correctly rounded float32 sin, the closest NumPy gets to torch's)."""
+    if dt == f32:
+        wide = angle.astype(np.float64)
+        return np.sin(wide).astype(f32), np.cos(wide).astype(f32)
+    return np.sin(angle), np.cos(angle)
+
+
+def compute_dtype(compute: str) -> Any:
+    """The NumPy dtype of a pipeline named ``float32`` or ``float64``."""
+    return f32 if compute == "float32" else np.float64

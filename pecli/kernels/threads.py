@@ -1,0 +1,114 @@
+"""Threads for NumPy work: a shared pool over row blocks, and a one-ahead producer for streaming.
+
+NumPy releases the GIL inside its loops, so two threads over disjoint row blocks use two cores.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Generator, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    # A forked child has none of the parent's threads: its copy of the pool would never run a task.
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+T = TypeVar("T")
+
+
+def cpu_threads() -> int:
+    """CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def run_parts(work: Callable[[int, int], None], parts: list[tuple[int, int]]) -> None:
+    """``work(a, z)`` for every part; the calling thread does the first (NumPy releases the GIL)."""
+    if len(parts) == 1:
+        work(*parts[0])
+        return
+    pool = _executor()
+    futures: list[Future[None]] = [pool.submit(work, a, z) for a, z in parts[1:]]
+    try:
+        work(*parts[0])
+    finally:
+        for f in futures:
+            f.result()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # not at import: it pulls in logging
+
+            _pool = ThreadPoolExecutor(max_workers=max(1, cpu_threads() - 1), thread_name_prefix="pecli-fill")
+        return _pool
+
+
+_DONE = object()
+
+
+def prefetch(items: Iterable[T], depth: int = 1) -> Generator[T, None, None]:
+    """``items``, produced by a background thread up to ``depth`` ahead of the consumer.
+
+    Streaming writers use it so that computing row block k+1 overlaps writing block k; at most
+    ``depth + 2`` items exist at once.  An exception in the producer is raised in the consumer;
+    closing the iterator early stops the producer after the item it is working on.
+    """
+    import queue
+
+    q: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((item, None)):
+                    return
+        except BaseException as exc:  # handed to the consumer, raised there
+            put((_DONE, exc))
+            return
+        put((_DONE, None))
+
+    worker = threading.Thread(target=produce, name="pecli-prefetch", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item, exc = q.get()
+            if item is _DONE:
+                if exc is not None:
+                    raise exc
+                return
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # unblock a producer waiting on a full queue
+            try:
+                q.get(timeout=0.05)
+            except queue.Empty:
+                pass

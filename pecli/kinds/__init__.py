@@ -1,0 +1,91 @@
+"""The kinds of table pecli knows, one module each, found by looking (nothing to register by hand).
+
+Every module of this package except ``base`` defines one :class:`~pecli.kinds.base.Recipe`
+subclass; :func:`kinds` (also ``KINDS``) maps each one's ``kind`` name to it, the default kind (``sinusoidal``)
+first.  A kind owns its parameters, its row builder, its facts and its inverse (``fit``), like an
+einops backend: adding a kind is adding a module here (plus, if it wants them, its command-line
+options in ``pecli/options.py`` and its presets in ``pecli/presets.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import fields
+from typing import Any
+
+from pecli.errors import RecipeError
+from pecli.kinds.base import SCHEMA, Recipe
+
+#: The kind a recipe is without ``--kind`` and without a parameter only another kind has.
+DEFAULT_KIND = "sinusoidal"
+
+
+def _discover() -> dict[str, type[Recipe]]:
+    found: dict[str, type[Recipe]] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: (m.name != DEFAULT_KIND, m.name)):
+        if info.name == "base" or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Recipe) and value.__module__ == module.__name__:
+                found[value.kind] = value
+    return found
+
+
+_found: dict[str, type[Recipe]] = {}
+
+
+def kinds() -> dict[str, type[Recipe]]:
+    """Kind name → recipe class, the default kind first (the kind modules load on first call, so
+    that importing ``pecli.kinds.base`` alone never imports them)."""
+    if not _found:
+        _found.update(_discover())
+    return _found
+
+
+def __getattr__(name: str) -> Any:
+    # ``KINDS``: the registry, discovered on first use (see :func:`kinds`).
+    if name == "KINDS":
+        return kinds()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def get_kind(name: str) -> type[Recipe]:
+    """The recipe class of kind ``name``, or a :class:`RecipeError` listing the kinds."""
+    try:
+        return kinds()[name]
+    except KeyError:
+        raise RecipeError(f"unknown kind {name!r}: choose one of {', '.join(kinds())}") from None
+
+
+def field_names(kind: str | type[Recipe]) -> list[str]:
+    """The parameters of a kind, in declaration order."""
+    cls = get_kind(kind) if isinstance(kind, str) else kind
+    return [f.name for f in fields(cls)]  # type: ignore[arg-type]
+
+
+def recipe_from_metadata(meta: dict[str, Any]) -> Recipe | None:
+    """Rebuild a recipe from stored metadata; ``None`` when the metadata holds no pecli recipe.
+
+    Metadata written by a newer schema or an unknown kind is not guessed at: ``None``.
+    Parameters missing from older files take their defaults.
+    """
+    kind = meta.get("kind")
+    if meta.get("schema") != SCHEMA or not isinstance(kind, str) or kind not in kinds():
+        return None
+    cls = kinds()[kind]
+    names = set(field_names(cls))
+    try:
+        return cls(**{k: _from_stored(v) for k, v in meta.items() if k in names})
+    except (RecipeError, TypeError):
+        return None
+
+
+def _from_stored(v: Any) -> Any:
+    # HDF5 attributes come back as NumPy scalars; recipes want Python scalars.
+    item = getattr(v, "item", None)
+    return item() if callable(item) else v
+
+
+__all__ = ["DEFAULT_KIND", "KINDS", "Recipe", "field_names", "get_kind", "kinds", "recipe_from_metadata"]

@@ -1,0 +1,213 @@
+"""The alibi kind: ALiBi's per-head slopes and the bias table frameworks add to attention scores.
+
+"Train Short, Test Long: Attention with Linear Biases" (Press et al. 2022) and its framework
+forms: ofirpress's ``get_slopes`` list, HF Bloom's ``build_alibi_tensor`` (float32 ``pow``) and
+MPT's ``build_mpt_alibi_tensor`` (reciprocals).  Builds any row range and recognises slopes and
+bias tables in every convention.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, get_args
+
+import numpy as np
+
+from pecli.errors import RecipeError
+from pecli.fitting import Sample
+from pecli.kernels.exact import frequencies
+from pecli.kernels.pipelines import f32
+from pecli.kinds.base import Recipe, check_row_range, choice, int_param
+
+DType = Literal["float16", "float32", "float64"]
+AlibiPart = Literal["slopes", "bias"]
+AlibiOrigin = Literal["first", "last"]
+AlibiForm = Literal["list", "pow", "recip"]
+AlibiCompute = Literal["float32", "exact"]
+#: Key distances that float32 still represents exactly.
+F32_EXACT = 2**24
+
+
+@dataclass(frozen=True, slots=True)
+class Alibi(Recipe):
+    """ALiBi: head ``k`` of ``n`` gets the slope ``2^(−8(k+1)/n)`` (``n`` a power of two;
+    otherwise the first ``c = 2^⌊log2 n⌋`` slopes of ``c`` heads, then every other slope of
+    ``2c`` heads: ofirpress's ``get_slopes``, which Bloom, MPT and GPT-NeoX reproduce).
+
+    ``part``: ``slopes`` (one row of ``heads``) or ``bias``, the ``(heads, length)`` table the
+    frameworks add to the attention scores of every query: ``origin=first`` is Bloom's and
+    ofirpress's ``slope·j`` for key ``j = 0..length−1``; ``origin=last`` is MPT's
+    ``slope·(j − length + 1)`` (≤ 0).  Both equal ``−slope·distance`` up to a per-row constant,
+    which softmax ignores.  ``compute``: ``float32`` is the frameworks' pipeline (float32 slopes,
+    float32 ``slope·j``), with the slopes from ``form``: ``list`` (ofirpress/GPT-NeoX: the
+    float64 Python list cast to float32), ``pow`` (Bloom: ``float32(2^(−8/c))`` to the power k
+    in float32) or ``recip`` (MPT: ``1/2^(8k/n2)`` in float32, ``n2 = 2^⌈log2 n⌉``);
+    ``exact``: slopes and bias rounded once from the exact values.
+    """
+
+    heads: int
+    length: int | None = None
+    part: AlibiPart = "slopes"
+    origin: AlibiOrigin = "first"
+    compute: AlibiCompute = "float32"
+    form: AlibiForm = "list"
+    dtype: DType = "float32"
+
+    kind: ClassVar[str] = "alibi"
+    core: ClassVar[tuple[str, ...]] = ("heads", "part", "dtype")
+    required: ClassVar[tuple[str, ...]] = ("heads",)
+    example: ClassVar[str] = "--kind alibi --heads 16"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "heads", int_param("heads", self.heads, 1, "give the number of attention heads, e.g. --heads 16"))
+        for name, literal in (
+            ("part", AlibiPart),
+            ("origin", AlibiOrigin),
+            ("compute", AlibiCompute),
+            ("form", AlibiForm),
+            ("dtype", DType),
+        ):
+            choice(name, getattr(self, name), get_args(literal))
+        if self.heads > 2**20:
+            raise RecipeError(f"heads must be at most 2**20, got {self.heads}: slopes 2^(−8k/n) underflow beyond")
+        if self.part == "bias":
+            if self.length is None:
+                raise RecipeError("part=bias needs the number of key positions: give --len, e.g. --len 2048")
+            set_(self, "length", int_param("length", self.length, 1, "the number of key positions, e.g. --len 2048"))
+            if self.compute == "float32" and self.length > F32_EXACT:
+                raise RecipeError(
+                    f"length {self.length} is beyond 2**24, where float32 distances stop being exact: "
+                    "use compute=exact or a smaller --len"
+                )
+        else:
+            if self.length is not None:
+                raise RecipeError("length only applies to part=bias: drop --len, or add --part bias")
+            if self.origin != "first":
+                raise RecipeError("origin only applies to part=bias: drop --origin, or add --part bias")
+        if self.compute == "exact" and self.form != "list":
+            raise RecipeError(f"form={self.form} is a float32 pipeline: use compute=float32, or drop --form")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        if self.part == "slopes":
+            return (1, self.heads)
+        assert self.length is not None
+        return (self.heads, self.length)
+
+    def slopes(self) -> np.ndarray:
+        """The ``heads`` slopes: float32 (``compute="float32"``) or float64 (exact, correctly rounded)."""
+        return _alibi_slopes(self)
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        """Rows ``[r0, r1)`` of the table (heads, for ``part=bias``), built directly."""
+        check_row_range(self.shape[0], r0, r1)
+        slopes = self.slopes()
+        if self.part == "slopes":
+            return np.asarray(slopes[None, :], dtype=self.dtype)[r0:r1]
+        assert self.length is not None
+        keys = np.arange(self.length) - (self.length - 1 if self.origin == "last" else 0)
+        dt: Any = np.float32 if self.compute == "float32" else np.float64
+        # float32: the frameworks' float32 product slope·j (one rounding each), then .to(dtype).
+        bias: np.ndarray = slopes[r0:r1, None].astype(dt) * keys[None, :].astype(dt)
+        return bias.astype(self.dtype)
+
+    def max_position(self) -> float:
+        return float(self.length or 1)
+
+    def pipeline(self) -> str:
+        return self.compute if self.compute == "exact" else f"float32 {self.form}"
+
+    # -- the inverse -------------------------------------------------------------------------
+    @classmethod
+    def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:
+        """Slopes are one row of ``heads``; a bias table is ``(heads, length)``."""
+        if sample.n == 1:
+            yield {"heads": sample.d, "dtype": sample.dtype}
+        yield {"heads": sample.n, "length": sample.d, "part": "bias", "dtype": sample.dtype}
+
+    @classmethod
+    def fit(cls, sample: Sample) -> Iterator[Recipe]:
+        """Slopes (one row of falling powers of two) or a bias table (rows linear in the key,
+        zero at the first or the last key), in every slope convention."""
+        n, d = sample.n, sample.d
+        if n == 1:
+            values = sample.values[0]
+            if not (np.all(values > 0) and np.all(values <= 1)):
+                return
+            exact = Alibi(d, compute="exact").slopes()
+            if np.allclose(values, exact, rtol=1e-5):
+                sample.clue(f"the row holds the {d} ALiBi slopes 2^(−8k/{d})")
+                yield from _conventions(sample, {"heads": d})
+            return
+        rows = sample.rows(0, min(n, 64))
+        for origin, key in (("first", 0), ("last", d - 1)):
+            if np.any(rows[:, key] != 0) or d < 2:
+                continue
+            slopes = np.abs(rows[:, 1 if origin == "first" else d - 2])
+            if n > 64:
+                continue
+            exact = Alibi(n, compute="exact").slopes()
+            if np.allclose(slopes, exact, rtol=1e-5):
+                sample.clue(f"each row is a head's ALiBi slope times the key distance, zero at the {origin} key")
+                yield from _conventions(sample, {"heads": n, "length": d, "part": "bias", "origin": origin})
+
+
+def _conventions(sample: Sample, params: dict[str, Any]) -> Iterator[Alibi]:
+    """The recipe in each slope convention (ofirpress list, Bloom pow, MPT reciprocal) and exact."""
+    for compute, form in (("float32", "list"), ("float32", "pow"), ("float32", "recip"), ("exact", "list")):
+        try:
+            yield Alibi(**params, compute=compute, form=form, dtype=sample.dtype)  # type: ignore[arg-type]
+        except RecipeError:
+            continue
+
+
+def slope_exponents(n: int) -> list[tuple[int, int]]:
+    """``(k, m)`` per head, the slope being ``2^(−8k/m)``: ofirpress's ``get_slopes`` order."""
+    if n & (n - 1) == 0:
+        return [(k + 1, n) for k in range(n)]
+    c = 1 << (n.bit_length() - 1)
+    return slope_exponents(c) + slope_exponents(2 * c)[0::2][: n - c]
+
+
+def _ofirpress_slopes(n: int) -> list[float]:
+    # attention_with_linear_biases fairseq/models/transformer.py::get_slopes, in Python floats.
+    def power_of_2(m: int) -> list[float]:
+        start = 2 ** (-(2 ** -(math.log2(m) - 3)))
+        return [start * start**i for i in range(m)]
+
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    c = 2 ** math.floor(math.log2(n))
+    return power_of_2(c) + _ofirpress_slopes(2 * c)[0::2][: n - c]
+
+
+def _alibi_slopes(a: Alibi) -> np.ndarray:
+    n = a.heads
+    if a.compute == "exact":
+        return np.array(frequencies(2.0, 1.0, tuple((8 * k, m) for k, m in slope_exponents(n)))[0])
+    if a.form == "list":
+        return np.array(_ofirpress_slopes(n), dtype=f32)
+    if a.form == "pow":  # HF bloom _get_alibi_slopes: torch.pow(float32 base, int32 powers)
+        c = 2 ** math.floor(math.log2(n))
+
+        def powers(m: int, ks: Any) -> Any:
+            base = np.float64(f32(2 ** (-(2 ** -(math.log2(m) - 3)))))
+            return np.power(base, ks.astype(np.float64)).astype(f32)
+
+        parts = [powers(c, np.arange(1, 1 + c))]
+        if c != n:
+            parts.append(powers(2 * c, np.arange(1, 1 + 2 * min(c, n - c), 2)))
+        return np.concatenate(parts)
+    # recip: HF mpt build_mpt_alibi_tensor(alibi_bias_max=8)
+    n2 = 2 ** math.ceil(math.log2(n))
+    x = np.arange(1, n2 + 1).astype(f32) * f32(8 / n2)
+    slopes = f32(1) / np.power(2.0, x.astype(np.float64)).astype(f32)
+    if n2 != n:
+        slopes = np.concatenate([slopes[1::2], slopes[::2]])[:n]
+    return slopes
+
+
+__all__ = ["Alibi", "AlibiCompute", "AlibiForm", "AlibiOrigin", "AlibiPart", "DType", "slope_exponents"]

@@ -1,0 +1,240 @@
+"""What every kind shares: the :class:`Recipe` base class and its validation helpers.
+
+A kind is one module of :mod:`pecli.kinds` holding one frozen dataclass that subclasses
+:class:`Recipe`.  It owns every fact about itself: its parameters and their checks, the row
+builder (:meth:`Recipe.rows`), its facts (``required``, ``example``, :meth:`Recipe.wavelengths`,
+:meth:`Recipe.column_meaning`) and its inverse (:meth:`Recipe.fit`: recipes of this kind that a
+table's data suggest).  Callers ask the kind; they never branch on its name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pecli.errors import RecipeError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from pecli.fitting import Sample
+
+#: Version of the metadata schema written next to every table (see ``to_metadata``).
+SCHEMA = "pecli/1"
+ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8}
+
+
+def spell(name: str) -> str:
+    """A parameter as users type it on the command line: ``length`` → ``--len``."""
+    return "--len" if name == "length" else "--" + name.replace("_", "-")
+
+
+def int_param(name: str, value: object, minimum: int, hint: str) -> int:
+    """``value`` as a whole number ≥ ``minimum``, or a :class:`RecipeError` naming ``hint``."""
+    # bool is an int subclass; True as a length is a bug, not a 1.
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise RecipeError(f"{name} must be a whole number, got {value!r}: {hint}")
+    if value < minimum:
+        raise RecipeError(f"{name} must be at least {minimum}, got {value}: {hint}")
+    return value
+
+
+def positive_float(name: str, value: object, hint: str, *, not_one: bool = False) -> float:
+    """``value`` as a finite float > 0 (and ≠ 1 with ``not_one``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RecipeError(f"{name} must be a number, got {value!r}: {hint}")
+    try:
+        x = float(value)
+    except OverflowError:  # an int like 10**400
+        x = math.inf
+    if not math.isfinite(x) or x <= 0 or (not_one and x == 1):
+        rule = "a finite number > 0 and ≠ 1" if not_one else "a finite number > 0"
+        raise RecipeError(f"{name} must be {rule}, got {value!r}: {hint}")
+    return x
+
+
+def optional_float(name: str, value: object, hint: str, *, positive: bool = True) -> float | None:
+    """``None``, or ``value`` as a finite float (> 0 with ``positive``)."""
+    if value is None:
+        return None
+    if positive:
+        return positive_float(name, value, hint)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
+        raise RecipeError(f"{name} must be a finite number, got {value!r}: {hint}")
+    return float(value)
+
+
+def choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    """Refuse a ``value`` that is not one of ``choices``."""
+    if value not in choices:
+        raise RecipeError(f"unknown {name} {value!r}: choose one of {', '.join(choices)}")
+
+
+def flag(name: str, value: object) -> bool:
+    """``value`` as a bool (``0``/``1`` accepted, as stored metadata may have them)."""
+    if value not in (True, False, 0, 1):
+        raise RecipeError(f"{name} must be true or false, got {value!r}")
+    return bool(value)
+
+
+def check_row_range(length: int, r0: int, r1: int) -> None:
+    """Refuse rows ``[r0, r1)`` outside a table of ``length`` rows."""
+    if not 0 <= r0 <= r1 <= length:
+        raise RecipeError(f"row range [{r0}, {r1}) is outside the table's rows 0..{length}")
+
+
+class Recipe:
+    """A kind's frozen, validated description of a table (subclasses are dataclasses)."""
+
+    kind: ClassVar[str]
+    #: Fields shown even at their default value (the rest only when changed).
+    core: ClassVar[tuple[str, ...]]
+    #: Parameters a recipe of this kind cannot be built without.
+    required: ClassVar[tuple[str, ...]] = ("length", "dim")
+    #: The options of a small example, as typed on the command line.
+    example: ClassVar[str]
+    dtype: Any
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    @property
+    def start(self) -> int:
+        """Position of row 0 (0 for kinds whose rows are not positions)."""
+        return 0
+
+    @property
+    def nbytes(self) -> int:
+        n, d = self.shape
+        return n * d * ITEMSIZE[self.dtype]
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        """Rows ``[r0, r1)`` of the table, built directly (bit-identical to the whole table's)."""
+        raise NotImplementedError
+
+    def build(self) -> np.ndarray:
+        """The whole table as a 2-D array of ``dtype`` (refused if it cannot fit in memory)."""
+        from pecli.resources import ensure_fits_in_memory
+
+        n, d = self.shape
+        ensure_fits_in_memory(self.nbytes, f"a {n}×{d} {self.dtype} table")
+        return self.rows(0, n)
+
+    # -- facts ---------------------------------------------------------------------------------
+    def wavelengths(self) -> np.ndarray | None:
+        """``2π/ω`` of every column (NaN where a column has none); ``None`` for kinds without."""
+        return None
+
+    def column_meaning(self, row: int) -> Callable[[int], dict[str, Any]]:
+        """For ``inspect --pos``: what column ``j`` of row ``row`` computes (nothing by default)."""
+        return lambda j: {}
+
+    def max_position(self) -> float:
+        """The largest position (angle multiplier) the table holds: what rounding grows with."""
+        return float(self.start + self.shape[0])
+
+    def pipeline(self) -> str:
+        """How the values are computed: ``exact`` or the framework pipeline's name."""
+        compute = getattr(self, "compute", "exact")
+        form = getattr(self, "form", None)
+        return str(compute if compute == "exact" or form is None else f"{compute} {form}")
+
+    # -- the inverse: which recipes of this kind a table's data suggest ----------------------------
+    @classmethod
+    def fit(cls, sample: Sample) -> Iterator[Recipe]:
+        """Recipes of this kind fitted to ``sample`` (candidates only: identify proves or drops them)."""
+        return iter(())
+
+    @classmethod
+    def recognise(cls, sample: Sample) -> str | None:
+        """A sentence naming this kind when the table is of it but no recipe can rebuild it
+        (a random initialisation); ``None`` otherwise."""
+        return None
+
+    @classmethod
+    def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:
+        """Sizes at which a preset of this kind (with ``params``) could give the table's shape."""
+        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        if "length" in names:
+            try:
+                probe = cls(**{**params, **_fit_fields(cls, length=sample.n, dim=sample.d, dtype=sample.dtype)})
+            except RecipeError:
+                return
+            extra = probe.shape[0] - sample.n
+            if sample.n - extra >= 1:
+                yield _fit_fields(cls, length=sample.n - extra, dim=sample.d, dtype=sample.dtype)
+
+    # -- parameters ------------------------------------------------------------------------------
+    def params(self, everything: bool = False) -> dict[str, Any]:
+        """The parameters: all of them, or the core ones plus those that differ from the default."""
+        out: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if everything or f.name in self.core or value != f.default:
+                out[f.name] = value
+        return out
+
+    def to_metadata(self) -> dict[str, Any]:
+        """The recipe as a flat mapping of JSON scalars (the one schema every format stores).
+
+        Parameters that are ``None`` are left out (HDF5 attributes cannot hold a null).
+        """
+        from pecli._version import __version__
+
+        params = {k: v for k, v in self.params(everything=True).items() if v is not None}
+        return {"schema": SCHEMA, "kind": self.kind, **params, "pecli_version": __version__}
+
+    def describe(self, short: bool = False) -> str:
+        """One line with the kind and its parameters (``short``: without kind, shape and dtype)."""
+        skip = ("length", "dim", "dtype", "grid") if short else ()
+        text = " ".join(f"{k}={format_value(v)}" for k, v in self.params().items() if k not in skip)
+        return text if short else f"{self.kind} {text}"
+
+
+def _fit_fields(cls: type[Recipe], **values: Any) -> dict[str, Any]:
+    """``values`` restricted to the fields ``cls`` has."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    return {k: v for k, v in values.items() if k in names}
+
+
+def format_value(v: object) -> str:
+    """A parameter's value as ``describe`` and recipe operands print it."""
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e16:
+        return str(int(v))
+    if isinstance(v, bool):
+        return str(v).lower()
+    return str(v)
+
+
+def parameter_types(cls: type[Recipe]) -> dict[str, str]:
+    """Field name → ``"int" | "float" | "bool" | "str"``, with ``?`` when it may be ``None``
+    (for parsing operands)."""
+    out: dict[str, str] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        t = str(f.type)
+        base = t.replace("| None", "").strip()
+        name = base if base in ("int", "float", "bool") else "str"
+        out[f.name] = name + "?" if "None" in t else name
+    return out
+
+
+__all__ = [
+    "ITEMSIZE",
+    "SCHEMA",
+    "Recipe",
+    "check_row_range",
+    "choice",
+    "flag",
+    "format_value",
+    "int_param",
+    "optional_float",
+    "parameter_types",
+    "positive_float",
+    "spell",
+]

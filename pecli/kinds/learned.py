@@ -1,0 +1,143 @@
+"""The learned kind: a learned position table at initialisation (BERT, GPT-2, RoBERTa, BART, ViT).
+
+The frameworks draw ``nn.Embedding``/``nn.Parameter`` weights from a normal (or truncated normal)
+distribution; this kind draws the same distribution, reproducibly and row by row, and recognises
+a table that looks like such a draw (it cannot rebuild torch's numbers).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar, Literal, get_args
+
+import numpy as np
+
+from pecli.errors import RecipeError
+from pecli.fitting import Sample
+from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
+
+DType = Literal["float16", "float32", "float64"]
+Init = Literal["normal", "truncated-normal"]
+
+
+@dataclass(frozen=True, slots=True)
+class Learned(Recipe):
+    """A learned position table at initialisation: ``length`` rows of ``dim`` values drawn from
+    ``N(0, std²)`` (``init=normal``: HF BERT/GPT-2/RoBERTa/BART ``normal_(0, 0.02)``) or the
+    normal truncated at ±2·std and redrawn (``truncated-normal``: TF's
+    ``truncated_normal_initializer``, original BERT).  timm/HF ViT's ``trunc_normal_(std=.02)``
+    truncates at ±2 *absolute* (±100 std), so it is ``normal`` here.
+
+    The values come from NumPy's PCG64, row ``r`` from its own stream
+    ``SeedSequence(seed).spawn(r+1)[r]``, so any row range is computed directly: the same
+    distribution as the framework's init, not torch's random numbers.  Drawn in float64,
+    scaled, rounded once.  ``padding_idx = k`` puts ``k + 1`` rows in front and zeroes row ``k``
+    (RoBERTa: 514 = 512 + 2 rows, row 1 zero); ``offset = k`` puts ``k`` drawn rows in front
+    (BART/OPT: 2).
+    """
+
+    length: int
+    dim: int
+    std: float = 0.02
+    init: Init = "normal"
+    seed: int = 0
+    padding_idx: int | None = None
+    offset: int = 0
+    dtype: DType = "float32"
+
+    kind: ClassVar[str] = "learned"
+    core: ClassVar[tuple[str, ...]] = ("length", "dim", "std", "init", "seed", "dtype")
+    example: ClassVar[str] = "--kind learned --len 512 --dim 768"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "length", int_param("length", self.length, 1, "give the number of positions, e.g. --len 512"))
+        set_(self, "dim", int_param("dim", self.dim, 1, "give the hidden size, e.g. --dim 768"))
+        set_(self, "std", positive_float("std", self.std, "BERT and GPT-2 use --std 0.02"))
+        set_(self, "seed", int_param("seed", self.seed, 0, "any whole number ≥ 0, e.g. --seed 0"))
+        set_(self, "offset", int_param("offset", self.offset, 0, "BART and OPT use --offset 2"))
+        choice("init", self.init, get_args(Init))
+        choice("dtype", self.dtype, get_args(DType))
+        if self.padding_idx is not None:
+            set_(self, "padding_idx", int_param("padding_idx", self.padding_idx, 0, "RoBERTa uses 1"))
+            if self.offset:
+                raise RecipeError(
+                    "give padding_idx (rows in front with a zero row, RoBERTa) or offset (drawn rows in front, "
+                    "BART), not both"
+                )
+
+    @property
+    def front(self) -> int:
+        """Rows before the first position."""
+        return self.offset if self.padding_idx is None else self.padding_idx + 1
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.length + self.front, self.dim)
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        """Rows ``[r0, r1)`` of the table, each drawn from its own stream."""
+        check_row_range(self.shape[0], r0, r1)
+        out = np.empty((r1 - r0, self.dim), dtype=self.dtype)
+        for r in range(r0, r1):
+            if r == self.padding_idx:
+                out[r - r0] = 0
+                continue
+            rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed, spawn_key=(r,))))
+            z = rng.standard_normal(self.dim)
+            if self.init == "truncated-normal":
+                bad = np.abs(z) > 2.0
+                while bad.any():  # TF: values beyond 2 std are dropped and re-picked
+                    z[bad] = rng.standard_normal(int(bad.sum()))
+                    bad = np.abs(z) > 2.0
+            out[r - r0] = z * self.std
+        return out
+
+    def pipeline(self) -> str:
+        return "random"
+
+    # -- the inverse -------------------------------------------------------------------------
+    @classmethod
+    def recognise(cls, sample: Sample) -> str | None:
+        """A sentence when the table looks like a learned table at initialisation, else ``None``.
+
+        No formula rebuilds torch's random numbers, so this is a description, not a match: the
+        values look like independent draws (neighbouring rows uncorrelated, mean near 0), and
+        their spread, range and zero rows say which initialisation they fit.
+        """
+        values = sample.values
+        nonzero = values[np.any(values != 0, axis=1)]
+        if nonzero.shape[0] < 8 or sample.d < 8:
+            return None
+        std = float(nonzero.std())
+        mean = float(nonzero.mean())
+        if std == 0 or abs(mean) > 4 * std / math.sqrt(nonzero.size):
+            return None
+        a, b = nonzero[:-1].ravel(), nonzero[1:].ravel()
+        correlation = float(np.corrcoef(a, b)[0, 1])
+        if not abs(correlation) < 0.2:
+            return None
+        centred = nonzero - mean
+        kurtosis = float(np.mean(centred**4) / std**4)
+        # A normal's kurtosis is 3, one truncated at ±2σ about 2.4; a uniform's 1.8.
+        if not 2.2 <= kurtosis <= 3.6:
+            return None
+        z = float(np.abs(centred).max()) / float(centred.std() / 0.8796) if kurtosis < 2.7 else math.inf
+        init = "a normal truncated at ±2σ" if z <= 2.0001 else "a normal"
+        zeros = [r for r in sample.zero_rows]
+        text = (
+            f"a learned table at initialisation: values look like independent draws from {init} "
+            f"with σ = {std:.4g} (mean {mean:.2g}; rows {n_rows(sample)})"
+        )
+        if zeros:
+            text += f"; row {zeros[0]} is zero (a padding row, like RoBERTa's)"
+        return text + ". No formula rebuilds random numbers: compare distributions, not values"
+
+
+def n_rows(sample: Sample) -> str:
+    """How many rows the statistics are over."""
+    return sample.describe()
+
+
+__all__ = ["DType", "Init", "Learned"]

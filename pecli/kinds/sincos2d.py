@@ -1,0 +1,316 @@
+"""The sincos2d kind: 2-D (and 3-D) grid tables, one row per grid cell, per-axis sinusoids side by side.
+
+The tables of MAE (``get_2d_sincos_pos_embed``), timm (``build_sincos2d_pos_embed``), MoCo v3,
+HF ViTMAE and positional-encodings 2D/3D.  This module builds any row range
+(:meth:`Sincos2d.rows`) and recognises a grid in a table's rows (:meth:`Sincos2d.fit`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, ClassVar, Literal, get_args
+
+import numpy as np
+
+from pecli.errors import RecipeError
+from pecli.fitting import Arr, Ids, Sample
+from pecli.kernels.exact import frequencies, sincos
+from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
+from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, positive_float
+
+DType = Literal["float16", "float32", "float64"]
+Compute = Literal["exact", "float64", "float32"]
+Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp"]
+
+#: |value − cell-0 value| above this means an axis coordinate changed (sin 1 ≈ 0.84 at ω_0 = 1).
+_CHANGED = 1e-3
+#: How far down a grid's width is looked for, and the rows read per step while looking.
+MAX_GRID_SCAN = 1 << 16
+_SCAN_BLOCK = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Sincos2d(Recipe):
+    """A 2-D (or 3-D) grid table: one row per grid cell, per-axis sinusoids side by side.
+
+    ``grid`` is ``HxW`` (or ``XxYxZ`` for ``order=tatp``).  Each axis gets ``q`` frequencies
+    ``ω_k = base^(−k/q)`` (``base`` is the temperature).  ``order`` fixes rows and columns:
+
+    - ``mae``: rows h-major; columns ``[sin w | cos w | sin h | cos h]`` (MAE's ``emb_h`` is w);
+    - ``timm``: rows h-major; ``[sin h | sin w | cos h | cos w]``;
+    - ``timm-interleave``: rows h-major; ``[sin h | cos h | sin w | cos w]`` (HF ViTMAE raw);
+    - ``timm-reverse``: rows w-major; ``[sin w | sin h | cos w | cos h]``;
+    - ``timm-reverse-interleave``: rows w-major; ``[sin w | cos w | sin h | cos h]`` (MoCo-v3);
+    - ``tatp``: positional-encodings 2D/3D: rows first-axis-major; per axis ``C = 2⌈dim/(2n)⌉``
+      columns interleaved ``sin, cos, …``; axes side by side; truncated to ``dim``.
+
+    ``cls`` puts one zero row in front (the class token).
+    """
+
+    grid: str
+    dim: int
+    base: float = 10000.0
+    order: Order = "mae"
+    cls: bool = False
+    dtype: DType = "float32"
+    compute: Compute = "exact"
+
+    kind: ClassVar[str] = "sincos2d"
+    core: ClassVar[tuple[str, ...]] = ("grid", "dim", "base", "order", "dtype")
+    required: ClassVar[tuple[str, ...]] = ("grid", "dim")
+    example: ClassVar[str] = "--grid 14x14 --dim 768"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "dim", int_param("dim", self.dim, 1, "give the embedding width, e.g. --dim 768"))
+        set_(self, "base", positive_float("base", self.base, "the temperature, usually 10000", not_one=True))
+        for name, literal in (("order", Order), ("dtype", DType), ("compute", Compute)):
+            choice(name, getattr(self, name), get_args(literal))
+        set_(self, "cls", flag("cls", self.cls))
+        axes = self.axes
+        if len(axes) == 3 and self.order != "tatp":
+            raise RecipeError(f"a 3-D grid {self.grid} needs order=tatp (positional-encodings 3D)")
+        if self.order != "tatp" and self.dim % 4:
+            raise RecipeError(f"dim {self.dim} must be a multiple of 4 for order={self.order}: four blocks of dim/4")
+        if self.shape[0] >= 2**53:
+            raise RecipeError(f"grid {self.grid} has too many cells")
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        """The grid's sizes, e.g. ``(14, 14)`` for ``14x14``."""
+        parts = str(self.grid).lower().replace("×", "x").split("x")
+        try:
+            sizes = tuple(int(p) for p in parts)
+        except ValueError:
+            sizes = ()
+        if len(sizes) not in (2, 3) or min(sizes) < 1:
+            raise RecipeError(f"grid must look like HxW (e.g. 14x14) or XxYxZ, got {self.grid!r}")
+        return sizes
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (math.prod(self.axes) + int(self.cls), self.dim)
+
+    @property
+    def per_axis(self) -> int:
+        """Frequencies per axis ``q``."""
+        if self.order == "tatp":
+            return math.ceil(self.dim / (2 * len(self.axes)))
+        return self.dim // 4
+
+    # -- facts -------------------------------------------------------------------------------
+    def omega(self) -> np.ndarray:
+        """``ω_k = base^(−k/q)`` of each axis's ``q`` frequencies, float64 (correctly rounded)."""
+        q = self.per_axis
+        return frequencies(self.base, 1.0, tuple((k, q) for k in range(q)))[0]
+
+    def wavelengths(self) -> np.ndarray:
+        """``2π/ω`` of each column's axis sinusoid, in units of that axis's coordinate."""
+        q = self.per_axis
+        # tatp: 2q interleaved columns per axis (sin, cos of ω_0, then ω_1, …); the other orders:
+        # four blocks of q columns, each running through ω_0..ω_{q−1}.
+        index = (np.arange(self.dim) % (2 * q)) // 2 if self.order == "tatp" else np.arange(self.dim) % q
+        out: np.ndarray = 2 * math.pi / self.omega()[index]
+        return out
+
+    def max_position(self) -> float:
+        return float(max(self.axes))
+
+    # -- building ----------------------------------------------------------------------------
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        """Rows ``[r0, r1)``: the cells ``r0 − cls … r1 − cls`` in the order's row order."""
+        check_row_range(self.shape[0], r0, r1)
+        axes = self.axes
+        out = np.zeros((r1 - r0, self.dim), dtype=self.dtype)
+        cells = np.arange(r0, r1) - int(self.cls)
+        keep = cells >= 0  # the cls row stays zero
+        cells = cells[keep]
+        if self.order == "tatp":
+            coords = np.unravel_index(cells, axes)
+            blocks = []
+            for size, c in zip(axes, coords, strict=True):
+                s, co = self._axis_table(size)
+                block = np.empty((len(c), 2 * self.per_axis), dtype=self.dtype)
+                block[:, 0::2], block[:, 1::2] = s[c], co[c]
+                blocks.append(block)
+            out[keep] = np.concatenate(blocks, axis=1)[:, : self.dim]
+            return out
+        height, width = axes
+        if self.order.startswith("timm-reverse"):  # w-major rows
+            w, h = np.divmod(cells, height)
+        else:
+            h, w = np.divmod(cells, width)
+        s_h, c_h = (t[h] for t in self._axis_table(height))
+        s_w, c_w = (t[w] for t in self._axis_table(width))
+        parts = {
+            "mae": (s_w, c_w, s_h, c_h),
+            "timm": (s_h, s_w, c_h, c_w),
+            "timm-interleave": (s_h, c_h, s_w, c_w),
+            "timm-reverse": (s_w, s_h, c_w, c_h),
+            "timm-reverse-interleave": (s_w, c_w, s_h, c_h),
+        }[self.order]
+        out[keep] = np.concatenate(parts, axis=1)
+        return out
+
+    def _axis_table(self, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """sin and cos of ``c·ω_k`` for coordinates ``c < size``, in the output dtype."""
+        q = self.per_axis
+        coords: Any = np.arange(size)
+        if self.compute == "exact":
+            _, w_hi, w_lo = frequencies(self.base, 1.0, tuple((k, q) for k in range(q)))
+            s, c = sincos(coords.astype(np.float64), w_hi, w_lo)
+            return s.astype(self.dtype), c.astype(self.dtype)
+        dt: Any = compute_dtype(self.compute)
+        # timm/MAE/HF: omega = 1 / T^(k/q), angle = c·omega.
+        e: Any = np.arange(q, dtype=dt) / dt(q)
+        omega: Any = dt(1) / rounded(np.power, dt, dt(self.base), e)
+        s, c = sin_cos_rounded(coords.astype(dt)[:, None] * omega[None, :], dt)
+        return s.astype(self.dtype), c.astype(self.dtype)
+
+    # -- the inverse -------------------------------------------------------------------------
+    @classmethod
+    def fit(cls, sample: Sample) -> Iterator[Recipe]:
+        """Grids whose first cell, shape and temperature the table fits.
+
+        For each order, a tiny probe table built here says which columns belong to which axis and
+        which are sin or cos; the table's first cell must be the probe's (sin 0 = 0, cos 0 = 1); how
+        many rows each axis's columns stay at that value gives the grid (the inner axis changes at
+        once, the outer one after a whole row of the grid); a zero row 0 is a class token; the
+        angles of the second cell give the temperature.
+        """
+        d = sample.d
+        for order, naxes, with_cls in itertools.product(get_args(Order), (2, 3), (False, True)):
+            if (naxes == 3 and order != "tatp") or (with_cls and 0 not in sample.zero_rows):
+                continue
+            layout = grid_layout(order, d, naxes)
+            grid = detect_grid(sample, layout, with_cls) if layout is not None else None
+            if layout is None or grid is None:
+                continue
+            text = "x".join(map(str, grid))
+            clue = f"the rows form a {text} grid in the {order} order" + (" after a zero class row" if with_cls else "")
+            # The second cell is one step along the innermost axis: its angles are ω_k themselves.
+            sin, cos = layout.axes[-1]
+            second = sample.rows(int(with_cls) + 1, int(with_cls) + 2)[0]
+            omega = np.arctan2(second[sin], second[cos])
+            exponents = np.arange(omega.size) / layout.per_axis
+            fitted = sample.fit_round_base(omega, exponents, sample.angle_tolerance(1.0), 1.0)
+            bases = sorted({10000.0} | ({fitted[0]} if fitted else set()))
+            for base, compute in itertools.product(bases, get_args(Compute)):
+                try:
+                    recipe = Sincos2d(text, d, base, order, with_cls, sample.dtype, compute)  # type: ignore[arg-type]
+                except RecipeError:
+                    continue
+                sample.clue(f"{clue}; its second cell's angles fit base {base:g}" if base != 10000 else clue, recipe)
+                yield recipe
+
+    @classmethod
+    def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:
+        """The detected grid, the preset's own, or a square (cube) with the table's cells."""
+        default = str(params.get("grid", ""))
+        naxes = default.count("x") + 1 if default else 2
+        with_cls = bool(params.get("cls", False))
+        cells = sample.n - int(with_cls)
+        grids: list[str] = []
+        layout = grid_layout(str(params.get("order", "mae")), sample.d, naxes)
+        found = detect_grid(sample, layout, with_cls) if layout is not None else None
+        if found is not None:
+            grids.append("x".join(map(str, found)))
+        if default and math.prod(int(s) for s in default.split("x")) == cells:
+            grids.append(default)
+        side = round(cells ** (1 / naxes)) if cells > 0 else 0
+        if side >= 1 and side**naxes == cells:
+            grids.append("x".join([str(side)] * naxes))
+        for g in dict.fromkeys(grids):
+            yield {"grid": g, "dim": sample.d, "dtype": sample.dtype}
+
+
+@dataclass(frozen=True)
+class GridLayout:
+    """Where each axis of an order lives: ``axes[a]`` is the ``(sin, cos)`` columns of the a-th
+    axis in row-major order (outermost first), ``recipe_axis[a]`` that axis's place in ``grid``."""
+
+    order: str
+    cell0: Arr
+    axes: tuple[tuple[Ids, Ids], ...]
+    recipe_axis: tuple[int, ...]
+    per_axis: int
+    #: Every column of each axis (a truncated table can leave a sin without its cos).
+    columns: tuple[Ids, ...]
+
+
+_PROBE = {2: (3, 5), 3: (2, 3, 5)}
+
+
+@lru_cache(maxsize=64)
+def grid_layout(order: str, d: int, naxes: int) -> GridLayout | None:
+    """Learn an order's layout from a small table built here (so new orders need no fitting code):
+    each column must be a function of one grid coordinate for one row-major arrangement."""
+    sizes = _PROBE[naxes]
+    try:
+        probe = Sincos2d("x".join(map(str, sizes)), d, order=order, dtype="float64")  # type: ignore[arg-type]
+    except RecipeError:
+        return None
+    rows = probe.rows(0, probe.shape[0])
+    cells = np.arange(rows.shape[0])
+    for perm in itertools.permutations(range(naxes)):
+        coords = np.unravel_index(cells, tuple(sizes[a] for a in perm))
+        owner = np.full(d, -1)
+        for a, c in enumerate(coords):
+            # Column j depends on coordinate c only if rows with the same c hold the same value.
+            first = np.array([int(np.flatnonzero(c == v)[0]) for v in range(int(c.max()) + 1)])
+            same = np.all(rows == rows[first[c]], axis=0)
+            owner[same & (owner == -1)] = a
+        # Every column explained, and every axis seen in some column (a truncated table can drop one).
+        if np.all(owner >= 0) and set(owner.tolist()) == set(range(naxes)):
+            axes = []
+            columns = tuple(np.flatnonzero(owner == a) for a in range(naxes))
+            for cols in columns:
+                sin = cols[np.abs(rows[0, cols]) < 0.5]
+                cos = cols[np.abs(rows[0, cols]) >= 0.5]
+                k = min(sin.size, cos.size)
+                axes.append((sin[:k], cos[:k]))
+            return GridLayout(order, rows[0], tuple(axes), tuple(perm), probe.per_axis, columns)
+    return None
+
+
+def _first_change(sample: Sample, first_row: int, cols: Ids, cell0: Arr, limit: int) -> int:
+    """Cells after the first before the values in ``cols`` move away from the first cell's."""
+    n = min(sample.n, first_row + limit)
+    r = first_row + 1
+    while r < n:
+        # The sample's head first (already read), then blocks read from the table.
+        stop = min(n, sample.head_rows if r < sample.head_rows else r + _SCAN_BLOCK)
+        block = sample.rows(r, stop)[:, cols]
+        moved = np.flatnonzero(np.max(np.abs(block - cell0[cols]), axis=1) > _CHANGED)
+        if moved.size:
+            return r + int(moved[0]) - first_row
+        r = stop
+    return n - first_row
+
+
+def detect_grid(sample: Sample, layout: GridLayout, with_cls: bool) -> tuple[int, ...] | None:
+    """The grid (in the recipe's axis order) if the table is this layout's, else ``None``."""
+    return sample.memo(("grid", layout.order, len(layout.axes), with_cls), lambda: _detect(sample, layout, with_cls))
+
+
+def _detect(sample: Sample, layout: GridLayout, with_cls: bool) -> tuple[int, ...] | None:
+    cells = sample.n - int(with_cls)
+    first = sample.rows(int(with_cls), int(with_cls) + 1)[0] if cells > 0 else None
+    if first is None or np.max(np.abs(first - layout.cell0)) > _CHANGED:
+        return None
+    runs = [_first_change(sample, int(with_cls), cols, layout.cell0, MAX_GRID_SCAN) for cols in layout.columns]
+    divides = all(runs[a - 1] % runs[a] == 0 for a in range(1, len(runs))) and cells % runs[0] == 0
+    sizes = [cells // runs[0]] + [runs[a - 1] // runs[a] for a in range(1, len(runs))]
+    if not (divides and runs[-1] == 1 and min(sizes) >= 2):
+        return None
+    ordered = [0] * len(sizes)
+    for a, size in enumerate(sizes):
+        ordered[layout.recipe_axis[a]] = size
+    return tuple(ordered)
+
+
+__all__ = ["Compute", "DType", "GridLayout", "Order", "Sincos2d", "detect_grid", "grid_layout"]

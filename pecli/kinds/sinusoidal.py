@@ -1,0 +1,353 @@
+"""The sinusoidal kind: the 1-D table of "Attention Is All You Need" (§3.5) and its framework dialects.
+
+``PE(p, 2i) = sin(p·ω_i)``, ``PE(p, 2i+1) = cos(p·ω_i)``, ``ω_i = base^(−2i/d)``, and the variants
+frameworks use: the frequency rule, the layout of the columns, the odd-width policy, a padding
+row, and the float32/float64 pipeline they compute it with.  This module builds any row range
+(:meth:`Sinusoidal.rows`) and fits a table back to its parameters (:meth:`Sinusoidal.fit`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal, cast, get_args
+
+import numpy as np
+
+from pecli.errors import RecipeError
+from pecli.fitting import Ids, Sample, nonzero_runs, pair_frequencies, start_position
+from pecli.kernels.exact import frequencies, row_blocks
+from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
+from pecli.kernels.rotation import fill_sincos
+from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
+
+DType = Literal["float16", "float32", "float64"]
+Layout = Literal["interleaved", "split", "cos-first"]
+Freq = Literal["paper", "t2t", "half"]
+Odd = Literal["sin", "zero", "truncate", "error"]
+Compute = Literal["exact", "float64", "float32"]
+Form = Literal["exp", "pow", "div"]
+
+
+@dataclass(frozen=True, slots=True)
+class Sinusoidal(Recipe):
+    """A 1-D sinusoidal table: row ``r`` holds position ``start + r``.
+
+    Frequencies ``ω_i = m · (base/m)^(−e_i)``, ``m = min_timescale`` (1: ``base^(−e_i)``), with
+    ``e_i = 2i/d`` (``freq="paper"``), ``i/(half−1)`` (``"t2t"``: tensor2tensor, fairseq,
+    Whisper) or ``i/half`` (``"half"``).
+    Layouts: ``interleaved`` (sin, cos, sin, …), ``split`` (all sin, then all cos),
+    ``cos-first`` (all cos, then all sin).  Odd ``dim``: ``sin`` gives the extra column to one
+    more sin (HuggingFace), ``zero`` appends a zero column (fairseq, tensor2tensor), ``truncate``
+    builds ``dim + 1`` columns and drops the last (positional-encodings), ``error`` refuses.
+    ``padding_idx = k`` puts ``k + 1`` rows in front of the ``length`` positions and zeroes row
+    ``k`` (fairseq: the first token is row ``k + 1``).  ``compute``: ``exact`` (one rounding from
+    the exact value), or the framework's own ``float64``/``float32`` pipeline, evaluating the
+    frequencies in the ``form`` it uses (``exp``, ``pow`` or ``div``).
+    """
+
+    length: int
+    dim: int
+    base: float = 10000.0
+    layout: Layout = "interleaved"
+    start: int = 0
+    dtype: DType = "float32"
+    freq: Freq = "paper"
+    min_timescale: float = 1.0
+    odd: Odd = "sin"
+    padding_idx: int | None = None
+    compute: Compute = "exact"
+    form: Form = "exp"
+
+    kind: ClassVar[str] = "sinusoidal"
+    core: ClassVar[tuple[str, ...]] = ("length", "dim", "base", "layout", "start", "dtype")
+    example: ClassVar[str] = "--len 120 --dim 8"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "length", int_param("length", self.length, 1, "give the number of positions, e.g. --len 120"))
+        set_(self, "dim", int_param("dim", self.dim, 1, "give the model width d_model, e.g. --dim 8"))
+        set_(self, "start", int_param("start", self.start, 0, "positions count from 0 or more"))
+        set_(self, "base", positive_float("base", self.base, "the paper uses --base 10000", not_one=True))
+        set_(self, "min_timescale", positive_float("min_timescale", self.min_timescale, "usually 1"))
+        for name, literal in (
+            ("layout", Layout),
+            ("dtype", DType),
+            ("freq", Freq),
+            ("odd", Odd),
+            ("compute", Compute),
+            ("form", Form),
+        ):
+            choice(name, getattr(self, name), get_args(literal))
+        if self.padding_idx is not None:
+            set_(self, "padding_idx", int_param("padding_idx", self.padding_idx, 0, "fairseq uses 1"))
+        if self.dim % 2 and self.odd == "error":
+            raise RecipeError(
+                f"dim {self.dim} is odd and this recipe needs an even width (odd=error): use an even --dim"
+            )
+        if self.freq != "paper" and self.frequency_half < 1:
+            raise RecipeError(f"freq={self.freq} needs dim ≥ 2, got {self.dim}")
+        if self.form == "div" and (self.compute == "exact" or self.freq != "paper" or self.min_timescale != 1):
+            raise RecipeError(
+                "form=div (angle = p / base^(2i/d), XLM/Marian) goes with freq=paper and a float pipeline"
+            )
+        last = self.start + self.shape[0] - 1
+        if last >= 2**53:
+            raise RecipeError(
+                f"positions must stay below 2**53 to be exact, but the last position is {last}: "
+                "use a smaller --start or --len"
+            )
+        # With base < 1 the frequencies grow past 1 rad/position; keep the angle (in turns) below
+        # 2**53 where the double-double product still resolves its fraction.
+        # In logarithms: base**(-x) overflows float64 for tiny bases.
+        log_max_omega = math.log(self.min_timescale) - self.exponent_max() * math.log(self.base / self.min_timescale)
+        if log_max_omega + math.log(max(last, 1)) > 53 * math.log(2):
+            raise RecipeError(
+                f"base {self.base!r} makes angles too large to compute accurately (ω_max·p_max ≈ "
+                f"e^{log_max_omega + math.log(max(last, 1)):.1f}): use a base > 1, e.g. --base 10000"
+            )
+
+    # -- shape -----------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, int]:
+        pad = 0 if self.padding_idx is None else self.padding_idx + 1
+        return (self.length + pad, self.dim)
+
+    @property
+    def frequency_width(self) -> int:
+        """The width the frequency rule sees: ``dim``, or ``dim + 1`` when odd and truncated."""
+        return self.dim + 1 if self.dim % 2 and self.odd == "truncate" else self.dim
+
+    @property
+    def frequency_half(self) -> int:
+        return self.frequency_width // 2
+
+    @property
+    def sin_columns(self) -> int:
+        """Number of sin columns (also the number of distinct frequencies)."""
+        return self.dim // 2 if self.odd == "zero" else (self.dim + 1) // 2
+
+    @property
+    def cos_columns(self) -> int:
+        return self.dim // 2
+
+    def exponent(self, i: int) -> tuple[int, int]:
+        """``e_i`` as a fraction ``(numerator, denominator)`` of the frequency rule."""
+        if self.freq == "paper":
+            return 2 * i, self.frequency_width
+        if self.freq == "t2t":
+            return i, max(self.frequency_half - 1, 1)
+        return i, self.frequency_half
+
+    def exponent_max(self) -> float:
+        num, den = self.exponent(self.sin_columns - 1)
+        return num / den
+
+    def column(self, j: int) -> tuple[int, str]:
+        """``(i, "sin" | "cos" | "zero")`` for column ``j``: which frequency and which function."""
+        if not 0 <= j < self.dim:
+            raise RecipeError(f"column {j} is outside 0..{self.dim - 1}")
+        n_sin, n_cos = self.sin_columns, self.cos_columns
+        if j >= n_sin + n_cos:
+            return -1, "zero"
+        if self.layout == "interleaved":
+            return j // 2, ("sin" if j % 2 == 0 else "cos")
+        first, second = ("sin", "cos") if self.layout == "split" else ("cos", "sin")
+        head = n_sin if first == "sin" else n_cos
+        return (j, first) if j < head else (j - head, second)
+
+    def exponents(self) -> tuple[tuple[int, int], ...]:
+        """``e_i`` of every frequency, as fractions."""
+        return tuple(self.exponent(i) for i in range(self.sin_columns))
+
+    def omega(self) -> np.ndarray:
+        """``ω_i`` of every frequency, as float64 (correctly rounded)."""
+        return frequencies(self.base, self.min_timescale, self.exponents())[0]
+
+    def pairs(self) -> tuple[Ids, Ids]:
+        """The sin and the cos column of every frequency that has both, as this layout places them."""
+        sin_of: dict[int, int] = {}
+        cos_of: dict[int, int] = {}
+        for j in range(self.dim):
+            i, fn = self.column(j)
+            (sin_of if fn == "sin" else cos_of if fn == "cos" else {})[i] = j
+        both = sorted(sin_of.keys() & cos_of.keys())
+        return np.array([sin_of[i] for i in both], dtype=np.intp), np.array([cos_of[i] for i in both], dtype=np.intp)
+
+    def wavelengths(self) -> np.ndarray:
+        out = np.full(self.dim, np.nan)
+        omega = self.omega()
+        for j in range(self.dim):
+            i, fn = self.column(j)
+            if fn != "zero":
+                out[j] = 2 * math.pi / omega[i]
+        return out
+
+    def column_meaning(self, row: int) -> Callable[[int], dict[str, Any]]:
+        if self.padding_idx == row:
+            return super().column_meaning(row)
+        omega = self.omega()
+        pos = self.start + row
+
+        def explain(j: int) -> dict[str, Any]:
+            i, fn = self.column(j)
+            if fn == "zero":
+                return {"fn": "zero"}
+            w = float(omega[i])
+            return {"i": i, "fn": fn, "omega": w, "wavelength": 2 * math.pi / w, "angle": pos * w}
+
+        return explain
+
+    # -- building ----------------------------------------------------------------------------
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        """Rows ``[r0, r1)``: ``compute="exact"`` rounds each value once from the exact value;
+        otherwise the framework's float64 or float32 pipeline, step by step (:meth:`pipeline_values`)."""
+        check_row_range(self.shape[0], r0, r1)
+        n_sin, n_cos = self.sin_columns, self.cos_columns
+        out = np.empty((r1 - r0, self.dim), dtype=self.dtype)
+        if self.layout == "interleaved":
+            sin_cols, cos_cols = out[:, 0 : 2 * n_sin : 2], out[:, 1 : 2 * n_cos : 2]
+        elif self.layout == "split":
+            sin_cols, cos_cols = out[:, :n_sin], out[:, n_sin : n_sin + n_cos]
+        else:  # cos-first
+            cos_cols, sin_cols = out[:, :n_cos], out[:, n_cos : n_cos + n_sin]
+        out[:, n_sin + n_cos :] = 0  # odd=zero: the trailing zero column
+        first = self.start + r0  # with a padding row too: fairseq's row r is sin/cos(r·ω)
+        if self.compute == "exact":
+            _, w_hi, w_lo = frequencies(self.base, self.min_timescale, self.exponents())
+            fill_sincos(sin_cols, cos_cols, first, w_hi, w_lo)
+        else:
+            for a, b in row_blocks(r1 - r0, n_sin):
+                s, c = self.pipeline_values(np.arange(first + a, first + b))
+                sin_cols[a:b] = s
+                cos_cols[a:b] = c[:, :n_cos]
+        if self.padding_idx is not None and r0 <= self.padding_idx < r1:
+            out[self.padding_idx - r0] = 0
+        return out
+
+    def pipeline_values(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """sin and cos (positions × frequencies) the way a framework's own pipeline computes them.
+
+        float32: every step in float32 in the framework's order; Python scalars rounded to float32
+        before use (as torch does); exp/pow/sin/cos evaluated in float64 and rounded to float32.
+        float64: the same formula in float64 NumPy (bit-exact with frameworks that do just that).
+        """
+        dt: Any = compute_dtype(self.compute)
+        exps = self.exponents()
+        num: Any = np.array([n for n, _ in exps], dtype=dt)
+        den = exps[0][1]  # one denominator per rule
+        p: Any = positions.astype(dt)[:, None]
+        if self.form == "div":  # XLM/Marian: angle = p / base^(2(j//2)/d)
+            e = np.array([n / den for n, _ in exps]) if dt is np.float64 else num / dt(den)
+            angle = p / rounded(np.power, dt, dt(self.base), e)
+            return sin_cos_rounded(angle, dt)
+        if self.form == "exp":  # fairseq / t2t / Whisper / PyTorch tutorial: exp(k · (−ln(base)/den))
+            inv = rounded(np.exp, dt, num * dt(-math.log(self.base / self.min_timescale) / den))
+        else:  # pow: 1 / base^(k/den) (positional-encodings, timm, HF RoPE, GPT-J)
+            inv = dt(1) / rounded(np.power, dt, dt(self.base), num / dt(den))
+        if self.min_timescale != 1:
+            inv = dt(self.min_timescale) * inv
+        return sin_cos_rounded(p * inv[None, :], dt)
+
+    # -- the inverse -------------------------------------------------------------------------
+    @classmethod
+    def fit(cls, sample: Sample) -> Iterator[Recipe]:
+        """Recipes whose sin/cos phases the table follows.
+
+        For each layout (and odd-width policy): are the column pairs on the unit circle?  Each pair's
+        angle step per row gives ``ω_i``; a least-squares fit of ``ω_i = base^(−e_i)`` for each
+        frequency rule gives the base (the roundest number that predicts every measured step); the
+        phases of the first non-zero row give the start; all-zero rows at the top give fairseq's
+        padding row; each fit is proposed with the exact, float32 (exp, pow, div) and float64 pipelines.
+        """
+        n, d = sample.n, sample.d
+        if d < 4:
+            return
+        runs = [r for a, rows in sample.windows() for r in nonzero_runs(a, rows)]
+        if not runs:
+            return
+        span = float(runs[-1][1][-1] - runs[0][1][0]) or 1.0
+        tol = sample.angle_tolerance(span)
+        fits: list[tuple[int, Sinusoidal, Ids, Ids]] = []
+        for layout, odd in itertools.product(get_args(Layout), ("sin",) if d % 2 == 0 else ("sin", "zero", "truncate")):
+            shape = Sinusoidal(1, d, layout=layout, odd=odd)  # type: ignore[arg-type]
+            sin_cols, cos_cols = shape.pairs()
+            if odd == "zero" and np.any(sample.values[:, d - 1] != 0):
+                continue
+            omega = pair_frequencies(runs, sin_cols, cos_cols)
+            if omega is None:
+                continue
+            for freq in get_args(Freq):
+                try:
+                    rule = replace(shape, freq=cast(Freq, freq))
+                except RecipeError:
+                    continue
+                exponents = np.array([num / den for num, den in (rule.exponent(i) for i in range(omega.size))])
+                rounded_base = sample.fit_round_base(omega, exponents, tol, span)
+                if rounded_base is not None:
+                    fits.append((rounded_base[1], replace(rule, base=rounded_base[0]), sin_cols, cos_cols))
+            if not any(f[1].layout == layout for f in fits):
+                steps = ", ".join(f"{w:.4g}" for w in omega[:3])
+                sample.clue(
+                    f"the columns pair up as sin/cos in the {layout} layout, but their angle steps per row "
+                    f"({steps}, …) follow no frequency rule base^(−e_i) (ω_0 must be 1)"
+                )
+        # Another rule, odd policy or base can give the same ω (t2t's base is paper's base^(d/(2(half−1))),
+        # truncate's is sin's base^((d+1)/d)): keep the round bases when there are any.
+        if any(digits <= sample.ROUND_DIGITS for digits, *_ in fits):
+            fits = [f for f in fits if f[0] <= sample.ROUND_DIGITS]
+        started = []
+        for _, rule, sin_cols, cos_cols in fits:
+            start = _first_start(sample, rule, sin_cols, cos_cols)
+            if start is not None:
+                started.append((rule, start))
+        pads: list[int | None] = [None, *sample.zero_rows[:2]]
+        for layout, start in dict.fromkeys((rule.layout, start) for rule, start in started):
+            rules = [r for r, s in started if (r.layout, s) == (layout, start)]
+            text = f"the columns pair up as sin/cos in the {layout} layout (row 0 is position {start}); " + (
+                "their angle steps fit "
+                + ", ".join(f"freq={r.freq} base {r.base:g}" + (f" odd={r.odd}" if d % 2 else "") for r in rules)
+            )
+            for rule, pad, (compute, form) in itertools.product(rules, pads, _PIPELINES):
+                if form == "div" and rule.freq != "paper":
+                    continue
+                try:
+                    recipe = replace(
+                        rule,
+                        length=n - (0 if pad is None else pad + 1),
+                        start=start,
+                        dtype=sample.dtype,
+                        padding_idx=pad,
+                        compute=compute,
+                        form=form,
+                    )
+                except RecipeError:
+                    continue
+                sample.clue(text, recipe)
+                yield recipe
+
+
+#: (compute, form) pairs frameworks use: exact; float32 exp or pow; div (XLM, Marian: paper's rule only).
+_PIPELINES: tuple[tuple[Compute, Form], ...] = (
+    ("exact", "exp"),
+    ("float32", "exp"),
+    ("float32", "pow"),
+    ("float32", "div"),
+    ("float64", "div"),
+)
+
+
+def _first_start(sample: Sample, rule: Sinusoidal, sin_cols: Ids, cos_cols: Ids) -> int | None:
+    """The position of row 0, from the phases of the first non-zero row."""
+    head = sample.rows(0, min(sample.n, 16))
+    nonzero = np.flatnonzero(np.any(head != 0, axis=1))
+    if not nonzero.size:
+        return None
+    r = int(nonzero[0])
+    exponents = np.array([num / den for num, den in (rule.exponent(i) for i in range(sin_cols.size))])
+    return start_position(head[r], r, np.power(rule.base, -exponents), sin_cols, cos_cols)
+
+
+__all__ = ["Compute", "DType", "Form", "Freq", "Layout", "Odd", "Sinusoidal"]
