@@ -163,7 +163,8 @@ recipe_options = _stack(
         show_default=True,
         help="interleaved: sin,cos,sin,cos… (the paper); split: all sin columns, then all cos (HuggingFace); "
         "cos-first: all cos, then all sin (MusicGen).  rope (default half): half = [f0…f_{h−1}, f0…f_{h−1}] "
-        "(HF rotate_half, GPT-NeoX); pairs = [f0, f0, f1, f1, …] (Meta, GPT-J).",
+        "(HF rotate_half, GPT-NeoX); pairs = [f0, f0, f1, f1, …] (GPT-J, lucidrains); once = [f0…f_{h−1}] "
+        "(HF's freqs, Meta's freqs_cis).",
     ),
     recipe_option(
         "--start",

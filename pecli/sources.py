@@ -30,7 +30,16 @@ def is_recipe_spec(spec: str) -> bool:
     kind, sep, rest = spec.partition(":")
     name_like = kind.replace("-", "_").isidentifier()
     looks_like = bool(sep) and name_like and ("=" in rest or (kind in PRESETS and not rest)) and "/" not in kind
-    return looks_like and not Path(spec).exists() and not Path(kind).exists()
+    return looks_like and not _exists(spec) and not _exists(kind)
+
+
+def _exists(path: str) -> bool:
+    """Whether ``path`` names something; a name the system cannot hold (over 255 bytes: a long
+    LongRoPE operand) names nothing."""
+    try:
+        return Path(path).exists()
+    except OSError:
+        return False
 
 
 def parse_recipe(spec: str) -> Recipe:
@@ -102,7 +111,7 @@ def operand_example(cls: type[Recipe]) -> str:
 
 def split_file_key(spec: str) -> tuple[str, str | None]:
     """``model.h5:layer/w:0`` → ``("model.h5", "layer/w:0")`` when model.h5 exists."""
-    if Path(spec).exists():
+    if _exists(spec):
         return spec, None
     at = spec.find(":")
     while at != -1:

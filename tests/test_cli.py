@@ -215,7 +215,7 @@ def test_npy_to_stdout_is_a_valid_npy(run) -> None:
         (["generate", "--len", "5", "--dim", "4", "--start", "-1"], "start must be at least 0, got -1"),
         (
             ["generate", "--len", "5", "--dim", "4", "--layout", "diagonal"],
-            "Invalid value for '--layout': 'diagonal' is not one of 'interleaved', 'split', 'cos-first', 'half', 'pairs'.",
+            "Invalid value for '--layout': 'diagonal' is not one of 'interleaved', 'split', 'cos-first', 'half', 'pairs', 'once'.",
         ),
         (
             ["generate", "--len", "5", "--dim", "4", "--dtype", "int8"],

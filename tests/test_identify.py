@@ -258,9 +258,12 @@ def test_reads_stay_small() -> None:
     data = Counting(Sinusoidal(20000, 64).build())
     result = identify(Table(data, None, "big"))
     assert best(result).name == "vaswani"
-    # The fitting reads a sample; the proof reads every row once (for all its candidates together).
+    # The fitting reads a sample (and a rotary fit a longer head); the proof reads every row once,
+    # for all its candidates together.
+    from pecli.kinds.rope import FIT_ROWS
+
     assert result.sample == "224 of 20000 rows (head, tail and 8 windows between)"
-    assert data.rows <= 20000 + 1000 and best(result).verification.rows == 20000
+    assert data.rows <= 224 + FIT_ROWS + 20000 and best(result).verification.rows == 20000
 
 
 def test_new_presets_plug_in_without_code(monkeypatch: pytest.MonkeyPatch) -> None:

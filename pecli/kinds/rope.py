@@ -24,7 +24,7 @@ from pecli.kernels.pipelines import f32, pow32
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, optional_float, positive_float, spell
 
 DType = Literal["float16", "float32", "float64"]
-RopeLayout = Literal["half", "pairs"]
+RopeLayout = Literal["half", "pairs", "once"]
 RopePart = Literal["cos", "sin", "angle", "inv_freq"]
 Scaling = Literal["default", "linear", "dynamic", "yarn", "longrope", "llama3"]
 RopeCompute = Literal["float32", "exact"]
@@ -98,8 +98,10 @@ class Rope(Recipe):
     ``seq_len = start + length``.  ``part``: ``cos`` or ``sin`` (times the attention factor of
     yarn/longrope), ``angle`` (``p·inv_freq``), ``inv_freq`` (one row of ``dim/2``).
     ``layout``: ``half`` repeats the ``dim/2`` values as ``[f0…f_{h−1}, f0…f_{h−1}]``
-    (HF rotate_half, GPT-NeoX); ``pairs`` as ``[f0, f0, f1, f1, …]`` (Meta complex, GPT-J,
-    lucidrains).  ``compute``: ``float32`` emulates HF's float32 pipeline step by step (what the
+    (HF rotate_half, GPT-NeoX); ``pairs`` as ``[f0, f0, f1, f1, …]`` (GPT-J, lucidrains);
+    ``once`` keeps them once, ``dim/2`` columns (HF's ``freqs`` before ``cat``, the real or
+    imaginary part of Meta's complex ``freqs_cis``).
+    ``compute``: ``float32`` emulates HF's float32 pipeline step by step (what the
     model uses; within a few float32 ulps of torch, see dialects.md §0); ``exact`` is the real
     value of the same formula (``inv_freq`` evaluated in float64, the angle and cos/sin exact),
     rounded once: a reference, not what any framework computes.
@@ -219,7 +221,7 @@ class Rope(Recipe):
     def shape(self) -> tuple[int, int]:
         if self.part == "inv_freq":
             return (1, self.dim // 2)
-        return (self.length, self.dim)
+        return (self.length, self.dim // 2 if self.layout == "once" else self.dim)
 
     @property
     def seq_len(self) -> int:
@@ -257,7 +259,7 @@ class Rope(Recipe):
     def wavelengths(self) -> np.ndarray:
         """``2π/inv_freq`` of each column's frequency (in positions)."""
         waves = 2 * math.pi / np.asarray(self.inv_freq(), dtype=np.float64)
-        if self.part == "inv_freq":
+        if self.part == "inv_freq" or self.layout == "once":
             return waves
         return np.tile(waves, 2) if self.layout == "half" else np.repeat(waves, 2)
 
@@ -278,8 +280,12 @@ class Rope(Recipe):
         """inv_freq is one row of dim/2; the other parts are ``length`` rows of ``dim``."""
         if params.get("part") == "inv_freq" or sample.n == 1:
             yield {"length": 1, "dim": 2 * sample.d, "dtype": sample.dtype, "part": "inv_freq"}
-        if sample.d % 2 == 0:
-            yield {"length": sample.n, "dim": sample.d, "dtype": sample.dtype}
+        if sample.n > 1:
+            # A model's cos cache, sin cache and angles are all that model's table, in any layout.
+            for part in get_args(RopePart)[:3]:
+                if sample.d % 2 == 0:
+                    yield {"length": sample.n, "dim": sample.d, "dtype": sample.dtype, "part": part}
+                yield {"length": sample.n, "dim": 2 * sample.d, "dtype": sample.dtype, "part": part, "layout": "once"}
 
 
 def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
@@ -407,9 +413,10 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
     half = r.dim // 2
     if r.part == "inv_freq":
         return np.asarray(inv[None, :], dtype=r.dtype)[r0:r1]
-    out = np.empty((r1 - r0, r.dim), dtype=r.dtype)
+    out = np.empty((r1 - r0, r.shape[1]), dtype=r.dtype)
     # Column views for the dim/2 distinct values: the layout is only where they go.
-    first, second = (out[:, :half], out[:, half:]) if r.layout == "half" else (out[:, 0::2], out[:, 1::2])
+    views = {"half": (out[:, :half], out[:, half:]), "pairs": (out[:, 0::2], out[:, 1::2]), "once": (out,)}
+    placed = views[r.layout]
     att = r.attention_scaling()
     if r.compute == "exact":
         w_hi, w_lo = turns(inv)
@@ -430,8 +437,8 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
             values = (c if r.part == "cos" else s) * att
         # Assignment casts to the output dtype: float32 values as HF's ``.to(x.dtype)``,
         # float64 (exact) values rounded once.
-        first[a:b] = values
-        second[a:b] = values
+        for view in placed:
+            view[a:b] = values
     return out
 
 
@@ -439,14 +446,21 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
 #: θ values models use, tried as round candidates besides the fitted one.
 _COMMON_THETAS = (10000.0, 500000.0, 1000000.0, 150000.0, 1e4 * 2**0.5)
 #: original_max_position_embeddings values tried for the scalings that need one.
-_COMMON_ORIGINAL = (2048, 4096, 8192, 16384, 32768)
+_COMMON_ORIGINAL = (1024, 2048, 4096, 8192, 16384, 32768)
+#: Factors tried for NTK-aware θ rescaling, ``θ·f^(d/(d−2))`` (rotary-embedding-torch, dynamic NTK).
+_COMMON_FACTORS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
+#: Starts beyond this are not proposed (float32 positions stop being whole numbers at 2**24).
+_MAX_START = 2**24
 #: Rows read from the top to measure slow frequencies (their lever arm).
-_FIT_ROWS = 2048
+FIT_ROWS = 2048
 
 
-def _layouts(d: int) -> list[tuple[RopeLayout, np.ndarray]]:
-    """Each layout whose repeated columns could hold ``d/2`` values, with the first of each pair."""
-    return [("half", np.arange(d // 2)), ("pairs", np.arange(0, d, 2))]
+def _layouts(d: int) -> list[tuple[RopeLayout, np.ndarray, int]]:
+    """Each layout a ``d``-wide table could have: its distinct columns and the rotary dim."""
+    out: list[tuple[RopeLayout, np.ndarray, int]] = []
+    if d % 2 == 0 and d >= 4:
+        out += [("half", np.arange(d // 2), d), ("pairs", np.arange(0, d, 2), d)]
+    return [*out, ("once", np.arange(d), 2 * d)]
 
 
 def _repeats(values: Arr, layout: RopeLayout) -> bool:
@@ -454,7 +468,9 @@ def _repeats(values: Arr, layout: RopeLayout) -> bool:
     h = values.shape[1] // 2
     if layout == "half":
         return bool(np.array_equal(values[:, :h], values[:, h:], equal_nan=True))
-    return bool(np.array_equal(values[:, 0::2], values[:, 1::2], equal_nan=True))
+    if layout == "pairs":
+        return bool(np.array_equal(values[:, 0::2], values[:, 1::2], equal_nan=True))
+    return True
 
 
 def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[dict[str, Any]]:
@@ -477,6 +493,12 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
     estimates = [x for x in (fit_base(inv[:fast], e[:fast]), fit_base(inv, e)) if x is not None]
     scale = float(inv[0])
     thetas = [round_number(x, digits) for x in estimates for digits in (1, 2, 3, 4, 5, 6)]
+    # θ rescaled NTK-style, θ0·f^(d/(d−2)) (rotary-embedding-torch's theta_rescale_factor): not round.
+    thetas += [
+        t * f ** (dim / (dim - 2))
+        for t, f in itertools.product(_COMMON_THETAS, _COMMON_FACTORS)
+        if dim > 2 and any(abs(t * f ** (dim / (dim - 2)) / x - 1) < 1e-4 for x in estimates)
+    ]
     thetas = [t for t in dict.fromkeys(thetas) if t > 1]
     for theta in thetas:
         ratio = inv / (scale * np.power(theta, -e))
@@ -506,6 +528,21 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
                     "high_freq_factor": 4.0,
                 }
                 yield {"base": theta, "scaling": "yarn", "factor": float(f), "original_max_position_embeddings": orig}
+    # longrope: a factor per frequency, measured (every frequency must be): round ones rebuild it.
+    plain = bool(thetas) and np.allclose(inv / (scale * np.power(thetas[0], -e)), 1, rtol=1e-3)
+    if count == h and not plain:
+        for theta in dict.fromkeys([*thetas[:2], *_COMMON_THETAS]):
+            ext = np.power(theta, -e) / inv
+            if np.all(ext >= 0.999) and np.all(ext < 1e4):
+                factors = ";".join(repr(round_number(float(f), 4)) for f in ext)
+                yield {
+                    "base": theta,
+                    "scaling": "longrope",
+                    "short_factor": factors,
+                    "long_factor": factors,
+                    "original_max_position_embeddings": seq_len,
+                    "attention_factor": amplitude,
+                }
     # dynamic NTK: θ' = θ·(f·s/o − (f − 1))^(d/(d−2)) for a round θ, a common o and a round f.
     if estimates and math.isclose(scale, 1, rel_tol=1e-6) and dim >= 4:
         full = estimates[-1]
@@ -520,10 +557,11 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
 
 
 def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int]:
-    """Candidate positions of row 0 from its phases (cos: ``±``; sin: ``θ`` or ``π − θ``)."""
+    """Candidate positions of row 0 from the phases of its distinct columns (cos: ``±``; sin:
+    ``θ`` or ``π − θ``)."""
+    if part == "angle":  # row 0 is start·inv_freq
+        return [round(float(head[0, 0] / inv[0]))] if inv[0] > 0 and head[0, 0] >= 0 else []
     x = np.clip(head[0] / amplitude, -1.0, 1.0)
-    if part == "angle":
-        return [round(float(x[0] * amplitude / inv[0]))] if inv[0] > 0 else []
     theta = np.arccos(x) if part == "cos" else np.arcsin(x)
     order = np.argsort(inv)
     # Slowest frequency first: its phase is the position itself while p·ω < π/2.
@@ -548,7 +586,7 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
             if abs(best - p * w) > 0.5:  # the slower estimate is too rough to fix this one's turns
                 continue
             p = best / w
-        if p > -0.5:
+        if -0.5 < p < _MAX_START:
             out.append(max(0, round(p)))
     return sorted(set(out))
 
@@ -570,18 +608,19 @@ def fit_rope(sample: Sample) -> Iterator[Rope]:
             for params in _scalings(inv, 2 * d, 1, 1.0):
                 yield from _variants(sample, {"length": 1, "dim": 2 * d, "part": "inv_freq", **params})
         return
-    if d % 2 or d < 4:
+    if d < 2:
         return
     top = sample.rows(0, min(n, sample.head_rows))
-    for layout, cols in _layouts(d):
+    for layout, cols, dim in _layouts(d):
         if not _repeats(top, layout):
             continue
-        head = sample.rows(0, min(n, _FIT_ROWS))
+        head = sample.rows(0, min(n, FIT_ROWS))
         if not _repeats(head, layout):
             continue
         x = head[:, cols]
         steps = np.diff(x, axis=0)
-        if x.shape[0] >= 3 and np.allclose(steps, steps[0], rtol=1e-3, atol=1e-6 * np.abs(x).max()):
+        # Angles grow linearly with the position; a float32 angle is rounded to 2⁻²⁴ of its size.
+        if x.shape[0] >= 3 and np.allclose(steps, steps[0], rtol=0, atol=2.0**-21 * np.abs(x).max()):
             inv = (x[-1] - x[0]) / (x.shape[0] - 1)
             parts: list[tuple[RopePart, Arr, float]] = [("angle", inv, 1.0)] if np.all(inv > 0) else []
         else:
@@ -592,20 +631,20 @@ def fit_rope(sample: Sample) -> Iterator[Rope]:
             parts = [("cos", omega, amplitude), ("sin", omega, amplitude)]
         for part, inv, amplitude in parts:
             sample.clue(
-                f"the {d // 2} distinct columns repeat in the {layout} layout; "
+                f"the {dim // 2} distinct columns "
+                + ("stand once" if layout == "once" else f"repeat in the {layout} layout")
+                + "; "
                 + (
                     "rows grow linearly with the position (rotary angles)"
                     if part == "angle"
                     else f"they are {'cos/sin' if part == 'cos' else 'sin'} waves of amplitude {amplitude:.6g}"
                 ),
             )
-            for params in _scalings(inv, d, sample.n, amplitude):
-                for start in _start_of(
-                    head, np.asarray(_inv_of(params, d, n), dtype=np.float64)[: d // 2], part, amplitude
-                ):
+            for params in _scalings(inv, dim, sample.n, amplitude):
+                for start in _start_of(x, np.asarray(_inv_of(params, dim, n), dtype=np.float64), part, amplitude):
                     yield from _variants(
                         sample,
-                        {"length": n, "dim": d, "layout": layout, "part": part, "start": start, **params},
+                        {"length": n, "dim": dim, "layout": layout, "part": part, "start": start, **params},
                         amplitude,
                     )
 
