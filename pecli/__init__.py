@@ -17,7 +17,8 @@ from pecli.errors import FormatError, OutputError, PecliInputError, RecipeError,
 
 if TYPE_CHECKING:
     from pecli.analysis import decay, heatmap_sample, relative_residual, wavelengths
-    from pecli.compare import Comparison, compare, explain
+    from pecli.compare import Comparison, compare
+    from pecli.explanations import explain
     from pecli.formats import open_table, write_table
     from pecli.identify import Identification, identify
     from pecli.inspection import describe, row_details
@@ -78,7 +79,7 @@ _LAZY = {
     "relative_residual": "pecli.analysis",
     "wavelengths": "pecli.analysis",
     "compare": "pecli.compare",
-    "explain": "pecli.compare",
+    "explain": "pecli.explanations",
     "Comparison": "pecli.compare",
     "describe": "pecli.inspection",
     "row_details": "pecli.inspection",

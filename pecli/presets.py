@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from pecli.errors import RecipeError
-from pecli.kinds import DEFAULT_KIND, get_kind, kinds
+from pecli.kinds import get_kind, implied_kind
 from pecli.kinds.base import Recipe, spell
 
 #: The fairseq family: split [sin|cos], i/(half−1) frequencies, zero column for odd d, float32.
@@ -66,18 +66,7 @@ class Preset:
         }[compute]
 
 
-def _p(
-    name: str,
-    kind: str,
-    params: dict[str, Any],
-    size: dict[str, Any],
-    framework: str,
-    source: str,
-    summary: str,
-    offsets: str = "first position 0",
-) -> Preset:
-    return Preset(name, kind, params, size, framework, source, summary, offsets)
-
+_p = Preset  # one call per preset, positionally: name, kind, params, size, framework, source, summary
 
 _S, _G, _R, _A, _L = "sinusoidal", "sincos2d", "rope", "alibi", "learned"
 #: Llama 3.1's rope_scaling (HF config.json; Meta's apply_scaling constants).
@@ -595,32 +584,6 @@ def make_recipe(params: dict[str, Any], preset: str | None = None, kind: str | N
         article = "an" if cls.kind[0] in "aeiou" else "a"
         raise RecipeError(f"{article} {cls.kind} recipe needs {spelled}, e.g. {cls.example}")
     return cls(**params)
-
-
-def implied_kind(params: dict[str, Any]) -> str:
-    """The kind parameters imply without ``--kind``: the one kind that owns the parameters only it
-    has (``--grid`` sincos2d, ``--heads`` alibi, ``--scaling`` rope, ``--std`` learned); else the
-    default kind when it takes them all, or the one kind whose choices the values are
-    (``--layout half`` is rope's); else the default kind (whose error names what it lacks)."""
-    names = {k: {f.name for f in fields(cls)} for k, cls in kinds().items()}  # type: ignore[arg-type]
-    owned = {next(iter(o)) for p in params if len(o := [k for k, n in names.items() if p in n]) == 1}
-    if len(owned) == 1:
-        return owned.pop()
-    takes = [k for k, n in names.items() if params.keys() <= n]
-    owners = [k for k in takes if _accepts_values(kinds()[k], params)]
-    return DEFAULT_KIND if DEFAULT_KIND in owners or len(owners) != 1 else owners[0]
-
-
-def _accepts_values(cls: type[Recipe], params: dict[str, Any]) -> bool:
-    """Whether every choice-valued parameter is one of the kind's choices for it."""
-    from typing import get_args, get_type_hints
-
-    hints = get_type_hints(cls)
-    for name, value in params.items():
-        allowed = get_args(hints.get(name))
-        if allowed and all(isinstance(a, str) for a in allowed) and value not in allowed:
-            return False
-    return True
 
 
 def _spell(name: str) -> str:

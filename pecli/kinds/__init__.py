@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import fields
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 from pecli.errors import RecipeError
 from pecli.kinds.base import SCHEMA, Recipe
@@ -65,6 +65,30 @@ def field_names(kind: str | type[Recipe]) -> list[str]:
     return [f.name for f in fields(cls)]  # type: ignore[arg-type]
 
 
+def implied_kind(params: dict[str, Any]) -> str:
+    """The kind parameters imply without ``--kind``: the one kind that owns the parameters only it
+    has (``--grid`` sincos2d, ``--heads`` alibi, ``--scaling`` rope, ``--std`` learned); else the
+    default kind when it takes them all, or the one kind whose choices the values are
+    (``--layout half`` is rope's); else the default kind (whose error names what it lacks)."""
+    names = {k: {f.name for f in fields(cls)} for k, cls in kinds().items()}  # type: ignore[arg-type]
+    owned = {next(iter(o)) for p in params if len(o := [k for k, n in names.items() if p in n]) == 1}
+    if len(owned) == 1:
+        return owned.pop()
+    takes = [k for k, n in names.items() if params.keys() <= n]
+    owners = [k for k in takes if _accepts_values(kinds()[k], params)]
+    return DEFAULT_KIND if DEFAULT_KIND in owners or len(owners) != 1 else owners[0]
+
+
+def _accepts_values(cls: type[Recipe], params: dict[str, Any]) -> bool:
+    """Whether every choice-valued parameter is one of the kind's choices for it."""
+    hints = get_type_hints(cls)
+    for name, value in params.items():
+        allowed = get_args(hints.get(name))
+        if allowed and all(isinstance(a, str) for a in allowed) and value not in allowed:
+            return False
+    return True
+
+
 def recipe_from_metadata(meta: dict[str, Any]) -> Recipe | None:
     """Rebuild a recipe from stored metadata; ``None`` when the metadata holds no pecli recipe.
 
@@ -88,4 +112,13 @@ def _from_stored(v: Any) -> Any:
     return item() if callable(item) else v
 
 
-__all__ = ["DEFAULT_KIND", "KINDS", "Recipe", "field_names", "get_kind", "kinds", "recipe_from_metadata"]
+__all__ = [
+    "DEFAULT_KIND",
+    "KINDS",
+    "Recipe",
+    "field_names",
+    "get_kind",
+    "implied_kind",
+    "kinds",
+    "recipe_from_metadata",
+]

@@ -1,0 +1,344 @@
+"""The ``pecli`` group and the plumbing its commands share: consoles, exit codes, signals, input, output.
+
+Command modules import from here; this module never imports a command module.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from pecli.errors import PecliInputError
+from pecli.options import recipe_params
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from pecli.kinds.base import Recipe
+    from pecli.table import Table
+
+EXIT_OK, EXIT_DIFFERENT, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
+
+EPILOG = """\b
+Exit status: 0 success; 1 tables differ ('diff');
+2 error (bad option, unreadable input, unwritable output);
+130 interrupted (Ctrl-C or SIGTERM); 141 output pipe closed (e.g. | head).
+Nothing partial is ever left behind.
+"""
+
+
+class PecliError(click.ClickException):
+    """Any error a user can fix; printed as one line, exit code 2."""
+
+    exit_code = EXIT_ERROR
+
+
+class App:
+    """Per-invocation state: consoles are made here, never at import time (NO_COLOR, tests)."""
+
+    def __init__(self, no_color: bool) -> None:
+        self.no_color = no_color
+        self._out: Console | None = None
+        self._err: Console | None = None
+
+    def _console(self, stderr: bool) -> Console:
+        from rich.console import Console
+
+        return Console(stderr=stderr, no_color=self.no_color or None, highlight=False, soft_wrap=False)
+
+    @property
+    def out(self) -> Console:
+        if self._out is None:
+            self._out = self._console(stderr=False)
+        return self._out
+
+    @property
+    def err(self) -> Console:
+        if self._err is None:
+            self._err = self._console(stderr=True)
+        return self._err
+
+    def show(self, renderables: list[Any]) -> None:
+        for r in renderables:
+            # Title and header lines are never wrapped by Rich (a long path stays one line).
+            self.out.print(r, soft_wrap=isinstance(r, str) or type(r).__name__ == "Text")
+
+    @contextmanager
+    def progress(self, total: int, what: str, quiet: bool) -> Iterator[Callable[[int], None] | None]:
+        """A progress bar on stderr for work that lasts over a second, only on a terminal."""
+        if quiet or not self.err.is_terminal:
+            yield None
+            return
+        import time
+
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+        began = time.monotonic()
+        bar = Progress(
+            TextColumn(what), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(), console=self.err, transient=True
+        )
+        task = bar.add_task(what, total=total)
+        started = False
+
+        def advance(n: int) -> None:
+            nonlocal started
+            bar.advance(task, n)
+            if not started and time.monotonic() - began > 1.0:
+                bar.start()
+                started = True
+
+        try:
+            yield advance
+        finally:
+            if started:
+                bar.stop()
+
+
+class _Stop(BaseException):
+    """Unwinds the command (removing temporary files) and sets the exit status.
+
+    A BaseException that Click does not intercept: Click would print a blank line for Ctrl-C and
+    exit 1 on a closed pipe, and 1 means "tables differ" here.
+    """
+
+    def __init__(self, code: int, message: str = "") -> None:
+        super().__init__(code, message)
+        self.code, self.message = code, message
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    raise _Stop(EXIT_INTERRUPTED, "Interrupted: nothing was written.")
+
+
+class PecliGroup(click.Group):
+    """Owns the exit-code contract: every error is one ``Error:`` line on stderr, exit 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PecliInputError as exc:
+            raise PecliError(str(exc)) from exc
+        except BrokenPipeError:
+            # The reader went away (e.g. `| head`): stop quietly with SIGPIPE's status, like cat.
+            raise _Stop(EXIT_BROKEN_PIPE) from None
+
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        handlers = _install_signal_handlers()
+        # Click would import shutil (and with it bz2, lzma, zlib: ~3 ms) just to ask the width.
+        extra.setdefault("terminal_width", _terminal_columns())
+        try:
+            rv = super().main(args, prog_name or "pecli", complete_var, False, **extra)
+        except _Stop as stop:
+            if stop.code == EXIT_BROKEN_PIPE:
+                _silence_stdout()
+            if stop.message:
+                click.echo(stop.message, err=True)
+            sys.exit(stop.code)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+            sys.exit(EXIT_ERROR)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+            click.echo(f"Error: {exc.format_message()}{hint}", err=True)
+            sys.exit(EXIT_ERROR)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except (click.Abort, KeyboardInterrupt):
+            click.echo("Interrupted: nothing was written.", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        finally:
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
+        sys.exit(rv if isinstance(rv, int) else EXIT_OK)
+
+
+def _install_signal_handlers() -> dict[int, Any]:
+    """Ctrl-C and SIGTERM unwind like an exception, so temporary files are removed on the way out.
+
+    Only default handlers are replaced (an embedding program keeps its own), and only in the
+    main thread, where Python allows it.
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    replaced: dict[int, Any] = {}
+    for signum, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+        if signal.getsignal(signum) is default:
+            replaced[signum] = signal.signal(signum, _on_signal)
+    return replaced
+
+
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing shutil: $COLUMNS, the terminal, 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _version_message() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from pecli._version import __version__
+
+    deps = []
+    for name in ("numpy", "h5py", "rich", "click"):
+        try:
+            deps.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            deps.append(f"{name} missing")
+    return f"pecli {__version__} (Python {sys.version.split()[0]}; {', '.join(deps)})"
+
+
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(_version_message())
+        ctx.exit()
+
+
+@click.group("pecli", cls=PecliGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show pecli's version and its libraries' versions.",
+)
+@click.option("--no-color", is_flag=True, envvar="NO_COLOR", help="No colour in terminal output (also NO_COLOR=1).")
+@click.pass_context
+def cli(ctx: click.Context, no_color: bool) -> None:
+    """Positional-encoding tables: generate, inspect, compare, identify and export them.
+
+    \b
+      pecli generate --len 120 --dim 8              print the table
+      pecli generate --len 4096 --dim 512 -o pe.h5  write it to a file
+      pecli generate --preset fairseq -o fs.npy     a framework's own table (pecli presets)
+      pecli inspect --len 120 --dim 8 --pos 2       explain one position
+      pecli inspect pe.h5                           header, statistics, a window
+      pecli export pe.h5 -o pe.safetensors          convert, keeping the recipe
+      pecli diff mine.npy sinusoidal:len=120,dim=8  compare, and say why they differ
+      pecli identify mine.npy                       which recipe made this table?
+
+    \b
+    A SOURCE is a file, FILE:KEY (one array of an .h5/.npz/.safetensors/.pt file)
+    or a recipe written KIND:PARAM=VALUE,... e.g. sinusoidal:len=120,dim=8,layout=split
+    or PRESET:PARAM=VALUE,... e.g. fairseq:len=2048,dim=512
+    """
+    ctx.obj = App(no_color)
+
+
+def recipe_from_options(ctx: click.Context, params: dict[str, Any]) -> Recipe:
+    from pecli.kinds import DEFAULT_KIND, implied_kind
+    from pecli.presets import make_recipe
+
+    given = {name: params[name] for name in recipe_params(ctx)}
+    preset, kind = given.pop("preset", None), given.pop("kind", None)
+    if preset is None and (kind or implied_kind(given)) == DEFAULT_KIND:
+        missing = [opt for opt, name in (("--len", "length"), ("--dim", "dim")) if params[name] is None]
+        if missing:
+            raise click.UsageError(
+                f"Missing option {' and '.join(missing)}: a recipe needs --len N and --dim D (or --preset NAME).",
+                ctx,
+            )
+    return make_recipe(given, preset, kind)
+
+
+@contextmanager
+def table_input(
+    ctx: click.Context, source: str | None, params: dict[str, Any], fmt: str | None, allow: tuple[str, ...] = ()
+) -> Iterator[Table]:
+    """The table a command works on: SOURCE (file[:key] or KIND:params) or the recipe options.
+
+    ``allow`` names recipe options that still make sense with a SOURCE (export's --dtype).
+    """
+    from pecli.sources import open_source
+    from pecli.table import Table
+
+    given = [n for n in recipe_params(ctx) if n not in allow]
+    if source is not None and given:
+        opts = ", ".join("--len" if n == "length" else f"--{n}" for n in given)
+        raise click.UsageError(f"give a SOURCE or recipe options, not both ({opts} given with {source})", ctx)
+    if source is None:
+        if not recipe_params(ctx):
+            raise click.UsageError(
+                "give a SOURCE (a file, FILE:KEY or sinusoidal:len=N,dim=D) "
+                "or recipe options such as --len 120 --dim 8",
+                ctx,
+            )
+        yield Table.from_recipe(recipe_from_options(ctx, params))
+        return
+    with open_source(source, fmt) as table:
+        yield table
+
+
+def show_table(app: App, table: Table, rows: Any, cols: Any, precision: int) -> None:
+    from pecli.inspection import window
+    from pecli.render import table_view
+
+    app.show(table_view(app.out, table, window(table, rows, cols), precision))
+
+
+def write_output(app: App, table: Table, out: dict[str, Any]) -> None:
+    """Write ``table`` as the output options in ``out`` say (to a path, or stdout for ``-``)."""
+    from pecli.formats import WriteOptions, resolve_format, write_table
+
+    options = WriteOptions(key=out["key"], compress=out["compress"], digits=out["digits"])
+    output, fmt, quiet = out["output"], out["fmt"], out["quiet"]
+    if out["compress"] is not None and (output == "-" or resolve_format(output, fmt).name != "h5"):
+        raise PecliError("--compress applies to HDF5 output only (.h5/.hdf5)")
+    if output == "-":
+        if fmt is None:
+            raise PecliError("writing to stdout needs --format, e.g. --format npy or --format csv")
+        with app.progress(table.shape[0], "writing", quiet) as advance:
+            write_table(table, sys.stdout.buffer, fmt, options=options, progress=advance)
+            sys.stdout.buffer.flush()
+        return
+    with app.progress(table.shape[0], f"writing {output}", quiet) as advance:
+        write_table(table, output, fmt, options=options, force=out["force"], sidecar=out["sidecar"], progress=advance)
+
+
+def echo_json(payload: Any, allow_nan: bool = True) -> None:
+    """Machine output on stdout (json is imported here: `pecli --help` never needs it)."""
+    import json
+
+    click.echo(json.dumps(payload, indent=2, allow_nan=allow_nan))
+
+
+def split_params(params: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: params.pop(name) for name in names}
+
+
+def main() -> None:
+    cli.main(prog_name="pecli")

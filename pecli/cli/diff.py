@@ -1,0 +1,59 @@
+"""``pecli diff``: compare two tables and say why they differ."""
+
+from __future__ import annotations
+
+import click
+
+from pecli.cli.app import EPILOG, App, echo_json
+from pecli.options import json_option, tolerance_options
+
+
+@click.command(epilog=EPILOG)
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@tolerance_options
+@json_option
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing; the exit status says it all (like cmp -s).")
+@click.pass_context
+def diff(
+    ctx: click.Context,
+    /,
+    a: str,
+    b: str,
+    atol: float,
+    rtol: float,
+    equal_nan: bool,
+    top: int,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Compare table A against the reference B, and say why they differ.
+
+    A and B are SOURCEs: files, FILE:KEY or recipes such as sinusoidal:len=120,dim=8.  Exact by
+    default; with --atol/--rtol an element matches when |a−b| ≤ atol + rtol·|b|, B being the
+    reference (NumPy's isclose).  The report starts with a verdict, then shape, dtype and
+    metadata differences, the count of elements outside tolerance, max abs/rel/ulp differences
+    with where they are, RMS, the likely cause (split vs interleaved layout, cos-first, rows
+    shifted, a padding row, 2-D order, float32 angles, another base) and the worst elements.
+
+    Exit status 0 when the tables match, 1 when they differ (a shape mismatch too), 2 on error.
+
+    \b
+      pecli diff exported.npy sinusoidal:len=2048,dim=512,layout=split
+      pecli diff mine.safetensors:pe theirs.h5 --atol 1e-6
+      pecli diff a.npy b.npy --json
+    """
+    from pecli.compare import compare
+    from pecli.sources import open_source
+
+    app: App = ctx.obj
+    with open_source(a) as ta, open_source(b) as tb:
+        with app.progress(max(ta.shape[0], tb.shape[0]), "comparing", quiet or as_json) as advance:
+            result = compare(ta, tb, atol=atol, rtol=rtol, equal_nan=equal_nan, top=top, progress=advance)
+    if as_json:
+        echo_json(result.to_dict(), allow_nan=False)
+    elif not quiet:
+        from pecli.render import diff_view
+
+        app.show(diff_view(result))
+    ctx.exit(result.exit_code)

@@ -1,0 +1,195 @@
+"""``pecli inspect`` and ``pecli presets``: look at a table, or at the presets."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from pecli.cli.app import EPILOG, App, PecliError, echo_json, table_input
+from pecli.options import (
+    input_format_option,
+    json_option,
+    pos_option,
+    quiet_option,
+    recipe_options,
+    recipe_params,
+    view_options,
+)
+
+if TYPE_CHECKING:
+    from pecli.table import Table
+
+
+@click.command(epilog=EPILOG)
+@click.argument("source", required=False, metavar="[SOURCE]")
+@recipe_options
+@pos_option
+@view_options
+@click.option(
+    "--heatmap",
+    is_flag=True,
+    help="Draw the table in the terminal: −1 black, 0 grey, 1 white (sampled to fit; the sampling is stated).",
+)
+@json_option
+@input_format_option
+@quiet_option
+@click.pass_context
+def inspect(
+    ctx: click.Context,
+    /,
+    source: str | None,
+    pos: int | None,
+    rows: Any,
+    cols: Any,
+    precision: int,
+    heatmap: bool,
+    as_json: bool,
+    fmt: str | None,
+    quiet: bool,
+    **params: Any,
+) -> None:
+    """Look at a table: a file, one array of a file, or the table a recipe makes.
+
+    SOURCE is a file, FILE:KEY or a recipe such as sinusoidal:len=120,dim=8 (or use the recipe
+    options).  A file holding several arrays (a checkpoint) has them listed first.  Without
+    --pos: a header (shape, dtype, byte order, storage, the stored recipe), statistics (min,
+    max, mean, std, row norms) and the edge rows.  With --pos P: row P column by column; for a
+    recipe also the frequency index i, sin or cos, ω_i, wavelength 2π/ω_i and the angle p·ω_i.
+
+    \b
+      pecli inspect --len 120 --dim 8 --pos 2
+      pecli inspect pe.h5
+      pecli inspect model.safetensors:embeddings.position_embeddings.weight --pos 0
+      pecli inspect pe.npy --pos 2 --json
+      pecli inspect --len 32 --dim 128 --start 1 --heatmap
+    """
+    app: App = ctx.obj
+    if heatmap:
+        if pos is not None or as_json:
+            raise PecliError("--heatmap draws the whole table: drop --pos/--json (or use `pecli plot` for a file)")
+        with table_input(ctx, source, params, fmt) as table:
+            from pecli.analysis import heatmap_sample
+            from pecli.render import heatmap_view
+
+            width = app.out.width
+            sample = heatmap_sample(table, max_rows=64, max_cols=max(8, width - 7))
+            app.show(heatmap_view(table, sample))
+        return
+    arrays = None if source is None or recipe_params(ctx) else _arrays_to_list(source, fmt)
+    if arrays is not None and pos is None:
+        from pecli.errors import FormatError
+        from pecli.sources import split_file_key
+
+        _show_arrays(app, source or "", arrays, as_json)
+        try:
+            from pathlib import Path
+
+            from pecli.formats import choose_key
+
+            choose_key(Path(split_file_key(source or "")[0]), None, arrays)
+        except FormatError:
+            return  # nothing to pick by default: the listing is the answer
+        if as_json:
+            return
+        app.out.print()
+    with table_input(ctx, source, params, fmt) as table:
+        _inspect(app, table, pos, rows, cols, precision, as_json, quiet)
+
+
+def _arrays_to_list(source: str, fmt: str | None) -> list[Any] | None:
+    """The arrays of a multi-array file given without :KEY (None when there is nothing to list)."""
+    from pecli.formats import list_arrays
+    from pecli.sources import is_recipe_spec, split_file_key
+
+    if is_recipe_spec(source):
+        return None
+    path, key = split_file_key(source)
+    from pathlib import Path
+
+    if key is not None or not Path(path).exists():
+        return None
+    arrays = list_arrays(path, fmt)
+    return arrays if arrays is not None and len(arrays) > 1 else None
+
+
+def _show_arrays(app: App, source: str, arrays: list[Any], as_json: bool) -> None:
+    if as_json:
+        echo_json(
+            {"source": source, "arrays": [{"key": a.key, "shape": list(a.shape), "dtype": a.dtype} for a in arrays]}
+        )
+        return
+    from pecli.render import arrays_view
+
+    app.show(arrays_view(source, arrays))
+
+
+def _inspect(
+    app: App, table: Table, pos: int | None, rows: Any, cols: Any, precision: int, as_json: bool, quiet: bool
+) -> None:
+    from pecli import inspection as d
+    from pecli import render
+
+    if pos is not None:
+        if rows is not None:
+            raise PecliError("--rows and --pos exclude each other: --pos P explains one position")
+        details = d.row_details(table, pos, cols)
+        if as_json:
+            payload = {
+                **d.header(table),
+                "position": pos,
+                "columns": [{**e, "value": d.json_number(e["value"])} for e in details],
+            }
+            echo_json(payload)
+        else:
+            app.show(render.row_view(table, pos, details, precision))
+        return
+    with app.progress(table.shape[0], "statistics", quiet) as advance:
+        desc = d.describe(table, advance)
+    # A header view shows a taste of the data: edge rows only, unless --rows asks for more.
+    win = d.window(table, rows, cols, threshold=0)
+    if as_json:
+        desc["window"] = {
+            "positions": [None if r is None else table.start + r for r in win.row_ids],
+            "columns": list(range(*win.col_range)),
+            "values": [None if r is None else [d.json_number(v) for v in win.values[r]] for r in win.row_ids],
+        }
+        echo_json(desc)
+        return
+    app.show(render.describe_view(desc, precision))
+    app.out.print()
+    app.show(render.table_view(app.out, table, win, precision)[1:])
+
+
+@click.command(epilog=EPILOG)
+@click.argument("names", nargs=-1, metavar="[NAME]...")
+@json_option
+@click.pass_obj
+def presets(app: App, names: tuple[str, ...], as_json: bool) -> None:
+    """List the presets: named recipes that reproduce a framework's own table.
+
+    With NAME, show that preset in full: the framework, class or function and version it
+    reproduces, the formula, offsets, how exact it is and its default recipe.  Use one with
+    `pecli generate --preset NAME [--len N --dim D ...]`, or as a SOURCE: NAME:len=N,dim=D.
+    """
+    from pecli.presets import PRESETS, get_preset
+    from pecli.render import presets_view
+
+    chosen = [get_preset(n) for n in names] if names else list(PRESETS.values())
+    if as_json:
+        rows = [
+            {
+                "name": p.name,
+                "kind": p.kind,
+                "framework": p.framework,
+                "source": p.source,
+                "formula": p.summary,
+                "offsets": p.offsets,
+                "precision": p.exactness,
+                "recipe": p.recipe().to_metadata(),
+            }
+            for p in chosen
+        ]
+        echo_json(rows)
+        return
+    app.show(presets_view(chosen, detail=bool(names)))

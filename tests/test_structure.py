@@ -1,0 +1,179 @@
+"""The package's shape: no import cycles, no private names crossing modules, small modules, and
+kinds that own themselves (a kind is found by looking, and every one of its parameters is an option)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "pecli"
+#: The project's rule of thumb for one module (a kind, a command group, a format family).
+MAX_LINES = 600
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(name: str, path: Path) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` of every import that runs (module level or inside functions), without
+    the ``if TYPE_CHECKING:`` blocks that never do."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[tuple[str, list[str]]] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, []) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            found.append((base, [alias.name for alias in node.names]))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module → the pecli modules importing it runs (a submodule runs its packages' ``__init__`` too)."""
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for name, path in MODULES.items():
+        for module, names in _imports(name, path):
+            targets = {f"{module}.{n}" for n in names if f"{module}.{n}" in MODULES}
+            if module in MODULES and not targets:
+                targets.add(module)
+            for target in list(targets):
+                parts = target.split(".")
+                targets.update(".".join(parts[:i]) for i in range(1, len(parts)))
+            graph[name] |= {t for t in targets if t in MODULES and t != name and not name.startswith(t + ".")}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            connect(v)
+    return out
+
+
+def test_the_graph_sees_imports_inside_functions() -> None:
+    # cli imports the kinds only inside its commands; the graph must still see it.
+    assert any(
+        m.startswith("pecli.kinds") or m == "pecli.presets"
+        for m in _graph()["pecli.cli"] | set().union(*(_graph()[m] for m in MODULES if m.startswith("pecli.cli.")))
+    )
+
+
+def test_no_import_cycles() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    crossing = [
+        f"{name}: from {module} import {n}"
+        for name, path in MODULES.items()
+        for module, names in _imports(name, path)
+        if module.startswith("pecli")
+        for n in names
+        if n.startswith("_") and not n.startswith("__")
+    ]
+    assert crossing == []
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_stay_small(name: str) -> None:
+    lines = len(MODULES[name].read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{name} has {lines} lines: split it by what it owns"
+
+
+def test_every_kind_module_defines_one_kind_and_is_found() -> None:
+    from pecli.kinds import KINDS
+    from pecli.kinds.base import Recipe
+
+    kind_modules = [m for m in MODULES if m.startswith("pecli.kinds.") and m != "pecli.kinds.base"]
+    found = {cls.__module__ for cls in KINDS.values()}
+    assert found == set(kind_modules)
+    assert all(issubclass(cls, Recipe) and cls.kind == name for name, cls in KINDS.items())
+
+
+def test_every_kind_parameter_is_a_recipe_option_and_back() -> None:
+    """Options are found by type (no list of names to keep in step): each field of each kind has a
+    recipe option, and each recipe option sets a field of some kind (or picks the preset or kind)."""
+    from dataclasses import fields
+
+    from pecli.cli import cli
+    from pecli.kinds import KINDS
+    from pecli.options import RecipeOption
+
+    for command in ("generate", "inspect", "export", "identify", "analyze", "plot"):
+        options = {p.name for p in cli.commands[command].params if isinstance(p, RecipeOption)}
+        parameters = {f.name for cls in KINDS.values() for f in fields(cls)}  # type: ignore[arg-type]
+        assert parameters <= options, (command, parameters - options)
+        assert options - parameters == {"preset", "kind"}, (command, options - parameters)
+
+
+@pytest.mark.parametrize("kind", ["sinusoidal", "sincos2d", "rope", "alibi", "learned"])
+def test_each_kind_states_its_facts(kind: str) -> None:
+    from click.testing import CliRunner
+
+    from pecli.cli import cli
+    from pecli.kinds import KINDS
+
+    cls = KINDS[kind]
+    assert cls.example and cls.required and cls.__doc__
+    # The kind's own example builds a table from the command line.
+    result = CliRunner().invoke(cli, ["generate", *cls.example.split(), "--rows", "0:1"])
+    assert result.exit_code == 0, result.output
