@@ -326,7 +326,8 @@ class Sample:
         rows = sum(b - a for a, b in self.spans)
         if rows == self.n:
             return f"all {self.n} rows"
-        return f"{rows} of {self.n} rows (head, tail and {len(self.spans) - 2} windows between)"
+        between = len(self.spans) - 2
+        return f"{rows} of {self.n} rows (head, tail" + (f" and {between} windows between)" if between > 0 else ")")
 
 
 __all__ = [

@@ -488,8 +488,8 @@ def _decide(
             sample.notes.append("the data agrees with the recipe stored in the file")
         elif stored_given:
             sample.notes.append("the data does NOT match the recipe stored in the file")
-        ties = [c for c in proved if c is not best and c.verification and c.verification.max_abs <= best.tolerance]
-        return "match", best, ties
+        others = [c for c in proved if c is not best and c.verification and c.verification.max_abs <= best.tolerance]
+        return "match", best, _fold(others)
     if stored_given:
         sample.notes.append("the data does NOT match the recipe stored in the file")
     close = [c for c in candidates if c.max_abs <= c.close_tolerance][:1]
@@ -502,6 +502,17 @@ def _decide(
             )
             return "close", c, []
     return "unknown", None, []
+
+
+def _fold(candidates: list[Candidate]) -> list[Candidate]:
+    """One candidate per distinct rebuilt table (its digest), carrying every name that builds it."""
+    by_table: dict[str, Candidate] = {}
+    for c in candidates:
+        key = c.verification.digest if c.verification is not None else c.spec
+        first = by_table.setdefault(key, c)
+        if first is not c:
+            by_table[key] = replace(first, names=tuple(dict.fromkeys(first.names + c.names)))
+    return list(by_table.values())
 
 
 def _preference(c: Candidate) -> tuple[bool, bool, bool, bool]:

@@ -407,13 +407,19 @@ def identify_view(found: Any) -> list[RenderableType]:
         out.append(f"check it with    {best.check_command(found.source)}")
     for c in found.alternatives:
         if c.atol and set(c.names) - set(found.names):
-            out.append(f"also matches     {', '.join(c.names)}: {c.spec} (max |Δ| {_g(c.atol, 3)})")
+            names = ", ".join(n for n in c.names if n in PRESETS) or c.name
+            out.append(f"also matches     {names}: {c.spec} (max |Δ| {_g(c.atol, 3)})")
     out += [f"note: {note}" for note in found.notes]
     proof = "compared with every row" if best is not None and best.verification is not None else "scored on the sample"
     out.append(f"sampled {found.sample}; {found.candidates_tried} candidates tried; the verdict {proof}")
-    if found.nearest:
+    if found.nearest and found.verdict != "match":  # a proved match needs no runners-up (--json has them)
         grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-        for head, justify in (("candidate", "left"), ("max |Δ|", "right"), ("rel RMS", "right"), ("recipe", "left")):
+        for head, justify in (
+            ("candidate", "left"),
+            ("max |Δ| (sample)", "right"),
+            ("rel RMS", "right"),
+            ("recipe", "left"),
+        ):
             grid.add_column(head, justify=justify, no_wrap=head != "recipe")  # type: ignore[arg-type]
         for c in found.nearest:
             grid.add_row(c.name, _g(c.max_abs, 3), _g(c.rel_rms, 3), c.recipe.describe(short=True))

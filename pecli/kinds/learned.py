@@ -125,19 +125,14 @@ class Learned(Recipe):
             return None
         z = float(np.abs(centred).max()) / float(centred.std() / 0.8796) if kurtosis < 2.7 else math.inf
         init = "a normal truncated at ±2σ" if z <= 2.0001 else "a normal"
-        zeros = [r for r in sample.zero_rows]
+        zeros = sample.zero_rows
         text = (
             f"a learned table at initialisation: values look like independent draws from {init} "
-            f"with σ = {std:.4g} (mean {mean:.2g}; rows {n_rows(sample)})"
+            f"with σ = {std:.4g} (mean {mean:.2g}, over {sample.describe()})"
         )
         if zeros:
             text += f"; row {zeros[0]} is zero (a padding row, like RoBERTa's)"
         return text + ". No formula rebuilds random numbers: compare distributions, not values"
-
-
-def n_rows(sample: Sample) -> str:
-    """How many rows the statistics are over."""
-    return sample.describe()
 
 
 __all__ = ["DType", "Init", "Learned"]

@@ -1,0 +1,150 @@
+"""`pecli identify` as a user runs it: the SOURCE it prints rebuilds the table, so that
+`pecli diff FILE SOURCE --atol X` (the command it prints) exits 0, for every preset and every
+kind; and the cases users reported: a NumPy float64 table cast to float32, a file whose stored
+recipe is a tie (Whisper), N-D grids and 1-D vectors as the frameworks save them."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from pecli.cli import cli
+from pecli.kinds import KINDS
+from pecli.presets import PRESETS
+
+f32 = np.float32
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def identify_json(path: Path) -> dict[str, Any]:
+    result = run("identify", str(path), "--json")
+    assert result.exit_code == 0, result.output
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
+
+
+def check_passes(doc: dict[str, Any]) -> None:
+    """The `check` command identify prints is `pecli diff FILE SOURCE [--atol X]`: it must exit 0."""
+    words = shlex.split(doc["check"])
+    assert words[:2] == ["pecli", "diff"] and words[3] == doc["best"]["spec"]
+    result = run(*words[1:])
+    assert result.exit_code == 0, (doc["check"], result.output)
+
+
+def small(preset: str) -> Any:
+    p = PRESETS[preset]
+    size = {"length": min(p.size["length"], 48)} if "length" in p.size else {}
+    if "heads" in p.size and "length" in p.size:
+        size = {"length": min(p.size["length"], 48)}
+    return p.recipe(**size)
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_the_printed_source_rebuilds_every_preset(tmp_path: Path, preset: str) -> None:
+    path = tmp_path / "table.npy"
+    np.save(path, small(preset).build())  # data only: no sidecar, no stored recipe
+    doc = identify_json(path)
+    assert doc["verdict"] == "match" and preset in doc["names"], (preset, doc["names"], doc["notes"])
+    assert doc["best"]["atol"] == 0 and doc["best"]["verified"]["rows"] == doc["shape"][0]
+    check_passes(doc)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_the_printed_source_rebuilds_each_kinds_example(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "table.npy"
+    words = KINDS[kind].example.split()
+    made = run("generate", *words, "-o", str(path), "--no-sidecar", "-q")
+    assert made.exit_code == 0, made.output
+    doc = identify_json(path)
+    assert doc["verdict"] == "match" and doc["kind"] == kind, doc["summary"] if "summary" in doc else doc
+    check_passes(doc)
+
+
+def numpy_table(n: int, d: int) -> np.ndarray:
+    """The paper's table as a careful NumPy user writes it: float64, then cast once to float32."""
+    p = np.arange(n, dtype=np.float64)[:, None]
+    angle = p / 10000.0 ** (2 * np.arange(d // 2) / d)
+    out = np.empty((n, d))
+    out[:, 0::2], out[:, 1::2] = np.sin(angle), np.cos(angle)
+    return out.astype(f32)
+
+
+def test_a_numpy_table_is_the_recipe_that_rebuilds_it_bit_for_bit(tmp_path: Path) -> None:
+    # 1500×384: the exact table differs from this one by 1 ulp in one element; HF's XLM float64
+    # pipeline (p / 10000^(2i/d), cast once) is bit-identical, so it is named first.
+    path = tmp_path / "mine.npy"
+    np.save(path, numpy_table(1500, 384))
+    doc = identify_json(path)
+    assert doc["verdict"] == "match" and doc["best"]["name"] == "hf-xlm" and doc["best"]["atol"] == 0
+    assert "hf-distilbert" in doc["names"]
+    check_passes(doc)
+    text = run("identify", str(path)).stdout
+    assert "MATCH: matches hf-xlm" in text and "(whole table, max |Δ| 0;" in text
+    assert f"check it with    pecli diff {path} sinusoidal:len=1500,dim=384" in text
+
+
+def test_a_stored_recipe_that_the_data_agrees_with_is_named_first(tmp_path: Path) -> None:
+    path = tmp_path / "w.npy"
+    assert run("generate", "--preset", "whisper", "--len", "300", "-o", str(path), "-q").exit_code == 0
+    doc = identify_json(path)
+    assert doc["best"]["name"] == "whisper" and "stored recipe" in doc["best"]["names"]
+    assert "tensor2tensor" in doc["names"]  # the tie is shown, after the stored recipe
+    assert "the data agrees with the recipe stored in the file" in doc["notes"]
+    text = run("identify", str(path)).stdout
+    assert "MATCH: matches whisper" in text and "same table as    tensor2tensor" in text
+
+
+def test_a_stale_stored_recipe_is_not_believed(tmp_path: Path) -> None:
+    path = tmp_path / "s.npy"
+    assert run("generate", "--len", "64", "--dim", "16", "--layout", "split", "-o", str(path), "-q").exit_code == 0
+    np.save(path, numpy_table(64, 16))  # the same shape, interleaved: the sidecar is now stale
+    doc = identify_json(path)
+    assert doc["best"]["recipe"]["layout"] == "interleaved" and "stored recipe" not in doc["names"]
+    assert "the data does NOT match the recipe stored in the file" in doc["notes"]
+
+
+def test_grids_and_vectors_as_frameworks_save_them(tmp_path: Path) -> None:
+    # positional-encodings' (X, Y, C) grid and a RoPE inv_freq vector, saved as they come.
+    from pecli.kinds.rope import Rope
+    from pecli.kinds.sincos2d import Sincos2d
+
+    grid = Sincos2d("6x5", 32, order="tatp", compute="float32").build().reshape(6, 5, 32)
+    np.save(tmp_path / "grid.npy", grid)
+    doc = identify_json(tmp_path / "grid.npy")
+    assert doc["verdict"] == "match" and doc["best"]["recipe"]["grid"] == "6x5"
+    check_passes(doc)
+    inv = Rope(1, 128, base=500000.0, part="inv_freq").build()[0]
+    np.save(tmp_path / "inv.npy", inv)
+    doc = identify_json(tmp_path / "inv.npy")
+    assert doc["verdict"] == "match" and doc["best"]["recipe"]["base"] == 500000.0
+    assert doc["best"]["recipe"]["part"] == "inv_freq"
+    check_passes(doc)
+
+
+def test_a_table_no_kind_fits_says_so_with_what_was_fitted(tmp_path: Path) -> None:
+    # The column-index exponent (pos/10000)^(2i/d), a bug seen in blog posts: no known recipe.
+    p = np.arange(100, dtype=np.float64)[:, None]
+    angle = (p / 10000.0) ** (2 * np.arange(256) / 512)
+    table = np.empty((100, 512), dtype=f32)
+    table[:, 0::2], table[:, 1::2] = np.sin(angle), np.cos(angle)
+    np.save(tmp_path / "bug.npy", table)
+    result = run("identify", str(tmp_path / "bug.npy"))
+    assert result.exit_code == 0
+    assert "NO KNOWN RECIPE: no known recipe; nearest" in result.stdout
+    assert "follow no frequency rule" in result.stdout and "nearest candidates" in result.stdout
+
+
+def test_an_array_identify_cannot_read_is_one_line_exit_2(tmp_path: Path) -> None:
+    np.save(tmp_path / "ints.npy", np.arange(12).reshape(3, 4))
+    result = CliRunner().invoke(cli, ["identify", str(tmp_path / "ints.npy")])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "pecli reads floating-point tables (float16/32/64)" in result.stderr
