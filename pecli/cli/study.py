@@ -28,23 +28,28 @@ from pecli.options import IntListType, force_option, input_format_option, json_o
 def identify(
     ctx: click.Context, /, source: str | None, nearest: int, as_json: bool, fmt: str | None, **params: Any
 ) -> None:
-    """Which recipe made this table?  Searches every kind and preset.
+    """Which recipe made this table?  Tries every kind and preset, then proves the answer.
 
-    Fits layout, base, frequency rule, start offset, padding row, odd-width policy, 2-D order
-    and grid, RoPE layout and compute pipeline (exact, float64 or float32) from the data, scores
-    every preset too, and reports the best match with its residual and a confidence, or "no known
-    recipe" with the nearest candidates.  Exit status 0 whatever the verdict (2 on error).
+    Each kind fits its parameters to the data: sinusoidal layout, base, frequency rule, start,
+    padding row and pipeline; 2-D/3-D grid, order and temperature; RoPE part (cos, sin, angle,
+    inv_freq), layout, θ and scaling; ALiBi slopes or bias.  Vectors and (X, Y, C) grids are
+    read as the frameworks save them.  A MATCH is printed only after the whole table has been
+    compared with the rebuild, as `pecli diff` compares it; the command that confirms it is
+    printed too (`check it with`), with every other name that builds the same table.  Otherwise
+    CLOSE (within a float32 pipeline's rounding), LEARNED (random-looking, like a learned table
+    at initialisation: described, never matched) or NO KNOWN RECIPE with the nearest candidates.
+    Exit status 0 whatever the verdict (2 on error).
 
     \b
       pecli identify checkpoint.safetensors:embed_positions.weight
-      pecli identify pe.npy --json
+      pecli identify rope_cos.npy --json
     """
     from pecli.identify import identify as find
     from pecli.render import identify_view
 
     app: App = ctx.obj
-    with table_input(ctx, source, params, fmt) as table:
-        found = find(table, nearest=nearest)
+    with table_input(ctx, source, params, fmt) as table, app.progress(table.shape[0], "proving", False) as advance:
+        found = find(table, nearest=nearest, progress=advance)
     if as_json:
         echo_json(found.to_dict(), allow_nan=False)
     else:

@@ -4,38 +4,21 @@
 float32 as torch does; ``pow`` evaluated in float64 and rounded once; ``x / t`` with a Python
 ``x`` is torch's ``t.reciprocal() * x``); :func:`inv_freq_float64` the same formulas in float64
 with ``base^(−2i/dim)`` correctly rounded (the reference).  They read a rotary recipe's
-parameters (:class:`pecli.kinds.rope.Rope`), described here by :class:`RopeParameters`.
+parameters (:class:`pecli.kinds.rope.Rope`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pecli.kernels.exact import frequencies
 from pecli.kernels.pipelines import f32, pow32
 
-
-class RopeParameters(Protocol):
-    """What the scalings read from a rotary recipe."""
-
-    dim: int
-    base: float
-    scaling: str
-    factor: float | None
-    original_max_position_embeddings: int | None
-    low_freq_factor: float | None
-    high_freq_factor: float | None
-    beta_fast: float | None
-    beta_slow: float | None
-    short_factor: str | None
-    long_factor: str | None
-    truncate: bool
-
-    @property
-    def seq_len(self) -> int: ...
+if TYPE_CHECKING:  # the recipe whose parameters these read (it imports this module, not the reverse)
+    from pecli.kinds.rope import Rope
 
 
 def yarn_mscale(scale: float, mscale: float = 1.0) -> float:
@@ -45,7 +28,7 @@ def yarn_mscale(scale: float, mscale: float = 1.0) -> float:
     return 0.1 * mscale * math.log(scale) + 1.0
 
 
-def yarn_range(r: RopeParameters) -> tuple[float, float]:
+def yarn_range(r: Rope) -> tuple[float, float]:
     """HF's ``find_correction_range(beta_fast, beta_slow, dim, base, original_max, truncate)``."""
     dim, base = r.dim, r.base
     orig = r.original_max_position_embeddings
@@ -70,7 +53,7 @@ def factors(text: str | None) -> list[float]:
     return [float(t) for t in text.split(";")]
 
 
-def inv_freq_float32(r: RopeParameters) -> np.ndarray:
+def inv_freq_float32(r: Rope) -> np.ndarray:
     """``inv_freq`` as HF computes it in float32 (scalars rounded to float32 as torch does; pow
     evaluated in float64 and rounded once; ``x / t`` with a Python ``x`` is torch's
     ``t.reciprocal() * x``)."""
@@ -123,7 +106,7 @@ def inv_freq_float32(r: RopeParameters) -> np.ndarray:
     return np.where(medium, smoothed, inv).astype(f32)
 
 
-def inv_freq_float64(r: RopeParameters) -> np.ndarray:
+def inv_freq_float64(r: Rope) -> np.ndarray:
     """``inv_freq`` from the same formulas in float64, with ``base^(−2i/dim)`` correctly rounded."""
     dim, half = r.dim, r.dim // 2
 
@@ -158,4 +141,4 @@ def inv_freq_float64(r: RopeParameters) -> np.ndarray:
     return np.where(medium, (1 - smooth) * inv / factor + smooth * inv, inv)
 
 
-__all__ = ["RopeParameters", "factors", "inv_freq_float32", "inv_freq_float64", "yarn_mscale", "yarn_range"]
+__all__ = ["factors", "inv_freq_float32", "inv_freq_float64", "yarn_mscale", "yarn_range"]
