@@ -248,11 +248,3 @@ def test_recipe_operands_round_trip_with_presets_and_new_parameters() -> None:
 def test_bad_grid_recipes(kind: str | None, params: dict, message: str) -> None:
     with pytest.raises(RecipeError, match=message):
         make_recipe(params, kind=kind)
-
-
-def test_readme_lists_every_preset() -> None:
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    missing = [name for name in PRESETS if f"| `{name}` |" not in readme]
-    assert not missing, f"README's preset table lacks {missing}"
