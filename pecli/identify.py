@@ -54,7 +54,7 @@ class Verification:
     beyond: int
     atol: float
     first_beyond_row: int | None = None
-    #: A hash of the whole rebuilt table: equal digests, the same table bit for bit.
+    #: A hash of where and how the rebuild departs from the table: equal digests, the same rebuild.
     digest: str = ""
 
     @property
@@ -251,34 +251,52 @@ class _Scored:
     built: Arr | None = None  # the whole sample, when it was built
 
 
-def _proposals(sample: Sample) -> list[_Scored]:
-    found: dict[Recipe, _Scored] = {}
+class _Proposals:
+    """The candidates, each recipe once with every name that proposed it (presets first)."""
 
-    def add(recipe: Recipe, name: str | None) -> None:
-        entry = found.setdefault(recipe, _Scored(recipe, [], len(found)))
+    def __init__(self) -> None:
+        self.found: dict[Recipe, _Scored] = {}
+
+    def add(self, recipe: Recipe, name: str | None) -> _Scored:
+        entry = self.found.setdefault(recipe, _Scored(recipe, [], len(self.found)))
         if name is not None and name not in entry.names:
             entry.names.append(name)
+        return entry
 
-    presets = [(p, r) for p in PRESETS.values() for r in preset_recipes(p, sample)]
+
+def _proposals(sample: Sample, presets: list[tuple[Preset, Recipe]]) -> _Proposals:
+    out = _Proposals()
     for preset, recipe in presets:
-        add(recipe, preset.name)
+        out.add(recipe, preset.name)
     stored = sample.table.recipe
     if stored is not None and stored.shape == sample.table.shape:
-        add(stored, _STORED)
-    fitted = [r for cls in kinds().values() for r in cls.fit(sample)]
-    # A preset read from row `start` on (HF's past_key_values_length): presets fix no start, so
-    # each start the phases showed is tried on every preset of the same kind that has one.
-    starts = {(r.kind, r.start) for r in fitted if r.start}
+        out.add(stored, _STORED)
+    for cls in kinds().values():
+        for recipe in cls.fit(sample):
+            out.add(recipe, None)
+    return out
+
+
+def _started_presets(
+    sample: Sample, found: _Proposals, presets: list[tuple[Preset, Recipe]], screen: tuple[list[tuple[int, int]], Arr]
+) -> None:
+    """A preset read from row ``start`` on (HF's past_key_values_length): presets fix no start, so
+    each start that a fitted recipe showed *and that fits the screen rows* is tried on every preset
+    of the same kind that has one."""
+    starts = {
+        (p.recipe.kind, p.recipe.start)
+        for p in found.found.values()
+        if p.recipe.start and p.digest and p.max_abs <= tolerances(p.recipe, sample)[1]
+    }
     for (preset, recipe), (kind, start) in itertools.product(presets, sorted(starts)):
         has_start = "start" in {f.name for f in fields(recipe)}  # type: ignore[arg-type]
         if kind == recipe.kind and has_start and getattr(recipe, "padding_idx", None) is None:
             try:
-                add(replace(recipe, start=start), preset.name)  # type: ignore[type-var]
+                entry = found.add(replace(recipe, start=start), preset.name)  # type: ignore[type-var]
             except RecipeError:
-                pass
-    for recipe in fitted:
-        add(recipe, None)
-    return list(found.values())
+                continue
+            if not entry.digest:
+                _screen(entry, *screen)
 
 
 # -- scoring ---------------------------------------------------------------------------------
@@ -303,22 +321,21 @@ def _score(s: _Scored, table_rows: Arr, built: Arr) -> None:
     s.digest = hashlib.blake2b(np.ascontiguousarray(built).tobytes(), digest_size=16).hexdigest()
 
 
-def _screen_spans(sample: Sample, rows: int = 8) -> list[tuple[int, int]]:
+def _screen_rows(sample: Sample, rows: int = 8) -> tuple[list[tuple[int, int]], Arr]:
+    """A few head and tail rows (the whole table when it is short), and their values."""
     n = sample.n
-    return sorted({(0, min(n, rows)), (max(0, n - rows), n)})
+    spans = [(0, n)] if n <= 2 * rows else [(0, rows), (n - rows, n)]
+    return spans, np.concatenate([sample.rows(a, b) for a, b in spans])
 
 
-def _score_all(sample: Sample, proposals: list[_Scored], nearest: int) -> None:
-    """Every proposal on a few head and tail rows; the promising ones and the best few on the sample."""
-    screen = _screen_spans(sample)
-    screen_rows = np.concatenate([sample.rows(a, b) for a, b in screen]) if len(screen) > 1 else sample.rows(*screen[0])
-    if len(screen) > 1 and screen[0][1] > screen[1][0]:  # a short table: one span
-        screen = [(0, sample.n)]
-        screen_rows = sample.rows(0, sample.n)
-    for p in proposals:
-        built = _try_build(p.recipe, screen)
-        if built is not None:
-            _score(p, screen_rows, built)
+def _screen(p: _Scored, spans: list[tuple[int, int]], values: Arr) -> None:
+    built = _try_build(p.recipe, spans)
+    if built is not None:
+        _score(p, values, built)
+
+
+def _score_sample(sample: Sample, proposals: list[_Scored], nearest: int) -> None:
+    """The promising proposals, and the best few whatever they score, on the whole sample."""
     for i, p in enumerate(sorted(proposals, key=lambda p: (p.max_abs, p.rank))):
         if p.digest and (i < nearest or p.max_abs <= tolerances(p.recipe, sample)[1]):
             p.built = _try_build(p.recipe, sample.spans)
@@ -365,8 +382,13 @@ def verify(table: Table, recipe: Recipe, atol: float, progress: Progress | None 
 def verify_all(
     table: Table, checks: list[tuple[Recipe, float]], progress: Progress | None = None
 ) -> list[Verification]:
-    """:func:`verify` for several recipes in one pass over the table (each row is read once)."""
-    n = table.shape[0]
+    """:func:`verify` for several recipes in one pass over the table (each row is read once).
+
+    Elements the rebuild reproduces bit for bit need no arithmetic; only the others are compared
+    in float64 with ``diff``'s test.  The digest hashes where and how the rebuild departs from
+    the table, so two rebuilds with equal digests are the same table.
+    """
+    n, d = table.shape
     step = table.block_rows()
     max_abs = [0.0] * len(checks)
     beyond = [0] * len(checks)
@@ -374,20 +396,27 @@ def verify_all(
     hashes = [hashlib.blake2b(digest_size=16) for _ in checks]
     for r0 in range(0, n, step):
         r1 = min(n, r0 + step)
-        a = np.asarray(table.rows(r0, r1), dtype=np.float64)
+        block = np.asarray(table.rows(r0, r1))
+        flat = block.reshape(-1)
         for i, (recipe, atol) in enumerate(checks):
-            built = recipe.rows(r0, r1)
-            hashes[i].update(np.ascontiguousarray(built).tobytes())
-            b = np.asarray(built, dtype=np.float64)
+            built = np.asarray(recipe.rows(r0, r1)).reshape(-1)
+            if built.dtype != flat.dtype:  # compare values, not bits
+                built = built.astype(np.float64)
+            where = np.flatnonzero(built != (flat if flat.dtype == built.dtype else flat.astype(np.float64)))
+            if not where.size:
+                continue
+            a = flat[where].astype(np.float64)
+            b = built[where].astype(np.float64)
             close = isclose(a, b, atol, 0.0, equal_nan=True)
             with np.errstate(invalid="ignore", over="ignore"):
                 diff = np.where(close & ~np.isfinite(a - b), 0.0, np.abs(a - b))
-            if diff.size:
-                max_abs[i] = max(max_abs[i], float(np.max(np.where(np.isnan(diff), np.inf, diff))))
-            far = int(np.count_nonzero(~close))
-            if far and first[i] is None:
-                first[i] = r0 + int(np.flatnonzero(~close.all(axis=1))[0])
-            beyond[i] += far
+            max_abs[i] = max(max_abs[i], float(np.max(np.where(np.isnan(diff), np.inf, diff))))
+            far = np.flatnonzero(~close)
+            if far.size and first[i] is None:
+                first[i] = r0 + int(where[far[0]]) // max(d, 1)
+            beyond[i] += int(far.size)
+            hashes[i].update((where + r0 * d).astype(np.int64).tobytes())
+            hashes[i].update(b.tobytes())
         if progress is not None:
             progress(r1 - r0)
     return [
@@ -406,8 +435,8 @@ def _prove(
     results = {i: v for i, v in zip(todo, found, strict=True)}
     out = []
     for i, c in enumerate(cands):
-        # The sample was the whole table: its digest is the rebuilt table's.
-        v = results.get(i, Verification(sample.n, 0.0, 0, 0.0, digest=f"sample:{c.spec}"))
+        # The sample was the whole table and the rebuild equals it: it departs nowhere.
+        v = results.get(i, Verification(sample.n, 0.0, 0, 0.0, digest=hashlib.blake2b(digest_size=16).hexdigest()))
         if v.holds:  # the tightest tolerance a user can type under which diff passes (0: bit-identical)
             v = replace(v, atol=round_up(v.max_abs))
         out.append(replace(c, verification=v))
@@ -421,8 +450,14 @@ def identify(table: Table, *, nearest: int = 5, progress: Progress | None = None
     if n == 0 or d == 0:
         raise PecliInputError(f"{table.source} is empty ({n}×{d}): there is nothing to identify")
     sample = Sample.read(table)
-    proposals = _proposals(sample)
-    _score_all(sample, proposals, nearest)
+    presets = [(p, r) for p in PRESETS.values() for r in preset_recipes(p, sample)]
+    found = _proposals(sample, presets)
+    screen = _screen_rows(sample)
+    for p in found.found.values():
+        _screen(p, *screen)
+    _started_presets(sample, found, presets, screen)
+    proposals = list(found.found.values())
+    _score_sample(sample, proposals, nearest)
     groups = _groups(proposals)
     candidates = [_candidate(g, sample) for g in groups]
     verdict, best, alternatives = _decide(table, sample, groups, candidates, progress)

@@ -373,7 +373,13 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
     fast = max(2, count // 4)
     estimates = [x for x in (fit_base(inv[:fast], e[:fast]), fit_base(inv, e)) if x is not None]
     scale = float(inv[0])
-    thetas = [round_number(x, digits) for x in estimates for digits in (1, 2, 3, 4, 5, 6)]
+    # The roundest θ each estimate allows, at two precisions (the fast quarter is measured to about
+    # 1e-6; a slow table's less well): 10000, not 10000.3, and 12345, not 12350.
+    thetas = [
+        next((t for t in _roundings(x) if _fits(inv[:fast], scale, t, e[:fast], rtol)), x)
+        for x in estimates
+        for rtol in (1e-5, 1e-4)
+    ]
     # θ rescaled NTK-style, θ0·f^(d/(d−2)) (rotary-embedding-torch's theta_rescale_factor): not round.
     thetas += [
         t * f ** (dim / (dim - 2))
@@ -437,6 +443,16 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
                 yield {"base": theta, "scaling": "dynamic", "factor": nice, "original_max_position_embeddings": orig}
 
 
+def _roundings(x: float) -> Iterator[float]:
+    """``x`` to 1, 2, … 8 significant digits."""
+    return (round_number(x, digits) for digits in range(1, 9))
+
+
+def _fits(inv: Arr, scale: float, theta: float, e: Arr, rtol: float) -> bool:
+    """Whether ``scale·θ^(−e)`` predicts the measured frequencies to ``rtol``."""
+    return theta > 1 and bool(np.allclose(inv / (scale * np.power(theta, -e)), 1, rtol=rtol, atol=0))
+
+
 def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int]:
     """Candidate positions of row 0 from the phases of its distinct columns (cos: ``±``; sin:
     ``θ`` or ``π − θ``)."""
@@ -492,9 +508,12 @@ def fit_rope(sample: Sample) -> Iterator[Rope]:
     if d < 2:
         return
     top = sample.rows(0, min(n, sample.head_rows))
+    repeated = False
     for layout, cols, dim in _layouts(d):
-        if not _repeats(top, layout):
+        # Columns that repeat are half or pairs, never once.
+        if not _repeats(top, layout) or (layout == "once" and repeated):
             continue
+        repeated = layout != "once"
         head = sample.rows(0, min(n, FIT_ROWS))
         if not _repeats(head, layout):
             continue
@@ -511,23 +530,23 @@ def fit_rope(sample: Sample) -> Iterator[Rope]:
             amplitude = _amplitude(x)
             parts = [("cos", omega, amplitude), ("sin", omega, amplitude)]
         for part, inv, amplitude in parts:
-            sample.clue(
-                f"the {dim // 2} distinct columns "
-                + ("stand once" if layout == "once" else f"repeat in the {layout} layout")
-                + "; "
-                + (
-                    "rows grow linearly with the position (rotary angles)"
-                    if part == "angle"
-                    else f"they are {'cos/sin' if part == 'cos' else 'sin'} waves of amplitude {amplitude:.6g}"
-                ),
+            wave = (
+                "rows grow linearly with the position (rotary angles)"
+                if part == "angle"
+                else (f"the rows are {part} waves of amplitude {amplitude:.6g}")
             )
+            where = "stand once" if layout == "once" else f"repeat in the {layout} layout"
             for params in _scalings(inv, dim, sample.n, amplitude):
                 for start in _start_of(x, np.asarray(_inv_of(params, dim, n), dtype=np.float64), part, amplitude):
-                    yield from _variants(
-                        sample,
-                        {"length": n, "dim": dim, "layout": layout, "part": part, "start": start, **params},
-                        amplitude,
-                    )
+                    spec = {"length": n, "dim": dim, "layout": layout, "part": part, "start": start, **params}
+                    for recipe in _variants(sample, spec, amplitude):
+                        sample.clue(
+                            f"the {dim // 2} distinct columns {where}; {wave}; their frequencies fit θ = "
+                            f"{recipe.base:.10g}"
+                            + (f" with {recipe.scaling} scaling" if recipe.scaling != "default" else ""),
+                            recipe,
+                        )
+                        yield recipe
 
 
 def _amplitude(x: Arr) -> float:
