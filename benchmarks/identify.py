@@ -212,7 +212,7 @@ def print_table() -> None:
 def pecli_verify(path: Path, checks: list[tuple[str, float]]) -> list[Any]:
     """pecli's proof pass: ``verify`` for one recipe, ``verify_all`` (one read) for several."""
     from pecli.formats import open_table
-    from pecli.identify import verify, verify_all
+    from pecli.proof import verify, verify_all
     from pecli.sources import parse_recipe
 
     recipes = [(parse_recipe(spec), atol) for spec, atol in checks]
