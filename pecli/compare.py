@@ -10,15 +10,16 @@ When they differ, :mod:`pecli.explanations` says what the likely cause is.
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, get_args, get_type_hints
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pecli import table as _table
-from pecli.errors import PecliInputError
+from pecli.errors import PecliInputError, RecipeError
 from pecli.explanations import (
     DiffSample,
     Explanation,
@@ -28,6 +29,8 @@ from pecli.explanations import (
     first_position,
 )
 from pecli.inspection import json_number
+from pecli.kinds.base import Recipe
+from pecli.proof import isclose, verify_all
 from pecli.table import Progress, Table
 
 Arr = NDArray[np.float64]
@@ -63,7 +66,8 @@ class Comparison:
 
     Non-finite mismatches (NaN against a number, +inf against -inf) count as an infinite ``abs``;
     ``rms`` is over elements where both values are finite; ``rel`` is over finite, non-zero b;
-    ``max_ulp`` counts the values of B's dtype between a (rounded to it) and b (float dtypes only).
+    ``max_ulp`` counts the values of ``ulp_dtype`` (the narrower float dtype of the two) between a
+    and b, both rounded to it; with ``ulps`` an element within that many also matches.
     ``worst`` and ``worst_rows`` rank every non-zero difference, within tolerance or not; ties go
     to the earlier element.  Explanations are only looked for when the tables differ.
     """
@@ -88,10 +92,12 @@ class Comparison:
     max_rel_at: Element | None
     max_ulp: float | None
     max_ulp_at: Element | None
+    ulp_dtype: str | None
     rms: float | None
     worst: list[Element] = field(default_factory=list)
     worst_rows: list[RowDiff] = field(default_factory=list)
     explanations: list[Explanation] = field(default_factory=list)
+    ulps: int = 0
 
     @property
     def shapes_match(self) -> bool:
@@ -122,7 +128,8 @@ class Comparison:
             "exit_code": self.exit_code,
             "a": {"source": self.source_a, "shape": list(self.shape_a), "dtype": self.dtype_a},
             "b": {"source": self.source_b, "shape": list(self.shape_b), "dtype": self.dtype_b},
-            "tolerance": {"atol": self.atol, "rtol": self.rtol, "equal_nan": self.equal_nan},
+            "tolerance": {"atol": self.atol, "rtol": self.rtol, "ulps": self.ulps, "equal_nan": self.equal_nan},
+            "ulp_dtype": self.ulp_dtype,
             "metadata_differences": [{"key": k, "a": va, "b": vb} for k, va, vb in self.metadata_differences],
             "compared": self.compared,
             "mismatched": self.mismatched,
@@ -185,15 +192,84 @@ def ulp_distance(a: np.ndarray, b: np.ndarray, dtype: np.dtype[Any]) -> Arr:
 
 
 # -- compare ---------------------------------------------------------------------------------
-def isclose(a: Arr, b: Arr, atol: float, rtol: float, equal_nan: bool) -> NDArray[np.bool_]:
-    """Where A's elements equal the reference B's within ``atol + rtol·|b|``: NumPy's ``isclose``,
-    term for term (so counts agree with it exactly); equal infinities too, and NaNs in the same
-    place with ``equal_nan``.  The one test ``diff`` and ``identify``'s proof both use."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        close: NDArray[np.bool_] = ((np.abs(a - b) <= atol + rtol * np.abs(b)) & np.isfinite(b)) | (a == b)
-        if equal_nan:
-            close |= np.isnan(a) & np.isnan(b)
-    return close
+def narrower_float(a: np.dtype[Any], b: np.dtype[Any]) -> np.dtype[Any] | None:
+    """The float dtype (float16/32/64) with fewer bits of the two, where ulps are counted."""
+    floats = [d for d in (a, b) if d.name in _FLOAT_ULPS]
+    return min(floats, key=lambda d: d.itemsize) if floats else None
+
+
+#: Differences of at most this many ulps everywhere are rounding, not a different table.
+ROUNDING_ULPS = 4
+
+
+def _rounding(a: Table, b: Table, stats: dict[str, Any], ulp_dtype: np.dtype[Any] | None) -> list[Explanation]:
+    """Every difference within a few ulps: the same table rounded differently.  When a recipe is
+    known, its other pipelines are rebuilt and proved against A, and one that reproduces A bit for
+    bit is named (``identify``'s proof, on every row)."""
+    ulp, mismatched = stats["max_ulp"], stats["mismatched"]
+    if ulp_dtype is None or ulp is None or stats["nonfinite_mismatched"]:
+        return []
+    # Equal once rounded to the narrower dtype (ulp 0): the precision suspect names the storage.
+    if not 0 < ulp <= ROUNDING_ULPS:
+        return []
+    detail = (
+        f"every difference is within {ulp:g} ulp of {ulp_dtype.name} ({mismatched} element"
+        f"{'s' if mismatched != 1 else ''}): the same table, rounded differently"
+    )
+    recipe, target = (b.recipe, a) if b.recipe is not None else (a.recipe, b)
+    exact = [v for v, proof in _pipeline_proofs(recipe, target) if proof.holds and proof.max_abs == 0]
+    if exact:
+        from pecli.sources import recipe_spec
+
+        names = preset_names(exact[0])
+        detail += f"; {recipe_spec(exact[0])}{f' ({names})' if names else ''} reproduces {target.source} bit for bit"
+        return [Explanation("rounding", detail, 0.0)]
+    detail += " (a float64 pipeline cast once, a division for a multiplication, a framework's float32 exp)"
+    return [Explanation("rounding", detail, float(stats["max_abs"] or 0.0))]
+
+
+def _pipeline_proofs(recipe: Recipe | None, target: Table) -> list[tuple[Recipe, Any]]:
+    """The recipe in each of its kind's other pipelines (``compute``/``form``), proved on ``target``."""
+    if recipe is None or recipe.shape != target.shape or not hasattr(recipe, "compute"):
+        return []
+    hints = get_type_hints(type(recipe))
+    computes = get_args(hints.get("compute")) or (getattr(recipe, "compute", None),)
+    forms = get_args(hints.get("form")) or (None,)
+    variants = []
+    for compute, form in itertools.product(computes, forms):
+        change = {"compute": compute, **({"form": form} if form is not None else {})}
+        try:
+            variant = replace(recipe, **change)  # type: ignore[type-var]
+        except (RecipeError, TypeError):
+            continue
+        if variant != recipe and variant not in variants:
+            variants.append(variant)
+    if not variants:
+        return []
+    return list(zip(variants, verify_all(target, [(v, 0.0) for v in variants]), strict=True))
+
+
+def preset_names(recipe: Recipe) -> str:
+    """The presets whose recipe, at this size, is ``recipe``."""
+    from dataclasses import fields
+
+    from pecli.presets import PRESETS
+
+    size = {
+        f.name: getattr(recipe, f.name)
+        for f in fields(recipe)
+        if f.name in ("length", "dim", "grid", "dtype", "heads", "start")
+    }  # type: ignore[arg-type]
+    names = []
+    for p in PRESETS.values():
+        if p.kind != recipe.kind:
+            continue
+        try:
+            if p.recipe(**size) == recipe:
+                names.append(p.name)
+        except RecipeError:
+            continue
+    return ", ".join(names)
 
 
 def compare(
@@ -206,9 +282,16 @@ def compare(
     top: int = 10,
     progress: Progress | None = None,
     suspects: bool = True,
+    ulps: int = 0,
 ) -> Comparison:
-    """Compare candidate A with reference B, block by block; explain the differences if ``suspects``."""
+    """Compare candidate A with reference B, block by block; explain the differences if ``suspects``.
+
+    An element matches when ``|a − b| ≤ atol + rtol·|b|``, or when at most ``ulps`` values of the
+    narrower float dtype of the two lie between them (NumPy's ``assert_array_max_ulp``).
+    """
     atol, rtol = check_tolerance("atol", atol), check_tolerance("rtol", rtol)
+    if isinstance(ulps, bool) or not isinstance(ulps, int) or ulps < 0:
+        raise PecliInputError(f"ulps must be a whole number ≥ 0, got {ulps!r}: e.g. --ulps 4")
     if isinstance(top, bool) or not isinstance(top, int) or top < 0:
         raise PecliInputError(f"top must be a whole number ≥ 0, got {top!r}")
     first = first_position(a, b)
@@ -216,7 +299,7 @@ def compare(
     acc: _Accumulator | None = None
     sample: DiffSample | None = None
     if a.shape == b.shape:
-        acc = _Accumulator(top, atol, rtol, equal_nan, first, b.dtype)
+        acc = _Accumulator(top, atol, rtol, equal_nan, first, narrower_float(a.dtype, b.dtype), ulps)
         # The suspects' sample is copied out of the blocks as they pass: no second read.
         kept = plan if suspects else SamplePlan([], [])
         col_a, col_b = Collector(kept.a_windows, a.shape[1]), Collector(kept.b_windows, b.shape[1])
@@ -236,8 +319,10 @@ def compare(
     if suspects and not same:
         if sample is None:
             sample = DiffSample.read(a, b, plan, first)
-        explanations = explain_sample(a, b, sample, atol, rtol, equal_nan)
     stats = acc.result() if acc is not None else _NO_STATS
+    if suspects and not same:
+        rounding = _rounding(a, b, stats, acc.ulp_dtype if acc is not None else None)
+        explanations = rounding or explain_sample(a, b, sample, atol, rtol, equal_nan)
     return Comparison(
         same=same,
         source_a=a.source,
@@ -251,6 +336,8 @@ def compare(
         equal_nan=equal_nan,
         metadata_differences=metadata_differences(a, b),
         explanations=explanations,
+        ulps=ulps,
+        ulp_dtype=acc.ulp_dtype.name if acc is not None and acc.ulp_dtype is not None else None,
         **stats,
     )
 
@@ -312,9 +399,18 @@ class Collector:
 class _Accumulator:
     """Running statistics over row blocks; bounded memory (``top`` candidates kept per list)."""
 
-    def __init__(self, top: int, atol: float, rtol: float, equal_nan: bool, first: int, dtype_b: np.dtype[Any]):
+    def __init__(
+        self,
+        top: int,
+        atol: float,
+        rtol: float,
+        equal_nan: bool,
+        first: int,
+        ulp_dtype: np.dtype[Any] | None,
+        ulps: int,
+    ):
         self.top, self.atol, self.rtol, self.equal_nan, self.first = top, atol, rtol, equal_nan, first
-        self.ulp_dtype = dtype_b if dtype_b.name in _FLOAT_ULPS else None
+        self.ulp_dtype, self.ulps = ulp_dtype, ulps
         self.compared = self.mismatched = self.nonfinite = self.finite = 0
         self.sumsq = 0.0
         self.best: dict[str, tuple[float, Element | None]] = {k: (0.0, None) for k in ("abs", "rel", "ulp")}
@@ -342,6 +438,9 @@ class _Accumulator:
             raw = np.abs(a - b)
             absb = np.abs(b)
             close = isclose(a, b, self.atol, self.rtol, self.equal_nan)
+            ulp = ulp_distance(block_a, block_b, self.ulp_dtype) if self.ulp_dtype is not None else None
+            if ulp is not None and self.ulps:
+                close |= (ulp >= 0) & (ulp <= self.ulps)
             finite = np.isfinite(a) & np.isfinite(b)
             # |a − b|, with matching NaN/inf pairs as 0 and mismatching non-finite pairs as +inf.
             e = np.where(finite, raw, np.where(close, 0.0, np.inf))
@@ -353,8 +452,8 @@ class _Accumulator:
             self.sumsq += float(np.square(raw, where=finite, out=np.zeros_like(raw)).sum())
             track("abs", e)
             track("rel", np.divide(e, absb, out=np.full_like(e, -1.0), where=np.isfinite(b) & (b != 0)))
-            if self.ulp_dtype is not None:
-                track("ulp", ulp_distance(block_a, block_b, self.ulp_dtype))
+            if ulp is not None:
+                track("ulp", ulp)
         d = e.shape[1]
         for i in _top(e.ravel(), self.top):
             row, col = divmod(int(i), d)

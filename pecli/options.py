@@ -398,6 +398,15 @@ tolerance_options = _stack(
         "(NumPy's isclose; B is the reference).",
     ),
     click.option(
+        "--ulps",
+        type=click.IntRange(min=0),
+        default=0,
+        show_default=True,
+        metavar="N",
+        help="Also match elements at most N ulps apart, counted in the narrower float dtype of the two "
+        "(NumPy's assert_array_max_ulp); combines with --atol/--rtol.",
+    ),
+    click.option(
         "--equal-nan/--no-equal-nan", default=True, show_default=True, help="NaNs in the same place count as equal."
     ),
     click.option(

@@ -2,7 +2,7 @@
 
 :func:`verify_all` reads the table once for any number of candidate recipes; elements a rebuild
 reproduces bit for bit cost no arithmetic, the others are compared in float64 with ``diff``'s own
-test (:func:`pecli.compare.isclose`).  ``identify`` prints a MATCH only on a :class:`Verification`
+test (:func:`isclose`).  ``identify`` prints a MATCH only on a :class:`Verification`
 that holds.
 """
 
@@ -13,10 +13,23 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
-from pecli.compare import isclose
 from pecli.kinds.base import Recipe
 from pecli.table import Progress, Table
+
+Arr = NDArray[np.float64]
+
+
+def isclose(a: Arr, b: Arr, atol: float, rtol: float, equal_nan: bool) -> NDArray[np.bool_]:
+    """Where A's elements equal the reference B's within ``atol + rtol·|b|``: NumPy's ``isclose``,
+    term for term (so counts agree with it exactly); equal infinities too, and NaNs in the same
+    place with ``equal_nan``.  The one test ``diff`` and ``identify``'s proof both use."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        close: NDArray[np.bool_] = ((np.abs(a - b) <= atol + rtol * np.abs(b)) & np.isfinite(b)) | (a == b)
+        if equal_nan:
+            close |= np.isnan(a) & np.isnan(b)
+    return close
 
 
 @dataclass(frozen=True)
@@ -98,4 +111,4 @@ def verify_all(
     ]
 
 
-__all__ = ["Verification", "round_up", "verify", "verify_all"]
+__all__ = ["Verification", "isclose", "round_up", "verify", "verify_all"]

@@ -5,16 +5,42 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from pecli.inspection import Window
 from pecli.resources import human_bytes
-from pecli.table import Table
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
     from rich.measure import Measurement
     from rich.table import Table as RichTable
+    from rich.text import Text
+
+    from pecli.inspection import Window
+    from pecli.table import Table
 
 ELLIPSIS = "…"
+
+#: C0 controls, DEL and C1 controls, each as the escape Python would write for it.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {
+    0x09: "\\t",
+    0x0A: "\\n",
+    0x0D: "\\r",
+}
+
+
+def visible(text: str) -> str:
+    """``text`` with its control characters shown as escapes (``\\x1b``, ``\\n``).
+
+    For every human-facing string that comes from a file or a path (names, keys, metadata): an
+    ESC or OSC sequence in a dataset name must not reach the terminal, nor a newline split a line.
+    """
+    return text.translate(_CONTROLS)
+
+
+def _line(text: str) -> Text:
+    """A line naming things from a file: controls escaped, and a Text, so Rich reads no markup in
+    it (a file named ``a[bold]b.npy`` prints as it is)."""
+    from rich.text import Text
+
+    return Text(visible(text))
 
 
 def fmt_value(v: Any, precision: int) -> str:
@@ -35,8 +61,8 @@ def title(table: Table) -> str:
     head = f"({n}, {d}) {table.dtype.name}"
     where = "" if table.computed else f"{table.source}  "
     if table.recipe is None:
-        return f"{where}{head}"
-    return f"{where}{table.recipe.kind} {head}  {table.recipe.describe(short=True)}"
+        return visible(f"{where}{head}")
+    return visible(f"{where}{table.recipe.kind} {head}  {table.recipe.describe(short=True)}")
 
 
 class _Grid:
@@ -223,6 +249,7 @@ def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
         lines.append(("written by", f"pecli {recipe.get('pecli_version', '?')} (schema {recipe.get('schema')})"))
     else:
         lines.append(("recipe", "none stored"))
+    lines = [(visible(k), visible(v)) for k, v in lines]
     width = max(len(k) for k, _ in lines) + 2
     out: list[RenderableType] = [Text.assemble((k.ljust(width), "bold"), v) for k, v in lines]
     stats = desc["stats"]
@@ -247,11 +274,13 @@ def arrays_view(source: str, arrays: list[Any]) -> list[RenderableType]:
     """The arrays inside a multi-array file, one line each, and how to pick one."""
     from rich.text import Text
 
-    rows = [("key", "shape", "dtype")] + [(a.key, "(" + ", ".join(map(str, a.shape)) + ")", a.dtype) for a in arrays]
+    rows = [("key", "shape", "dtype")] + [
+        (visible(a.key), "(" + ", ".join(map(str, a.shape)) + ")", visible(a.dtype)) for a in arrays
+    ]
     w0, w1 = (max(len(r[k]) for r in rows) for k in (0, 1))
     lines = [f"{k:<{w0}}  {shape:<{w1}}  {dtype}" for k, shape, dtype in rows]
     lines.insert(1, "─" * max(len(line) for line in lines))
-    return [f"{source} holds {len(arrays)} arrays; pick one as {source}:KEY", *(Text(line) for line in lines)]
+    return [_line(f"{source} holds {len(arrays)} arrays; pick one as {source}:KEY"), *(Text(line) for line in lines)]
 
 
 def _g(x: float | None, digits: int = 4) -> str:
@@ -269,7 +298,7 @@ def diff_view(c: Any) -> list[RenderableType]:
     from rich.table import Table as RichTable
     from rich.text import Text
 
-    tol = f"|a−b| ≤ {c.atol:g} + {c.rtol:g}·|b|"
+    tol = f"|a−b| ≤ {c.atol:g} + {c.rtol:g}·|b|" + (f" or {c.ulps} ulp" if c.ulps else "")
     if not c.shapes_match:
         verdict = f"DIFFERENT: shapes differ, {c.shape_a} vs {c.shape_b}; no elements compared"
     elif c.same:
@@ -279,18 +308,18 @@ def diff_view(c: Any) -> list[RenderableType]:
         verdict = f"DIFFERENT: {c.mismatched} of {c.compared} elements ({pct:.3g}%) outside {tol}"
     out: list[RenderableType] = [
         Text(verdict, style="bold green" if c.same else "bold red"),
-        f"A {c.source_a}  ({', '.join(map(str, c.shape_a))}) {c.dtype_a}",
-        f"B {c.source_b}  ({', '.join(map(str, c.shape_b))}) {c.dtype_b}  (the reference)",
+        _line(f"A {c.source_a}  ({', '.join(map(str, c.shape_a))}) {c.dtype_a}"),
+        _line(f"B {c.source_b}  ({', '.join(map(str, c.shape_b))}) {c.dtype_b}  (the reference)"),
     ]
     if c.dtype_a != c.dtype_b:
         out.append(f"dtype differs: {c.dtype_a} vs {c.dtype_b}")
     for key, va, vb in c.metadata_differences:
-        out.append(f"metadata {key}: {va!r} vs {vb!r}")
+        out.append(_line(f"metadata {key}: {va!r} vs {vb!r}"))
     if c.max_abs is not None:
         lines = [
             ("max |a−b|", f"{_g(c.max_abs)} {_at(c.max_abs_at)}" if c.max_abs_at else _g(c.max_abs)),
             ("max rel", f"{_g(c.max_rel)} {_at(c.max_rel_at)}" if c.max_rel_at else _g(c.max_rel)),
-            ("max ulp", f"{_g(c.max_ulp)} (in B's {c.dtype_b})" if c.max_ulp is not None else "—"),
+            ("max ulp", f"{_g(c.max_ulp)} (in {c.ulp_dtype}{_narrower(c)})" if c.max_ulp is not None else "—"),
             ("rms", _g(c.rms)),
         ]
         if c.nonfinite_mismatched:
@@ -377,13 +406,20 @@ def heatmap_view(table: Table, sample: Any) -> list[RenderableType]:
     grey = np.rint((values + 1.0) * 127.5).astype(int)
     shade = np.rint((values + 1.0) * 2.0).astype(int)
     width = len(str(table.start + int(sample.row_ids[-1])))
-    lines: list[RenderableType] = [title(table), f"{sample.description}; −1 black … 0 grey … 1 white"]
+    lines: list[RenderableType] = [_line(title(table)), f"{sample.description}; −1 black … 0 grey … 1 white"]
     for r, row in enumerate(grey):
         line = Text(f"{table.start + int(sample.row_ids[r]):>{width}} ", style="bold")
         for g, s in zip(row, shade[r], strict=True):
             line.append(_SHADES[s], style=f"rgb({g},{g},{g}) on rgb({g},{g},{g})")
         lines.append(line)
     return lines
+
+
+def _narrower(c: Any) -> str:
+    """Which table's dtype the ulps are counted in."""
+    if c.dtype_a == c.dtype_b:
+        return ""
+    return ", A's dtype" if c.ulp_dtype == c.dtype_a else ", B's dtype"
 
 
 def identify_view(found: Any) -> list[RenderableType]:
@@ -395,21 +431,21 @@ def identify_view(found: Any) -> list[RenderableType]:
     from pecli.presets import PRESETS
 
     n, d = found.shape
-    out: list[RenderableType] = [Text(f"{found.source}  ({n}, {d}) {found.dtype}", style="bold")]
+    out: list[RenderableType] = [Text(visible(f"{found.source}  ({n}, {d}) {found.dtype}"), style="bold")]
     verdict = {"match": "MATCH", "close": "CLOSE", "unknown": "NO KNOWN RECIPE", "learned": "LEARNED"}[found.verdict]
-    out.append(Text.assemble((verdict, "bold"), f": {found.summary}"))
+    out.append(Text.assemble((verdict, "bold"), visible(f": {found.summary}")))
     best = found.best
     if best is not None:
         others = [n for n in found.names if n != best.name and n in PRESETS]
         if others:
             out.append(f"same table as    {', '.join(others)}")
         out.append(f"rebuild it with  {best.spec}")
-        out.append(f"check it with    {best.check_command(found.source)}")
+        out.append(_line(f"check it with    {best.check_command(found.source)}"))
     for c in found.alternatives:
         if c.atol and set(c.names) - set(found.names):
             names = ", ".join(n for n in c.names if n in PRESETS) or c.name
             out.append(f"also matches     {names}: {c.spec} (max |Δ| {_g(c.atol, 3)})")
-    out += [f"note: {note}" for note in found.notes]
+    out += [_line(f"note: {note}") for note in found.notes]
     proof = "compared with every row" if best is not None and best.verification is not None else "scored on the sample"
     out.append(f"sampled {found.sample}; {found.candidates_tried} candidates tried; the verdict {proof}")
     if found.nearest and found.verdict != "match":  # a proved match needs no runners-up (--json has them)
@@ -433,7 +469,7 @@ def analysis_view(table: Table, decay: Any, residual: Any, waves: Any) -> list[R
     from rich import box
     from rich.table import Table as RichTable
 
-    out: list[RenderableType] = [title(table)]
+    out: list[RenderableType] = [_line(title(table))]
     ks = sorted({0, *(2**e for e in range(0, 20) if 2**e <= int(decay.k[-1])), int(decay.k[-1])})
     grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
     for head in ("k", "mean PE(p)·PE(p+k)", "mean cosine"):

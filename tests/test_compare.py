@@ -218,8 +218,10 @@ def test_ulp_distance_is_in_the_references_dtype() -> None:
     assert compare(plain(-tiny), plain(tiny), suspects=False).max_ulp == 2.0
     h = np.array([[0.5]], dtype=np.float16)
     assert compare(plain(np.nextafter(h, np.float16(1))), plain(h)).max_ulp == 1.0
-    # The spacing is B's, even when A is wider: 1 float32 ulp at 1.0 is 2**29 float64 ulps.
-    assert compare(plain(up), plain(one.astype(np.float64))).max_ulp == 2.0**29
+    # Ulps are counted in the narrower dtype of the two (diff's rule, like assert_array_max_ulp):
+    # float32 1.0000001 against float64 1.0 is 1 float32 ulp (it would be 2**29 float64 ulps).
+    c = compare(plain(up), plain(one.astype(np.float64)))
+    assert c.max_ulp == 1.0 and c.ulp_dtype == "float32"
     assert compare(plain(np.array([[1]])), plain(np.array([[2]]))).max_ulp is None  # integer reference
 
 
@@ -235,7 +237,7 @@ def test_to_dict_is_json_ready_and_keeps_each_dtypes_shortest_values() -> None:
     worst = {(w["position"], w["dim"]): w for w in data["worst"]}
     assert worst[(2, 0)]["a"] is None and worst[(2, 0)]["abs"] is None
     assert worst[(3, 1)]["a"] == 0.1  # float32 0.1 written as 0.1, not 0.10000000149011612
-    assert data["tolerance"] == {"atol": 0.0, "rtol": 0.0, "equal_nan": True}
+    assert data["tolerance"] == {"atol": 0.0, "rtol": 0.0, "ulps": 0, "equal_nan": True}
 
 
 def test_metadata_differences_compare_recipes_not_versions() -> None:

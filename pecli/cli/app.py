@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -38,6 +38,11 @@ class PecliError(click.ClickException):
 
     exit_code = EXIT_ERROR
 
+    def format_message(self) -> str:
+        # Messages quote file names, dataset keys and paths: their control characters are shown
+        # escaped (\x1b, \n), never sent to the terminal, and the message stays one line.
+        return _visible(self.message)
+
 
 class App:
     """Per-invocation state: consoles are made here, never at import time (NO_COLOR, tests)."""
@@ -50,7 +55,10 @@ class App:
     def _console(self, stderr: bool) -> Console:
         from rich.console import Console
 
-        return Console(stderr=stderr, no_color=self.no_color or None, highlight=False, soft_wrap=False)
+        console = Console(stderr=stderr, no_color=self.no_color or None, highlight=False, soft_wrap=False)
+        # Rich's own handler exits 1 on a closed pipe, and 1 means "tables differ" here.
+        console.on_broken_pipe = _on_broken_pipe  # type: ignore[method-assign]
+        return console
 
     @property
     def out(self) -> Console:
@@ -116,8 +124,29 @@ def _on_signal(signum: int, frame: Any) -> None:
     raise _Stop(EXIT_INTERRUPTED, "Interrupted: nothing was written.")
 
 
+def _on_broken_pipe() -> NoReturn:
+    """The reader of stdout went away (e.g. `| head`): stop quietly with SIGPIPE's status, like cat.
+
+    A _Stop, not a BrokenPipeError: an ``except OSError`` on the way out cannot turn it into an error.
+    """
+    raise _Stop(EXIT_BROKEN_PIPE)
+
+
+def _visible(text: str) -> str:
+    from pecli.render import visible
+
+    return visible(text)
+
+
 class PecliGroup(click.Group):
     """Owns the exit-code contract: every error is one ``Error:`` line on stderr, exit 2."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        # `pecli --help | head` and `--version`: printed while the arguments are parsed.
+        try:
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError:
+            _on_broken_pipe()
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -125,8 +154,7 @@ class PecliGroup(click.Group):
         except PecliInputError as exc:
             raise PecliError(str(exc)) from exc
         except BrokenPipeError:
-            # The reader went away (e.g. `| head`): stop quietly with SIGPIPE's status, like cat.
-            raise _Stop(EXIT_BROKEN_PIPE) from None
+            _on_broken_pipe()
 
     def main(
         self,
@@ -139,6 +167,7 @@ class PecliGroup(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         handlers = _install_signal_handlers()
+        _tolerate_unencodable()
         # Click would import shutil (and with it bz2, lzma, zlib: ~3 ms) just to ask the width.
         extra.setdefault("terminal_width", _terminal_columns())
         try:
@@ -154,10 +183,10 @@ class PecliGroup(click.Group):
             sys.exit(EXIT_ERROR)
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
-            click.echo(f"Error: {exc.format_message()}{hint}", err=True)
+            click.echo(f"Error: {_visible(exc.format_message())}{hint}", err=True)
             sys.exit(EXIT_ERROR)
         except click.ClickException as exc:
-            exc.show()
+            click.echo(f"Error: {_visible(exc.format_message())}", err=True)
             sys.exit(exc.exit_code)
         except (click.Abort, KeyboardInterrupt):
             click.echo("Interrupted: nothing was written.", err=True)
@@ -183,6 +212,20 @@ def _install_signal_handlers() -> dict[int, Any]:
         if signal.getsignal(signum) is default:
             replaced[signum] = signal.signal(signum, _on_signal)
     return replaced
+
+
+def _tolerate_unencodable() -> None:
+    """Characters the output encoding lacks (PYTHONIOENCODING=ascii, a C locale) print as '?'.
+
+    The alternative is a UnicodeEncodeError traceback halfway through a table.  Not undone on
+    the way out: main() ends the process, and reconfiguring flushes, which can fail on a closed pipe.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="replace")
+            except (OSError, ValueError):
+                pass
 
 
 def _terminal_columns() -> int:

@@ -22,6 +22,7 @@ def diff(
     b: str,
     atol: float,
     rtol: float,
+    ulps: int,
     equal_nan: bool,
     top: int,
     as_json: bool,
@@ -31,9 +32,11 @@ def diff(
 
     A and B are SOURCEs: files, FILE:KEY or recipes such as sinusoidal:len=120,dim=8.  Exact by
     default; with --atol/--rtol an element matches when |a−b| ≤ atol + rtol·|b|, B being the
-    reference (NumPy's isclose).  The report starts with a verdict, then shape, dtype and
-    metadata differences, the count of elements outside tolerance, max abs/rel/ulp differences
-    with where they are, RMS, the likely cause (split vs interleaved layout, cos-first, rows
+    reference (NumPy's isclose); with --ulps N also when at most N values of the narrower dtype
+    lie between a and b.  The report starts with a verdict, then shape, dtype and metadata
+    differences, the count of elements outside tolerance, max abs/rel/ulp differences with where
+    they are, RMS, the likely cause (rounding — a few ulps everywhere, with the recipe pipeline
+    that reproduces A exactly when there is one —, split vs interleaved layout, cos-first, rows
     shifted, a padding row, 2-D order, float32 angles, another base) and the worst elements.
 
     Exit status 0 when the tables match, 1 when they differ (a shape mismatch too), 2 on error.
@@ -49,7 +52,7 @@ def diff(
     app: App = ctx.obj
     with open_source(a) as ta, open_source(b) as tb:
         with app.progress(max(ta.shape[0], tb.shape[0]), "comparing", quiet or as_json) as advance:
-            result = compare(ta, tb, atol=atol, rtol=rtol, equal_nan=equal_nan, top=top, progress=advance)
+            result = compare(ta, tb, atol=atol, rtol=rtol, ulps=ulps, equal_nan=equal_nan, top=top, progress=advance)
     if as_json:
         echo_json(result.to_dict(), allow_nan=False)
     elif not quiet:

@@ -86,6 +86,76 @@ def _datasets(f: Any) -> list[ArrayInfo]:
     return found
 
 
+#: Soft links followed while resolving one key (libhdf5's own default limit is 16).
+MAX_SOFT_LINKS = 16
+_OUTSIDE = "pecli reads nothing outside the file"
+
+
+def _resolve(f: Any, key: str, where: str) -> str | None:
+    """The path of hard links inside ``f`` that ``key`` names, or None when there is no such object.
+
+    libhdf5 follows soft and external links anywhere on a path it is given, so the key is walked
+    one link at a time: hard links are taken, soft links resolved again (from the root, or from
+    their group for a relative path) at most ``MAX_SOFT_LINKS`` times, and any other link (an
+    external or user-defined one) is refused before it is followed.  Only the returned path, made
+    of hard links alone, is ever opened.
+    """
+    import h5py
+
+    pending = [c for c in key.split("/") if c not in ("", ".")]
+    here: list[str] = []  # hard-link names from the root to the current group
+    group = f
+    hops = 0
+    while pending:
+        part = pending.pop(0)
+        link_name = "/".join([*here, part])
+        try:
+            link = group.get(part, getlink=True)
+        except TypeError:  # h5py's "Unknown link type": a user-defined link class
+            raise FormatError(f"{where}: {link_name} is a user-defined link; pecli does not follow it") from None
+        if link is None:
+            return None
+        if isinstance(link, h5py.ExternalLink):
+            raise FormatError(f"{where}: {link_name} is an external link to {link.filename}:{link.path}; {_OUTSIDE}")
+        if isinstance(link, h5py.SoftLink):
+            hops += 1
+            if hops > MAX_SOFT_LINKS:
+                raise FormatError(
+                    f"{where}: more than {MAX_SOFT_LINKS} soft links to follow (at {link_name} -> {link.path});"
+                    " the links loop"
+                )
+            target = [c for c in str(link.path).split("/") if c not in ("", ".")]
+            if str(link.path).startswith("/"):
+                here, group = [], f
+            pending[:0] = target
+            continue
+        if not isinstance(link, h5py.HardLink):
+            raise FormatError(f"{where}: {link_name} is a link of an unknown kind; pecli does not follow it")
+        here.append(part)
+        if pending:
+            group = group.get(part)
+            if not isinstance(group, h5py.Group):
+                return None
+    return "/" + "/".join(here)
+
+
+def _check_stored_here(ds: Any, where: str) -> None:
+    """Refuse a dataset whose data lives in other files: a virtual dataset, or external storage."""
+    if ds.is_virtual:
+        raise FormatError(f"{where} is a virtual dataset{_sources(ds)}; {_OUTSIDE}")
+    if ds.id.get_create_plist().get_external_count() > 0:
+        files = ", ".join(sorted({str(e[0]) for e in ds.external or ()}))
+        raise FormatError(f"{where} keeps its data in external files ({files}); {_OUTSIDE}")
+
+
+def _sources(ds: Any) -> str:
+    try:
+        files = sorted({m.file_name for m in ds.virtual_sources()})
+    except Exception:  # the names only decorate the message
+        return ""
+    return f" (its data is in {', '.join(files)})" if files else ""
+
+
 #: The largest metadata attribute pecli reads (a recipe is a few hundred bytes).
 _MAX_META_BYTES = 1 << 16
 
@@ -279,24 +349,22 @@ def _read_h5_unchecked(path: Path, key: str | None, stack: ExitStack) -> Table:
 
     f = _open(path, stack)
     if key is not None:
-        link = f.get(key, getlink=True)
-        if isinstance(link, h5py.ExternalLink):
-            raise FormatError(
-                f"{path}:{key} is an external link to {link.filename}: pecli does not follow links out of a file"
-            )
-        if link is None or not isinstance(f.get(key), h5py.Dataset):
+        name = key.strip("/")
+        where = f"{path}:{name}"
+        target = _resolve(f, name, where)
+        if target is None or not isinstance(f.get(target), h5py.Dataset):
             names = ", ".join(a.key for a in _datasets(f)[:8]) or "none"
             raise FormatError(f"{path} has no dataset {key!r}: its datasets are {names}")
-        name = key.strip("/")
     else:
         name = choose_key(path, None, _datasets(f))
-    ds = f[name]
-    if ds.is_virtual:
-        raise FormatError(f"{path}:{name} is a virtual dataset: pecli reads only data stored in the file itself")
-    if ds.external:
-        raise FormatError(
-            f"{path}:{name} keeps its data in external files: pecli reads only data stored in the file itself"
-        )
+        where = f"{path}:{name}"
+        target = _resolve(f, name, where)
+        if target is None:  # choose_key names only datasets reached through hard links
+            raise FormatError(f"{path} has no dataset {name!r}")
+    ds = f[target]  # a path of hard links only: opening it follows nothing
+    if not isinstance(ds, h5py.Dataset):
+        raise FormatError(f"{path} has no dataset {name!r}")
+    _check_stored_here(ds, where)
     info: dict[str, Any] = {}
     meta = _stored_recipe(ds, info)
     compression = ds.compression or "none"

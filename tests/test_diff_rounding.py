@@ -1,0 +1,96 @@
+"""`pecli diff` never calls rounding "a real difference": a few ulps everywhere are rounding, the
+recipe pipeline that reproduces A bit for bit is named (proved on every row), and `--ulps N`
+accepts them.  Tables are written by independent NumPy code, not by pecli."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from click.testing import CliRunner
+
+from pecli.cli import cli
+
+SPEC = "sinusoidal:len=1500,dim=384"
+
+
+def numpy_table(n: int = 1500, d: int = 384) -> np.ndarray:
+    """The paper's table as a careful NumPy user writes it: float64, cast once to float32."""
+    p = np.arange(n, dtype=np.float64)[:, None]
+    angle = p / 10000.0 ** (2 * np.arange(d // 2) / d)
+    out = np.empty((n, d))
+    out[:, 0::2], out[:, 1::2] = np.sin(angle), np.cos(angle)
+    return out.astype(np.float32)
+
+
+def diff(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["diff", *args], env={"COLUMNS": "200"})
+    return result.exit_code, result.stdout
+
+
+def test_a_one_ulp_difference_is_rounding_and_the_reproducing_pipeline_is_named(tmp_path: Path) -> None:
+    np.save(tmp_path / "mine.npy", numpy_table())
+    code, out = diff(str(tmp_path / "mine.npy"), SPEC)
+    assert code == 1  # exact by default: they do differ
+    assert out.splitlines()[0] == "DIFFERENT: 1 of 576000 elements (0.000174%) outside |a−b| ≤ 0 + 0·|b|"
+    assert "max ulp    1 (in float32)" in out
+    cause = next(line for line in out.splitlines() if line.startswith("likely cause:"))
+    assert cause.startswith(
+        "likely cause: rounding: every difference is within 1 ulp of float32 (1 element): the same table, "
+        "rounded differently; sinusoidal:len=1500,dim=384,base=10000,layout=interleaved,start=0,"
+        "dtype=float32,compute=float64,form=div (hf-xlm, hf-distilbert) reproduces"
+    )
+    assert "a real difference" not in out
+
+
+def test_ulps_accepts_rounding(tmp_path: Path) -> None:
+    np.save(tmp_path / "mine.npy", numpy_table())
+    code, out = diff(str(tmp_path / "mine.npy"), SPEC, "--ulps", "1")
+    assert code == 0 and out.startswith("SAME: all 576000 elements within |a−b| ≤ 0 + 0·|b| or 1 ulp")
+    code, out = diff(str(tmp_path / "mine.npy"), SPEC, "--ulps", "1", "--json")
+    doc = json.loads(out)
+    assert doc["same"] and doc["tolerance"]["ulps"] == 1 and doc["ulp_dtype"] == "float32"
+
+
+def test_ulps_are_counted_in_the_narrower_dtype(tmp_path: Path) -> None:
+    wide = numpy_table(64, 16).astype(np.float64)
+    narrow = (wide.astype(np.float16)).astype(np.float16)
+    np.save(tmp_path / "wide.npy", wide)
+    np.save(tmp_path / "half.npy", narrow)
+    code, out = diff(str(tmp_path / "half.npy"), str(tmp_path / "wide.npy"), "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["ulp_dtype"] == "float16" and doc["max_ulp"] == 0  # float16 rounding only
+    code, out = diff(str(tmp_path / "half.npy"), str(tmp_path / "wide.npy"))
+    assert "likely cause: precision: every difference is at most 0.000243, within the rounding of float16" in out, out
+    code, out = diff(str(tmp_path / "half.npy"), str(tmp_path / "wide.npy"), "--ulps", "0")
+    assert code == 1
+
+
+def test_rounding_between_two_files_says_where_rounding_comes_from(tmp_path: Path) -> None:
+    a = numpy_table(200, 32)
+    b = a.copy()
+    rng = np.random.default_rng(0)
+    picks = rng.choice(a.size, 50, replace=False)
+    flat = b.reshape(-1)
+    flat[picks] = np.nextafter(flat[picks], np.float32(2), dtype=np.float32)  # 1 ulp up
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    code, out = diff(str(tmp_path / "a.npy"), str(tmp_path / "b.npy"))
+    assert code == 1
+    assert (
+        "likely cause: rounding: every difference is within 1 ulp of float32 (50 elements): the same table, "
+        "rounded differently (a float64 pipeline cast once, a division for a multiplication, a framework's "
+        "float32 exp)"
+    ) in out
+
+
+def test_a_real_difference_is_still_one(tmp_path: Path) -> None:
+    # The column-index exponent (pos/10000)^(2i/d), a bug seen in blog posts: far beyond rounding.
+    p = np.arange(100, dtype=np.float64)[:, None]
+    angle = (p / 10000.0) ** (2 * np.arange(64) / 128)
+    table = np.empty((100, 128), dtype=np.float32)
+    table[:, 0::2], table[:, 1::2] = np.sin(angle), np.cos(angle)
+    np.save(tmp_path / "bug.npy", table)
+    code, out = diff(str(tmp_path / "bug.npy"), "sinusoidal:len=100,dim=128")
+    assert code == 1 and "rounding" not in out and "a real difference" in out
