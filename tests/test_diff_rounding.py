@@ -94,3 +94,20 @@ def test_a_real_difference_is_still_one(tmp_path: Path) -> None:
     np.save(tmp_path / "bug.npy", table)
     code, out = diff(str(tmp_path / "bug.npy"), "sinusoidal:len=100,dim=128")
     assert code == 1 and "rounding" not in out and "a real difference" in out
+
+
+def test_a_text_table_without_its_sidecar_compares_by_value(tmp_path: Path) -> None:
+    # np.savetxt with %.9g (what round-trips float32), no sidecar: read back as the float32 it was.
+    table = numpy_table(64, 16)
+    np.savetxt(
+        tmp_path / "t.csv", table, fmt="%.9g", delimiter=",", header=",".join(f"d{j}" for j in range(16)), comments=""
+    )
+    code, out = diff(str(tmp_path / "t.csv"), "hf-xlm:len=64,dim=16")
+    assert code == 0 and out.startswith("SAME: all 1024 elements")
+    inspected = CliRunner().invoke(cli, ["inspect", str(tmp_path / "t.csv")]).stdout
+    assert "read as    float32: every number round-trips through float32" in inspected
+    # float64 numbers written with 17 digits stay float64.
+    wide = np.random.default_rng(0).normal(size=(10, 4))
+    np.savetxt(tmp_path / "w.csv", wide, fmt="%.17g", delimiter=",", header="d0,d1,d2,d3", comments="")
+    inspected = CliRunner().invoke(cli, ["inspect", str(tmp_path / "w.csv"), "--json"]).stdout
+    assert json.loads(inspected)["dtype"] == "float64" and "read as" not in json.loads(inspected)["storage"]

@@ -172,6 +172,10 @@ def array_table(
         meta = read_sidecar(Path(str(sidecar_of) + ".json"), tuple(data.shape), info)
     if text_data and isinstance(meta.get("dtype"), str) and meta["dtype"] in ROUND_TRIP_DIGITS:
         data = data.astype(meta["dtype"])
+    elif text_data and data.dtype == np.float64 and _round_trips_float32(data):
+        # Text says nothing of its dtype: numbers that are all float32 values were float32.
+        data = data.astype(np.float32)
+        info["read as"] = "float32: every number round-trips through float32 (no stored dtype says otherwise)"
     dtype = np.dtype(data.dtype)
     if dtype.kind != "f":
         raise FormatError(f"{source} holds {dtype} values: pecli reads floating-point tables (float16/32/64)")
@@ -192,6 +196,22 @@ def array_table(
         recipe = None
     provenance = {k: v for k, v in meta.items() if k == "converted_from"}
     return Table(data, recipe, source, info, provenance)
+
+
+def _round_trips_float32(values: np.ndarray) -> bool:
+    """Whether every number is a float32 value written in text: within the rounding of 9
+    significant digits (what round-trips float32) of the float32 nearest to it.  float64 data
+    written with 17 digits essentially never is."""
+    if not values.size:
+        return False
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        narrow = values.astype(np.float32).astype(np.float64)
+        finite = np.isfinite(values)
+        if not np.array_equal(np.isfinite(narrow), finite) or np.any(np.isnan(values) != np.isnan(narrow)):
+            return False
+        x, f = values[finite], narrow[finite]
+        digit = np.where(f != 0, 10.0 ** (np.floor(np.log10(np.abs(f), where=f != 0, out=np.zeros_like(f))) - 8), 0.0)
+        return bool(np.all(np.abs(x - f) <= 0.5 * digit))
 
 
 def read_sidecar(sidecar: Path, shape: tuple[int, ...], info: dict[str, Any]) -> dict[str, Any]:

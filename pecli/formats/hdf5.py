@@ -116,7 +116,10 @@ def _resolve(f: Any, key: str, where: str) -> str | None:
         if link is None:
             return None
         if isinstance(link, h5py.ExternalLink):
-            raise FormatError(f"{where}: {link_name} is an external link to {link.filename}:{link.path}; {_OUTSIDE}")
+            raise FormatError(
+                f"{where}: {link_name} is an external link to {link.path} in {link.filename}: "
+                "pecli does not follow links out of the file"
+            )
         if isinstance(link, h5py.SoftLink):
             hops += 1
             if hops > MAX_SOFT_LINKS:
