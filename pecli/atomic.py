@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +28,8 @@ def check_destination(path: Path, *, force: bool) -> None:
         raise OutputError(f"{path} is a directory: give a file name, e.g. -o {path / 'table.npy'}")
     if is_special(path):
         return
-    if path.exists() and not force:
+    # A symlink counts even when it dangles: the rename would replace the link itself.
+    if (path.exists() or path.is_symlink()) and not force:
         raise OutputError(f"{path} already exists: pass --force to overwrite it")
     parent = path.parent
     if not parent.is_dir():
@@ -49,7 +50,7 @@ def os_error_message(exc: OSError, path: Path) -> str:
 
 
 def _default_mode() -> int:
-    # mkstemp creates 0600; a finished file should get the permissions open() would give it.
+    # Temporaries are created 0600; a finished file should get the permissions open() would give it.
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
@@ -70,9 +71,7 @@ def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
             if is_special(p):
                 temps.append(p)
                 continue
-            fd, name = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".part")
-            os.close(fd)
-            temps.append(Path(name))
+            _new_temporary(p, temps)
         yield temps
         mode = _default_mode()
         # Companions (a sidecar) describe the first target: remove the old ones before the data is
@@ -91,6 +90,22 @@ def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
     except BaseException:
         _discard(temps, paths)
         raise
+
+
+def _new_temporary(p: Path, temps: list[Path]) -> None:
+    """Create an empty ``.NAME.XXXXXXXXXXXX.part`` beside ``p`` (0600, like ``mkstemp``'s), in ``temps``.
+
+    The name joins ``temps`` before the file exists: a Ctrl-C or SIGTERM (raised between any two
+    bytecodes) cannot land after the file is made and before it is known, and leave it behind.
+    """
+    while True:
+        tmp = p.parent / f".{p.name}.{secrets.token_hex(6)}.part"
+        temps.append(tmp)
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            return
+        except FileExistsError:
+            temps.pop()  # someone else's file: never remove it, try another name
 
 
 def _discard(temps: list[Path], paths: tuple[Path, ...]) -> None:

@@ -202,6 +202,25 @@ def narrower_float(a: np.dtype[Any], b: np.dtype[Any]) -> np.dtype[Any] | None:
 ROUNDING_ULPS = 4
 
 
+def bf16_ordered(x: np.ndarray) -> NDArray[np.int64]:
+    """float32 values rounded to bfloat16 (nearest, ties to even), as integers that sort like them."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.int64)
+    top = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16  # round the low half away
+    magnitude = top & 0x7FFF
+    ordered: NDArray[np.int64] = np.where(top & 0x8000, -magnitude, magnitude)
+    return ordered
+
+
+def _storage(bf16: tuple[bool, bool, float] | None, stats: dict[str, Any]) -> list[Explanation]:
+    """One side holds bfloat16 values (read as float32) and the other rounds to them."""
+    if bf16 is None or bf16[0] == bf16[1] or stats["nonfinite_mismatched"] or bf16[2] > 1:
+        return []
+    side, other = ("A", "B") if bf16[0] else ("B", "A")
+    how = "equals" if bf16[2] == 0 else "is within 1 bfloat16 ulp of"
+    detail = f"{side} holds bfloat16 values (read as float32); every element {how} {other}'s rounded to bfloat16"
+    return [Explanation("storage", f"within bfloat16 rounding of {other}: {detail}", float(stats["max_abs"] or 0.0))]
+
+
 def _rounding(a: Table, b: Table, stats: dict[str, Any], ulp_dtype: np.dtype[Any] | None) -> list[Explanation]:
     """Every difference within a few ulps: the same table rounded differently.  When a recipe is
     known, its other pipelines are rebuilt and proved against A, and one that reproduces A bit for
@@ -320,8 +339,9 @@ def compare(
         if sample is None:
             sample = DiffSample.read(a, b, plan, first)
     stats = acc.result() if acc is not None else _NO_STATS
+    bf16 = stats.pop("bf16", None)
     if suspects and not same:
-        rounding = _rounding(a, b, stats, acc.ulp_dtype if acc is not None else None)
+        rounding = _storage(bf16, stats) + _rounding(a, b, stats, acc.ulp_dtype if acc is not None else None)
         explanations = rounding or explain_sample(a, b, sample, atol, rtol, equal_nan)
     return Comparison(
         same=same,
@@ -411,6 +431,10 @@ class _Accumulator:
     ):
         self.top, self.atol, self.rtol, self.equal_nan, self.first = top, atol, rtol, equal_nan, first
         self.ulp_dtype, self.ulps = ulp_dtype, ulps
+        #: Whether every value of A / B so far is a bfloat16 value (a float32 with a zero low half),
+        #: and the most bfloat16 ulps between A and B rounded to bfloat16.
+        self.bf16 = [True, True]
+        self.bf16_ulp = 0.0
         self.compared = self.mismatched = self.nonfinite = self.finite = 0
         self.sumsq = 0.0
         self.best: dict[str, tuple[float, Element | None]] = {k: (0.0, None) for k in ("abs", "rel", "ulp")}
@@ -422,6 +446,7 @@ class _Accumulator:
         b = np.asarray(block_b, dtype=np.float64)
         if a.size == 0:
             return
+        self._storage(block_a, block_b)
 
         def element(row: int, col: int) -> Element:
             av, bv, ev = float(a[row, col]), float(b[row, col]), float(e[row, col])
@@ -469,6 +494,16 @@ class _Accumulator:
         self.worst_rows.sort(key=lambda t: t[:2])
         del self.worst_rows[self.top :]
 
+    def _storage(self, block_a: np.ndarray, block_b: np.ndarray) -> None:
+        """Keep track of bfloat16 storage (read as float32) on either side, and the distance in
+        bfloat16 ulps once both are rounded to it."""
+        for i, block in enumerate((block_a, block_b)):
+            if self.bf16[i]:
+                self.bf16[i] = block.dtype == np.float32 and not np.any(np.asarray(block).view(np.uint32) & 0xFFFF)
+        if self.bf16[0] != self.bf16[1]:
+            oa, ob = bf16_ordered(np.asarray(block_a, np.float32)), bf16_ordered(np.asarray(block_b, np.float32))
+            self.bf16_ulp = max(self.bf16_ulp, float(np.abs(oa - ob).max()))
+
     def result(self) -> dict[str, Any]:
         ulp, ulp_at = self.best["ulp"] if self.ulp_dtype is not None else (None, None)
         return {
@@ -482,6 +517,7 @@ class _Accumulator:
             "max_ulp": ulp,
             "max_ulp_at": ulp_at,
             "rms": math.sqrt(self.sumsq / self.finite) if self.finite else None,
+            "bf16": (self.bf16[0], self.bf16[1], self.bf16_ulp),
             "worst": [t[3] for t in self.worst],
             "worst_rows": [t[2] for t in self.worst_rows],
         }

@@ -24,3 +24,8 @@ class OutputError(PecliInputError):
 
 class TableTooLargeError(PecliInputError):
     """The request would need more memory, screen or disk than is reasonable."""
+
+
+class StaleMetadataWarning(UserWarning):
+    """A recipe stored with a table no longer describes its data: it is ignored (the CLI prints
+    this as a one-line note on stderr)."""

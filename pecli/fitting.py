@@ -287,7 +287,21 @@ class Sample:
         return top if top > 0 else 1.0
 
     @cached_property
+    def storage(self) -> str:
+        """The precision the values really have: ``bfloat16`` when every sampled float32 value has
+        a zero low half (bfloat16 weights or caches read as float32), else the dtype."""
+        if self.dtype == "float32":
+            raw = np.asarray(self.values, dtype=np.float32)
+            if raw.size and not np.any(raw.view(np.uint32) & 0xFFFF) and np.any(raw != np.rint(raw)):
+                return "bfloat16"
+        return self.dtype
+
+    @cached_property
     def eps(self) -> float:
+        """The rounding unit of the values: the dtype's epsilon, or half of bfloat16's (2⁻⁸) for
+        bfloat16 values read as float32."""
+        if self.storage == "bfloat16":
+            return 2.0**-8
         return float(np.finfo(self.dtype).eps)
 
     def windows(self) -> list[tuple[int, Arr]]:

@@ -371,6 +371,11 @@ def identify(table: Table, *, nearest: int = 5, progress: Progress | None = None
     if n == 0 or d == 0:
         raise PecliInputError(f"{table.source} is empty ({n}×{d}): there is nothing to identify")
     sample = Sample.read(table)
+    if sample.storage != sample.dtype:
+        sample.notes.append(
+            f"the values are {sample.storage} (read as {sample.dtype}): candidates are judged within "
+            f"{sample.storage} rounding"
+        )
     presets = [(p, r) for p in PRESETS.values() for r in preset_recipes(p, sample)]
     found = _proposals(sample, presets)
     screen = _screen_rows(sample)

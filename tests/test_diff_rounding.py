@@ -111,3 +111,39 @@ def test_a_text_table_without_its_sidecar_compares_by_value(tmp_path: Path) -> N
     np.savetxt(tmp_path / "w.csv", wide, fmt="%.17g", delimiter=",", header="d0,d1,d2,d3", comments="")
     inspected = CliRunner().invoke(cli, ["inspect", str(tmp_path / "w.csv"), "--json"]).stdout
     assert json.loads(inspected)["dtype"] == "float64" and "read as" not in json.loads(inspected)["storage"]
+
+
+def to_bfloat16(x: np.ndarray) -> np.ndarray:
+    """float32 rounded to bfloat16 (nearest, ties to even), kept as float32: what torch's .bfloat16() stores."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+def fairseq_table(n: int, dim: int) -> np.ndarray:
+    """fairseq's get_embedding in float32 (split [sin | cos], i/(half−1) frequencies), padding row 1 zeroed."""
+    half = dim // 2
+    freqs = np.exp(np.arange(half, dtype=np.float32) * np.float32(-np.log(10000) / (half - 1)))
+    angle = np.arange(n, dtype=np.float32)[:, None] * freqs[None, :]
+    table = np.concatenate([np.sin(angle.astype(np.float64)), np.cos(angle.astype(np.float64))], axis=1)
+    table = table.astype(np.float32)
+    table[1] = 0
+    return table
+
+
+def test_a_bfloat16_copy_is_storage_for_diff_and_identify(tmp_path: Path) -> None:
+    exact = fairseq_table(258, 64)
+    np.save(tmp_path / "f32.npy", exact)
+    np.save(tmp_path / "bf16.npy", to_bfloat16(exact))
+    code, out = diff(str(tmp_path / "bf16.npy"), str(tmp_path / "f32.npy"))
+    assert code == 1
+    assert (
+        "likely cause: storage: within bfloat16 rounding of B: A holds bfloat16 values (read as float32); "
+        "every element equals B's rounded to bfloat16"
+    ) in out
+    result = CliRunner().invoke(cli, ["identify", str(tmp_path / "bf16.npy"), "--json"])
+    doc = json.loads(result.stdout)
+    assert doc["verdict"] == "match" and "fairseq" in doc["names"], doc["notes"]
+    assert "the values are bfloat16 (read as float32): candidates are judged within bfloat16 rounding" in doc["notes"]
+    check = CliRunner().invoke(cli, doc["check"].split()[1:])
+    assert check.exit_code == 0

@@ -109,7 +109,10 @@ def test_a_stale_stored_recipe_is_not_believed(tmp_path: Path) -> None:
     np.save(path, numpy_table(64, 16))  # the same shape, interleaved: the sidecar is now stale
     doc = identify_json(path)
     assert doc["best"]["recipe"]["layout"] == "interleaved" and "stored recipe" not in doc["names"]
-    assert "the data does NOT match the recipe stored in the file" in doc["notes"]
+    # The sidecar's fingerprint no longer matches the data: its recipe is not even read.
+    inspected = run("inspect", str(path), "--pos", "1")
+    assert "0.5403" in inspected.stdout and "angle 0.1" not in inspected.stdout
+    assert "fingerprint does not match" in inspected.stderr
 
 
 def test_grids_and_vectors_as_frameworks_save_them(tmp_path: Path) -> None:

@@ -138,6 +138,13 @@ def _visible(text: str) -> str:
     return visible(text)
 
 
+def _note(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+    """A library warning (a stale sidecar, say) as one line on stderr: ``note: …``."""
+    from pecli.render import visible
+
+    click.echo(f"note: {visible(str(message))}", err=True)
+
+
 class PecliGroup(click.Group):
     """Owns the exit-code contract: every error is one ``Error:`` line on stderr, exit 2."""
 
@@ -149,8 +156,12 @@ class PecliGroup(click.Group):
             _on_broken_pipe()
 
     def invoke(self, ctx: click.Context) -> Any:
+        import warnings
+
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                warnings.showwarning = _note  # the library's warnings are notes for people: stderr
+                return super().invoke(ctx)
         except PecliInputError as exc:
             raise PecliError(str(exc)) from exc
         except BrokenPipeError:

@@ -16,15 +16,14 @@ from pathlib import Path
 from typing import IO
 
 from pecli.atomic import atomic_paths, is_special
-from pecli.errors import FormatError, TableTooLargeError
+from pecli.errors import FormatError, OutputError, TableTooLargeError
 from pecli.formats._common import (
     DEFAULT_KEY,
     META_KEY,
-    SIDECAR_SCHEMA,
     ArrayInfo,
     Format,
     WriteOptions,
-    load_json,
+    is_pecli_sidecar,
     sidecar_text,
 )
 from pecli.formats.cheader import CHEADER
@@ -166,6 +165,11 @@ def write_table(
     want_sidecar = sidecar and f.metadata == "sidecar" and has_meta and not is_special(path)
     _check_free_space(table, path, f)
     targets = [path] + ([Path(str(path) + ".json")] if want_sidecar else [])
+    if force and want_sidecar and targets[1].exists() and not is_pecli_sidecar(targets[1]):
+        raise OutputError(
+            f"{targets[1]} exists and is not a pecli sidecar: pecli never replaces it, even with --force; "
+            "move it away, or write with --no-sidecar"
+        )
     with atomic_paths(*targets, force=force) as temps:
         if f.writes_to == "stream":
             with open(temps[0], "wb") as fp:
@@ -180,11 +184,7 @@ def write_table(
 
 def _drop_stale_sidecar(sidecar: Path) -> None:
     # The data file was just replaced; a sidecar describing the old one would now lie.
-    try:
-        doc = load_json(sidecar.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return
-    if isinstance(doc, dict) and doc.get("schema") == SIDECAR_SCHEMA:
+    if is_pecli_sidecar(sidecar):
         sidecar.unlink(missing_ok=True)
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import stat
 import sys
+import warnings
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -13,7 +15,7 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
-from pecli.errors import FormatError
+from pecli.errors import FormatError, StaleMetadataWarning
 from pecli.kinds import recipe_from_metadata
 from pecli.kinds.base import SCHEMA
 from pecli.table import Progress, Table
@@ -79,7 +81,29 @@ def table_metadata(table: Table) -> dict[str, Any]:
 
     meta = table.recipe.to_metadata() if table.recipe is not None else {"schema": SCHEMA, "pecli_version": __version__}
     meta.update(table.provenance)
+    meta["fingerprint"] = fingerprint(table)
     return meta
+
+
+#: Rows a fingerprint hashes: this many windows of this many rows, spread through the table.
+FINGERPRINT_WINDOWS, FINGERPRINT_ROWS = 8, 8
+
+
+def fingerprint(table: Table) -> str:
+    """What ties stored metadata to its data: the data's shape, dtype and bytes, and a hash of 64
+    rows spread through it (head, tail and between; not every byte, so that writing and reading
+    stay at disk speed).  Data rewritten by other code (``np.save`` over a pecli file) no longer
+    matches, and its stored recipe is ignored."""
+    import hashlib
+
+    from pecli.table import spread_windows
+
+    n, d = table.shape
+    h = hashlib.blake2b(f"{n}x{d}:{table.dtype.name}".encode(), digest_size=12)
+    for a, b in spread_windows(n, FINGERPRINT_WINDOWS, FINGERPRINT_ROWS):
+        rows = np.ascontiguousarray(table.rows(a, b))
+        h.update(rows.astype(rows.dtype.newbyteorder("<"), copy=False).tobytes())
+    return f"{n * d * table.dtype.itemsize}:{h.hexdigest()}"
 
 
 def load_json(text: str | bytes) -> Any:
@@ -195,7 +219,15 @@ def array_table(
         info["note"] = f"stored recipe {recipe.shape} {recipe.dtype} does not match the data; ignored"
         recipe = None
     provenance = {k: v for k, v in meta.items() if k == "converted_from"}
-    return Table(data, recipe, source, info, provenance)
+    table = Table(data, recipe, source, info, provenance)
+    stored = meta.get("fingerprint")
+    if recipe is not None and stored is not None and stored != fingerprint(table):
+        # The data was rewritten after pecli wrote it: the recipe would label other numbers.
+        where = info.get("metadata", "the stored metadata")
+        info["note"] = f"{where} was written for other data (its fingerprint does not match): recipe ignored"
+        warnings.warn(f"{source}: {info['note']}", StaleMetadataWarning, stacklevel=2)
+        table = Table(data, None, source, info, provenance)
+    return table
 
 
 def _round_trips_float32(values: np.ndarray) -> bool:
@@ -214,11 +246,23 @@ def _round_trips_float32(values: np.ndarray) -> bool:
         return bool(np.all(np.abs(x - f) <= 0.5 * digit))
 
 
+#: A sidecar is a few hundred bytes (a LongRoPE recipe a few kB): anything larger is not ours.
+MAX_SIDECAR_BYTES = 64 << 10
+
+
 def read_sidecar(sidecar: Path, shape: tuple[int, ...], info: dict[str, Any]) -> dict[str, Any]:
-    if not sidecar.is_file():
+    try:
+        st = sidecar.stat()
+    except OSError:
+        return {}
+    if not stat.S_ISREG(st.st_mode):
+        return {}  # a FIFO or a device in the sidecar slot would block or never end: not ours
+    if st.st_size > MAX_SIDECAR_BYTES:
+        info["note"] = f"{sidecar.name} is {st.st_size} bytes, too large for a pecli sidecar; ignored"
         return {}
     try:
-        doc = load_json(sidecar.read_text(encoding="utf-8"))
+        with open(sidecar, "rb") as fp:
+            doc = load_json(fp.read(MAX_SIDECAR_BYTES + 1).decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         info["note"] = f"sidecar {sidecar.name} is not valid JSON; ignored"
         return {}
@@ -230,6 +274,18 @@ def read_sidecar(sidecar: Path, shape: tuple[int, ...], info: dict[str, Any]) ->
     info["metadata"] = f"sidecar {sidecar.name}"
     recipe: dict[str, Any] = doc["recipe"]
     return recipe
+
+
+def is_pecli_sidecar(path: Path) -> bool:
+    """Whether ``path`` holds a pecli sidecar (a regular file, bounded, with the sidecar schema)."""
+    try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SIDECAR_BYTES:
+            return False
+        doc = load_json(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(doc, dict) and doc.get("schema") == SIDECAR_SCHEMA
 
 
 def sidecar_text(table: Table) -> str:

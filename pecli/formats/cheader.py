@@ -13,13 +13,74 @@ from typing import IO
 
 import numpy as np
 
+from pecli.errors import FormatError
 from pecli.formats._common import Format, WriteOptions, table_metadata
 from pecli.table import Progress, Table
 
+#: Reserved words of C (up to C23, with GNU's asm) and of C++ (up to C++20): none can name the array.
+RESERVED_WORDS = frozenset(
+    """
+    auto break case char const continue default do double else enum extern float for goto if inline int
+    long register restrict return short signed sizeof static struct switch typedef union unsigned void
+    volatile while _Alignas _Alignof _Atomic _BitInt _Bool _Complex _Decimal32 _Decimal64 _Decimal128
+    _Generic _Imaginary _Noreturn _Static_assert _Thread_local alignas alignof bool constexpr false
+    nullptr static_assert thread_local true typeof typeof_unqual asm
+    and and_eq bitand bitor catch char8_t char16_t char32_t class compl concept consteval constinit
+    const_cast co_await co_return co_yield decltype delete dynamic_cast explicit export friend mutable
+    namespace new noexcept not not_eq operator or or_eq private protected public reinterpret_cast
+    requires static_cast template this throw try typeid typename using virtual wchar_t xor xor_eq
+    """.split()
+)
+
+_MATH_FUNCTIONS = """
+    acos acosh asin asinh atan atan2 atanh cbrt ceil copysign cos cosh drem erf erfc exp exp10 exp2 expm1
+    fabs fdim finite floor fma fmax fmin fmod frexp gamma hypot ilogb isinf isnan j0 j1 jn ldexp lgamma
+    lgamma_r llrint llround log log10 log1p log2 logb lrint lround modf nan nearbyint nextafter nexttoward
+    pow pow10 remainder remquo rint round scalb scalbln scalbn significand sin sincos sinh sqrt tan tanh
+    tgamma trunc y0 y1 yn
+""".split()
+
+#: Names <math.h> (which the header includes) already declares, as functions (each with its float
+#: and long double twins), macros or types; with GCC's predefined ``linux`` and ``unix``.
+MATH_NAMES = frozenset(
+    [name + suffix for name in _MATH_FUNCTIONS for suffix in ("", "f", "l")]
+    + """
+    fpclassify isfinite isgreater isgreaterequal isless islessequal islessgreater isnormal isunordered
+    signbit math_errhandling float_t double_t abs NAN INFINITY HUGE_VAL HUGE_VALF HUGE_VALL MATH_ERRNO
+    MATH_ERREXCEPT FP_NAN FP_INFINITE FP_ZERO FP_SUBNORMAL FP_NORMAL FP_ILOGB0 FP_ILOGBNAN FP_FAST_FMA
+    FP_FAST_FMAF FP_FAST_FMAL M_E M_LOG2E M_LOG10E M_LN2 M_LN10 M_PI M_PI_2 M_PI_4 M_1_PI M_2_PI
+    M_2_SQRTPI M_SQRT2 M_SQRT1_2 linux unix i386
+    """.split()
+)
+
 
 def c_identifier(key: str) -> str:
-    name = re.sub(r"\W", "_", key, flags=re.ASCII)
-    return "_" + name if not name or name[0].isdigit() else name
+    """``--key`` as the name of the C array, or a FormatError naming the rule it breaks.
+
+    The name is used as it is (a changed name would not be the one asked for), so it must be an
+    identifier that compiles as C and as C++ after ``#include <math.h>``.
+    """
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        raise FormatError(
+            f"--key {key!r} is not a C identifier, which a C header needs for its array name: "
+            "use letters, digits and _, not starting with a digit, e.g. --key pe_table"
+        )
+    if key in RESERVED_WORDS:
+        raise FormatError(
+            f"--key {key} is a reserved word of C or C++ and cannot name the header's array: "
+            f"choose another name, e.g. --key pe_{key.strip('_')}"
+        )
+    if key.startswith("__") or (key[0] == "_" and key[1:2].isupper()):
+        raise FormatError(
+            f"--key {key} is reserved for the C compiler (it starts with __ or _ and a capital): "
+            f"choose another name, e.g. --key pe_{key.strip('_')}"
+        )
+    if key in MATH_NAMES:
+        raise FormatError(
+            f"--key {key} is already a name in <math.h> (which the header includes) or a compiler macro: "
+            f"choose another name, e.g. --key pe_{key}"
+        )
+    return key
 
 
 def _literal(x: float, ctype: str) -> str:
@@ -37,6 +98,8 @@ def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progres
     n, d = table.shape
     name = c_identifier(options.key)
     macro = name.upper().lstrip("_") or "PE"
+    if macro[0].isdigit():  # --key _1: "#define 1_ROWS" is no macro
+        macro = f"PE_{macro}"
     ctype = "double" if table.dtype == np.float64 else "float"
     meta = table_metadata(table)
     recipe = json.dumps(meta).replace("*/", "* /") if meta else "none"
