@@ -26,12 +26,11 @@ from pecli.explanations import (
     SamplePlan,
     check_tolerance,
     explain_sample,
-    first_position,
 )
 from pecli.inspection import json_number
 from pecli.kinds.base import Recipe
 from pecli.proof import isclose, verify_all
-from pecli.table import Progress, Table
+from pecli.table import Progress, Table, first_position
 
 Arr = NDArray[np.float64]
 
@@ -442,51 +441,64 @@ class _Accumulator:
         self.worst_rows: list[tuple[float, int, RowDiff]] = []
 
     def add(self, r0: int, block_a: np.ndarray, block_b: np.ndarray) -> None:
-        a = np.asarray(block_a, dtype=np.float64)
-        b = np.asarray(block_b, dtype=np.float64)
-        if a.size == 0:
+        """Fold one block in.  Elements equal bit for bit (same dtype) or by value are within any
+        tolerance and add nothing but their count, so only the others are looked at in float64:
+        near-identical tables stream at memory speed."""
+        rows, d = block_a.shape
+        if rows * d == 0:
             return
         self._storage(block_a, block_b)
-
-        def element(row: int, col: int) -> Element:
-            av, bv, ev = float(a[row, col]), float(b[row, col]), float(e[row, col])
-            rel = ev / abs(bv) if math.isfinite(bv) and bv != 0 else None
-            return Element(self.first + r0 + row, col, av, bv, ev, rel)
-
-        def track(name: str, values: Arr) -> None:
-            row, col = divmod(int(np.argmax(values)), values.shape[1])
-            # Strictly greater: the first occurrence wins, as with a whole-array argmax.
-            if values[row, col] > self.best[name][0]:
-                self.best[name] = (float(values[row, col]), element(row, col))
-
+        fa, fb = np.asarray(block_a).reshape(-1), np.asarray(block_b).reshape(-1)
+        if fa.dtype != fb.dtype:
+            fa, fb = fa.astype(np.float64), fb.astype(np.float64)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            where = np.flatnonzero(fa != fb)  # NaN pairs too: equal_nan decides below
+            # Elements equal by value are finite exactly when A's are.
+            equal_finite = int(np.count_nonzero(np.isfinite(fa))) - int(np.count_nonzero(np.isfinite(fa[where])))
+            a = fa[where].astype(np.float64)
+            b = fb[where].astype(np.float64)
             raw = np.abs(a - b)
             absb = np.abs(b)
             close = isclose(a, b, self.atol, self.rtol, self.equal_nan)
-            ulp = ulp_distance(block_a, block_b, self.ulp_dtype) if self.ulp_dtype is not None else None
+            ulp = ulp_distance(fa[where], fb[where], self.ulp_dtype) if self.ulp_dtype is not None else None
             if ulp is not None and self.ulps:
                 close |= (ulp >= 0) & (ulp <= self.ulps)
             finite = np.isfinite(a) & np.isfinite(b)
             # |a − b|, with matching NaN/inf pairs as 0 and mismatching non-finite pairs as +inf.
             e = np.where(finite, raw, np.where(close, 0.0, np.inf))
             far = ~close
-            self.compared += e.size
+            self.compared += rows * d
             self.mismatched += int(far.sum())
             self.nonfinite += int((far & ~finite).sum())
-            self.finite += int(finite.sum())
+            self.finite += equal_finite + int(finite.sum())
             self.sumsq += float(np.square(raw, where=finite, out=np.zeros_like(raw)).sum())
-            track("abs", e)
-            track("rel", np.divide(e, absb, out=np.full_like(e, -1.0), where=np.isfinite(b) & (b != 0)))
-            if ulp is not None:
-                track("ulp", ulp)
-        d = e.shape[1]
-        for i in _top(e.ravel(), self.top):
-            row, col = divmod(int(i), d)
-            self.worst.append((-float(e[row, col]), r0 + row, col, element(row, col)))
+            rel = np.divide(e, absb, out=np.full_like(e, -1.0), where=np.isfinite(b) & (b != 0))
+        if not where.size:
+            return
+
+        def element(j: int) -> Element:
+            row, col = divmod(int(where[j]), d)
+            av, bv, ev = float(a[j]), float(b[j]), float(e[j])
+            return Element(self.first + r0 + row, col, av, bv, ev, ev / abs(bv) if math.isfinite(bv) and bv else None)
+
+        def track(name: str, values: Arr) -> None:
+            j = int(np.argmax(values))  # the first occurrence wins, as with a whole-block argmax
+            if values[j] > self.best[name][0]:
+                self.best[name] = (float(values[j]), element(j))
+
+        track("abs", e)
+        track("rel", rel)
+        if ulp is not None:
+            track("ulp", ulp)
+        for j in _top(e, self.top):
+            row, col = divmod(int(where[j]), d)
+            self.worst.append((-float(e[j]), r0 + row, col, element(int(j))))
         self.worst.sort(key=lambda t: t[:3])
         del self.worst[self.top :]
-        row_max = e.max(axis=1)
-        row_far = far.sum(axis=1)
+        row_of = where // d
+        row_max = np.zeros(rows)
+        np.maximum.at(row_max, row_of, e)
+        row_far = np.bincount(row_of[far], minlength=rows)
         for i in _top(row_max, self.top):
             row = int(i)
             diff = RowDiff(self.first + r0 + row, float(row_max[row]), int(row_far[row]))

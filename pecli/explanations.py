@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from pecli.errors import PecliInputError
+from pecli.errors import PecliInputError, RecipeError
 from pecli.fitting import fit_base, pair_frequencies
 from pecli.kinds.sinusoidal import Sinusoidal
-from pecli.table import Table
+from pecli.table import Table, first_position
 
 Arr = NDArray[np.float64]
 
@@ -63,13 +63,6 @@ def check_tolerance(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise PecliInputError(f"{name} must be a finite number ≥ 0, got {value!r}: e.g. --{name} 1e-6")
     return float(value)
-
-
-def first_position(a: Table, b: Table) -> int:
-    """The position of row 0: the reference's recipe's, A's if only A has one, else 0 (row indices)."""
-    if b.recipe is not None:
-        return b.start
-    return a.start if a.recipe is not None else 0
 
 
 # -- the sample the suspects are tested on ---------------------------------------------------
@@ -471,12 +464,7 @@ def _precision_suspect(a: Table, b: Table, sample: DiffSample, crit: _Criteria) 
             "the same values, rounded or computed differently"
         )
     else:
-        if b.computed and not a.computed:
-            who = "A was computed with float32 angles (B is exact)"
-        elif a.computed and not b.computed:
-            who = "B was computed with float32 angles (A is exact)"
-        else:
-            who = "one table was computed with float32 angles"
+        who = _which_side(a, b, ra, rb, sample.aligned(0).rows)
         top = float(pos.max())
         env = float(crit.envelope(np.array([top]))[0])
         detail = (
@@ -484,6 +472,21 @@ def _precision_suspect(a: Table, b: Table, sample: DiffSample, crit: _Criteria) 
             f"rounding of ω and p·ω leaves ({env:.2g} at position {int(top)})"
         )
     return [Explanation("precision", detail, residual)]
+
+
+def _which_side(a: Table, b: Table, ra: Arr, rb: Arr, rows: NDArray[np.intp]) -> str:
+    """Which table carries the float32 angles, measured against the exact table of the recipe
+    either side has, never assumed from which side is a recipe."""
+    recipe = b.recipe if b.recipe is not None else a.recipe
+    try:
+        exact = replace(recipe, compute="exact")  # type: ignore[type-var]
+        runs = np.split(rows, np.flatnonzero(np.diff(rows) != 1) + 1)
+        ex = np.concatenate([np.asarray(exact.rows(int(r[0]), int(r[-1]) + 1), dtype=np.float64) for r in runs])
+    except (RecipeError, TypeError, IndexError, ValueError):  # no recipe, no pipelines, no rows
+        return "one table was computed with float32 angles"
+    da, db = float(np.max(np.abs(ra - ex))), float(np.max(np.abs(rb - ex)))
+    side = "A carries" if da > 4 * db else "B carries" if db > 4 * da else "both carry"
+    return f"{side} float32 angles (from the exact table: A {da:.2g}, B {db:.2g})"
 
 
 # -- another base ----------------------------------------------------------------------------

@@ -164,3 +164,10 @@ def spread_windows(n: int, count: int, length: int) -> list[tuple[int, int]]:
         return [(0, n)]
     starts = np.unique(np.rint(np.linspace(0, n - length, count)).astype(int))
     return [(int(s), int(s) + length) for s in starts]
+
+
+def first_position(a: Table, b: Table) -> int:
+    """The position of row 0: the reference's recipe's, A's if only A has one, else 0 (row indices)."""
+    if b.recipe is not None:
+        return b.start
+    return a.start if a.recipe is not None else 0

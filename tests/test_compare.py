@@ -368,7 +368,7 @@ CASES: dict[str, tuple[Case, str, str]] = {
     "float32 angles over 4096 rows": (
         lambda: (plain(float32_angles(4096, 64)), recipe(length=4096, dim=64)),
         "precision",
-        "A was computed with float32 angles (B is exact)",
+        "A carries float32 angles (from the exact table: A 0.00024, B 0)",
     ),
     "float16 copy": (
         lambda: (plain(Sinusoidal(300, 16, dtype="float16").build()), recipe(length=300, dim=16, dtype="float64")),

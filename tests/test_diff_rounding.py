@@ -147,3 +147,13 @@ def test_a_bfloat16_copy_is_storage_for_diff_and_identify(tmp_path: Path) -> Non
     assert "the values are bfloat16 (read as float32): candidates are judged within bfloat16 rounding" in doc["notes"]
     check = CliRunner().invoke(cli, doc["check"].split()[1:])
     assert check.exit_code == 0
+
+
+def test_which_side_carries_float32_angles_is_measured(tmp_path: Path) -> None:
+    # A is exact (float64 cast once); B is the PyTorch tutorial's float32 pipeline, a recipe.
+    # The old wording assumed the recipe side was exact: "A was computed with float32 angles".
+    np.save(tmp_path / "mine.npy", numpy_table(4096, 64))
+    code, out = diff(str(tmp_path / "mine.npy"), "pytorch-tutorial:len=4096,dim=64")
+    assert code == 1
+    cause = next(line for line in out.splitlines() if line.startswith("likely cause:"))
+    assert cause.startswith("likely cause: precision: B carries float32 angles (from the exact table: A ")
