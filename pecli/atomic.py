@@ -64,10 +64,12 @@ def _default_mode() -> int:
 
 @contextmanager
 def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
-    """Yield temporary paths to write; on success rename each onto its target, in order.
+    """Yield temporary paths to write; on success fsync them, rename each onto its target, in
+    order, and fsync the directory (unless ``PECLI_NO_FSYNC`` is set).
 
     On any failure (including Ctrl-C) the temporaries are removed and every target is left as
-    it was.  Special files (devices, FIFOs) are handed out as themselves and written in place.
+    it was.  Special files (devices, FIFOs) are handed out as themselves and written in place,
+    never synced.
     """
     for p in paths:
         check_destination(p, force=force)

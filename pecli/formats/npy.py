@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import math
+import os
+import stat
 import zipfile
 from contextlib import ExitStack
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -35,6 +38,20 @@ def _write_npy(table: Table, fp: IO[bytes], options: WriteOptions, progress: Pro
         fp.write(np.ascontiguousarray(block).data)
 
 
+#: The float widths pecli computes, compares and writes in every format.
+FLOAT_DTYPES = ("float16", "float32", "float64")
+
+
+def _check_float_width(dtype: np.dtype[Any], source: str) -> None:
+    """Refuse a float pecli cannot write back (float128/longdouble); other kinds (ints, complex,
+    objects) are refused by ``array_table`` with its own message."""
+    if dtype.kind == "f" and dtype.name not in FLOAT_DTYPES:
+        raise FormatError(
+            f"{source} holds {dtype.name} values: pecli reads float16, float32 and float64 tables "
+            "(and bfloat16 in safetensors or .pt); convert it, e.g. with numpy's astype('float64')"
+        )
+
+
 def _read_npy(path: Path, key: str | None, stack: ExitStack) -> Table:
     if key is not None:
         raise FormatError(f"{path} is a .npy file with one array: drop ':{key}'")
@@ -52,6 +69,7 @@ def _read_npy(path: Path, key: str | None, stack: ExitStack) -> Table:
         raise FormatError(f"{path} is not a readable .npy table ({first_line(exc)})") from exc
     except Exception as exc:  # NumPy parses an untrusted header: SyntaxError, TokenError, EOFError, ...
         raise FormatError(f"{path} is not a readable .npy file ({first_line(exc)})") from exc
+    _check_float_width(arr.dtype, str(path))
     info: dict[str, Any] = {
         "format": f"npy (version {version[0]}.{version[1]})",
         "order": "Fortran" if arr.flags.f_contiguous and not arr.flags.c_contiguous else "C",
@@ -60,17 +78,43 @@ def _read_npy(path: Path, key: str | None, stack: ExitStack) -> Table:
     return array_table(arr, str(path), info, sidecar_of=path)
 
 
+class _Unseekable(io.RawIOBase):
+    """A write-only view of a device: zipfile then streams (sizes after each entry) instead of
+    seeking back, which a device such as /dev/null accepts but does not do (tell() stays 0)."""
+
+    def __init__(self, fp: IO[bytes]) -> None:
+        self.fp = fp
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        self.fp.write(b)
+        return memoryview(b).nbytes
+
+    def flush(self) -> None:
+        self.fp.flush()
+
+
+def _zip_target(fp: IO[bytes]) -> IO[bytes]:
+    """``fp``, or an unseekable view of it when it is not a regular file (a device, a FIFO)."""
+    try:
+        regular = stat.S_ISREG(os.fstat(fp.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError):  # an in-memory stream: seekable and honest
+        return fp
+    return fp if regular else cast(IO[bytes], _Unseekable(fp))
+
+
 def _write_npz(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
     if options.key == META_KEY:
         raise FormatError(f"--key {META_KEY} is reserved for pecli's metadata entry: choose another name")
     # np.savez would need the whole array in memory; a zip entry can be streamed into.
-    with zipfile.ZipFile(fp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+    with zipfile.ZipFile(_zip_target(fp), "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         with zf.open(options.key + ".npy", "w", force_zip64=True) as entry:
             _write_npy(table, entry, options, progress)
         meta = table_metadata(table)
         if meta:
             meta["key"] = options.key
-            import io
             import json
 
             buf = io.BytesIO()
@@ -120,6 +164,7 @@ def _read_npz(path: Path, key: str | None, stack: ExitStack) -> Table:
     npz = _open_npz(path, stack)
     name = choose_key(path, key, _npz_arrays(npz))
     shape, dtype, held = _entry_header(npz, name)
+    _check_float_width(dtype, f"{path}:{name}")
     # An npz entry is read whole (it cannot be memory-mapped): check what it declares first.
     declared = math.prod(shape) * dtype.itemsize
     if declared > held:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any
@@ -77,12 +78,25 @@ def _header(path: Path) -> tuple[dict[str, Any], int]:
         if len(raw) < 8:
             raise FormatError(f"{path} is not a safetensors file (shorter than its 8-byte header length)")
         (n,) = struct.unpack("<Q", raw)
-        if n > MAX_HEADER or 8 + n > size:
-            raise FormatError(f"{path} is not a readable safetensors file (header length {n} does not fit the file)")
+        if 8 + n > size:
+            raise FormatError(
+                f"{path} is not a readable safetensors file: it declares a header longer than the file "
+                f"({n} bytes, the file has {size}); it is truncated or not safetensors"
+            )
+        if n > MAX_HEADER:
+            raise FormatError(
+                f"{path}: its safetensors header of {n} bytes is larger than the {MAX_HEADER // 1_000_000} MB "
+                "pecli accepts (the reference implementation's limit too); re-save it with less __metadata__"
+            )
         text = fp.read(n)
     try:
         header = load_json(text.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
+        if "integer string conversion" in str(exc):  # Python's 4300-digit guard on int("1" * 5000)
+            raise FormatError(
+                f"{path} is not a readable safetensors file: its header holds an integer too large to read "
+                f"(over {sys.get_int_max_str_digits()} digits)"
+            ) from exc
         raise FormatError(f"{path} is not a readable safetensors file (header is not JSON: {exc})") from exc
     if not isinstance(header, dict):
         raise FormatError(f"{path} is not a readable safetensors file (header is not a JSON object)")

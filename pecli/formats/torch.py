@@ -7,6 +7,7 @@ and plain containers, so loading a file can't run code.  pecli never loads one a
 from __future__ import annotations
 
 import json
+import warnings
 from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any
@@ -48,7 +49,11 @@ def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progres
 def _load(path: Path) -> dict[str, Any]:
     torch = _torch()
     try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
+        # torch warns about what it reads (an unusual pickle protocol, legacy storages): for a file
+        # pecli refuses that is noise before the one Error line, for one it reads it says nothing useful.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types (UnpicklingError, RuntimeError, EOFError...)
         raise FormatError(f"{path} is not a .pt file pecli can load safely ({first_line(exc)})") from exc
     if isinstance(obj, torch.Tensor):

@@ -1,0 +1,270 @@
+"""What the likely causes of a difference are tested on: a sample of both tables, aligned row by
+row, and the criteria a cause must meet to be reported (see :mod:`pecli.explanations`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pecli.errors import PecliInputError
+from pecli.kinds.sinusoidal import Sinusoidal
+from pecli.table import Table
+
+Arr = NDArray[np.float64]
+
+#: Rows of each table that :func:`explain` looks at (all of them for shorter tables).
+SAMPLE_ROWS = 4096
+#: Bytes of float64 sample per table; wide tables get fewer sample rows.
+SAMPLE_BYTES = 64 << 20
+#: Largest row shift tried, in both directions.
+MAX_SHIFT = 8
+#: At most this many all-zero rows are set aside as padding rows.
+MAX_PADDING_ROWS = 8
+
+_F32_ANGLE = 2.0**-22  # 4·2⁻²⁴ rad of angle error per unit of position (see the module docstring)
+ENVELOPE_CAP = 1 / 16
+SLACK_FLOOR = 2.0**-20
+SCREEN_ROWS = 16  # head and tail rows tried before a whole sample is checked
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """A suspect that fits: its name, what it means here, and the largest ``|a − b|`` left after undoing it."""
+
+    name: str
+    detail: str
+    residual: float
+
+
+def check_tolerance(name: str, value: float) -> float:
+    """``value`` as a tolerance (finite, ≥ 0), or a one-line error naming the option."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise PecliInputError(f"{name} must be a finite number ≥ 0, got {value!r}: e.g. --{name} 1e-6")
+    return float(value)
+
+
+# -- the sample the suspects are tested on ---------------------------------------------------
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class SamplePlan:
+    """Row windows to sample: all rows of short tables, else evenly spread windows of contiguous
+    rows (contiguous so that shifts and angle increments can be seen).  B's windows have a margin
+    of ``MAX_SHIFT`` rows each side for the shift suspect."""
+
+    a_windows: list[Span]
+    b_windows: list[Span]
+
+    @classmethod
+    def make(cls, shape_a: tuple[int, int], shape_b: tuple[int, int]) -> SamplePlan:
+        na, d = shape_a
+        nb = shape_b[0]
+        rows = min(SAMPLE_ROWS, max(16, SAMPLE_BYTES // (8 * max(1, d, shape_b[1]))))
+        if na <= rows:
+            a_windows = [(0, na)] if na else []
+        else:
+            length = min(64, rows)
+            count = max(1, rows // length)
+            starts = np.unique(np.rint(np.linspace(0, na - length, count)).astype(int))
+            a_windows = [(int(s), int(s) + length) for s in starts]
+        b_windows = [(max(0, s - MAX_SHIFT), min(nb, e + MAX_SHIFT)) for s, e in a_windows]
+        return cls(a_windows, [(s, max(s, e)) for s, e in b_windows])
+
+
+class _Window:
+    """A's rows ``[a0, a0 + len(a))`` and B's rows ``[b0, b0 + len(b))``, with their all-zero rows."""
+
+    def __init__(self, a0: int, a: Arr, b0: int, b: Arr) -> None:
+        self.a0, self.a, self.b0, self.b = a0, a, b0, b
+        self.zero_a, self.zero_b = zero_rows(a), zero_rows(b)
+
+
+class Aligned(NamedTuple):
+    """A's sampled rows r beside B's rows r + k."""
+
+    a: Arr
+    b: Arr
+    positions: Arr  # of B's rows
+    rows: NDArray[np.intp]  # A's row indices
+    zero_a: NDArray[np.bool_]
+    zero_b: NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class DiffSample:
+    windows: list[_Window]
+    first: int  # position of B's row 0
+    _aligned: dict[int, Aligned] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_windows(cls, plan: SamplePlan, parts_a: list[Arr], parts_b: list[Arr], first: int) -> DiffSample:
+        """The sample from the planned windows' rows, already read (``compare`` copies them as it streams)."""
+        ws = [
+            _Window(sa, pa, sb, pb)
+            for (sa, _), pa, (sb, _), pb in zip(plan.a_windows, parts_a, plan.b_windows, parts_b, strict=True)
+        ]
+        return cls(ws, first)
+
+    @classmethod
+    def read(cls, a: Table, b: Table, plan: SamplePlan, first: int) -> DiffSample:
+        def rows(t: Table, s: int, e: int) -> Arr:
+            return np.asarray(t.rows(s, e), dtype=np.float64)
+
+        ws = [
+            _Window(sa, rows(a, sa, ea), sb, rows(b, sb, eb))
+            for (sa, ea), (sb, eb) in zip(plan.a_windows, plan.b_windows, strict=True)
+        ]
+        return cls(ws, first)
+
+    def aligned(self, k: int) -> Aligned:
+        """A's sampled rows r with B's rows r + k (views when the sample is one window)."""
+        if k not in self._aligned:
+            parts: list[tuple[Arr, Arr, NDArray[np.intp], NDArray[np.bool_], NDArray[np.bool_]]] = []
+            for w in self.windows:
+                lo = max(w.a0, w.b0 - k)
+                hi = min(w.a0 + w.a.shape[0], w.b0 + w.b.shape[0] - k)
+                if lo < hi:
+                    ia, ib = slice(lo - w.a0, hi - w.a0), slice(lo + k - w.b0, hi + k - w.b0)
+                    parts.append((w.a[ia], w.b[ib], np.arange(lo, hi), w.zero_a[ia], w.zero_b[ib]))
+            if len(parts) == 1:
+                a, b, rows, za, zb = parts[0]
+            elif parts:
+                a, b, rows, za, zb = (np.concatenate(p) for p in zip(*parts, strict=True))
+            else:
+                d = self.windows[0].a.shape[1] if self.windows else 0
+                a, b, rows = np.empty((0, d)), np.empty((0, d)), np.empty(0, dtype=np.intp)
+                za = zb = np.empty(0, dtype=bool)
+            self._aligned[k] = Aligned(a, b, (self.first + rows + k).astype(np.float64), rows, za, zb)
+        return self._aligned[k]
+
+
+def zero_rows(x: Arr) -> NDArray[np.bool_]:
+    zero: NDArray[np.bool_] = ~np.any(x != 0, axis=1)
+    return zero
+
+
+# -- fitting ---------------------------------------------------------------------------------
+Index = NDArray[np.intp] | slice
+Expected = Callable[[Index], Arr]
+"""B's sampled rows after a suspect is applied, for a row selection (so a screen can build just a few)."""
+
+
+@dataclass(frozen=True)
+class Criteria:
+    """When does A match (transformed) B?  Level 0: within tolerance or ``slack``; level 1: within
+    the float32-angle envelope; ``None``: no."""
+
+    atol: float
+    rtol: float
+    equal_nan: bool
+    slack: float
+    scale: float
+
+    def envelope(self, positions: Arr) -> Arr:
+        return _F32_ANGLE * (1.0 + np.maximum(1.0, np.abs(positions))) * self.scale
+
+    def level(self, a: Arr, b: Arr, positions: Arr) -> int | None:
+        if a.size == 0:
+            return None  # no overlap: nothing proved
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(a - b)
+            exact_tol = self.atol == 0 and self.rtol == 0
+            bound = self.slack if exact_tol else np.maximum(self.atol + self.rtol * np.abs(b), self.slack)
+            # Most elements pass or most fail; look closer only at the few that did not pass.
+            rows, cols = np.nonzero(~(diff <= bound))
+            if not rows.size:
+                return 0
+            av, bv = a[rows, cols], b[rows, cols]
+            other = ~((av == bv) | (self.equal_nan & np.isnan(av) & np.isnan(bv)))
+            rows, cols = rows[other], cols[other]
+            if not rows.size:
+                return 0
+            env = self.envelope(positions)
+            if env.max() > ENVELOPE_CAP * self.scale:
+                return None
+            bound_v = bound if isinstance(bound, float) else bound[rows, cols]
+            return 1 if bool(np.all(diff[rows, cols] <= np.maximum(bound_v, env[rows]))) else None
+
+    def fits(self, a: Arr, positions: Arr, expected: Expected, keep: NDArray[np.intp] | None = None) -> int | None:
+        """``level(a, expected)`` over the rows ``keep`` (default all), screened on a few head and tail
+        rows first so that a suspect that does not fit costs almost nothing."""
+        n = a.shape[0] if keep is None else keep.size
+        if n > 4 * SCREEN_ROWS:
+            pick = np.r_[0:SCREEN_ROWS, n - SCREEN_ROWS : n]
+            if keep is not None:
+                pick = keep[pick]
+            if self.level(a[pick], expected(pick), positions[pick]) is None:
+                return None
+        rows: Index = slice(None) if keep is None else keep
+        return self.level(a[rows], expected(rows), positions[rows])
+
+
+def take(x: Arr, cols: NDArray[np.intp] | None = None) -> Expected:
+    """Rows of ``x`` (with columns reordered by ``cols``) as an :data:`Expected`."""
+
+    def expected(i: Index) -> Arr:
+        rows = x[i]
+        return rows if cols is None else rows[:, cols]
+
+    return expected
+
+
+def rebuild(positions: Arr, d: int, base: float, layout: str) -> Expected:
+    """The sinusoid with ``base`` at the sampled positions, as an :data:`Expected`."""
+
+    def expected(i: Index) -> Arr:
+        return sinusoid(positions[i], d, base, layout)
+
+    return expected
+
+
+def criteria_for(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, equal_nan: bool) -> Criteria:
+    eps = [float(np.finfo(t.dtype).eps) for t in (a, b) if t.dtype.kind == "f"]
+    peak = 0.0
+    for w in sample.windows:
+        if w.b.size:
+            top = max(float(w.b.max()), -float(w.b.min()))
+            if not math.isfinite(top):  # rare: only then pay for masking out NaN and inf
+                finite = w.b[np.isfinite(w.b)]
+                top = float(np.abs(finite).max()) if finite.size else 0.0
+            peak = max(peak, top)
+    scale = peak if peak > 0 else 1.0
+    return Criteria(atol, rtol, equal_nan, max(SLACK_FLOOR, 4 * max(eps, default=0.0)) * scale, scale)
+
+
+def worst_gap(a: Arr, b: Arr) -> float:
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.abs(a - b)
+    d = d[np.isfinite(d)]
+    return float(d.max()) if d.size else 0.0
+
+
+def envelope_note(level: int, crit: Criteria, positions: Arr) -> str:
+    if level == 0 or not positions.size:
+        return ""
+    top = float(positions.max())
+    env = float(crit.envelope(np.array([top]))[0])
+    return f"; the rest is float32-angle rounding (within {env:.2g} at position {int(top)})"
+
+
+def pairs(layout: str, d: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The sin and cos column of each frequency that has both."""
+    return Sinusoidal(1, d, layout=layout).pairs()  # type: ignore[arg-type]
+
+
+def sinusoid(positions: Arr, d: int, base: float, layout: str) -> Arr:
+    """A sinusoidal table in float64 (angles p·ω in float64: ample for a fit at float32 level)."""
+    omega = np.power(base, -2.0 * np.arange((d + 1) // 2) / d)
+    angles = positions[:, None] * omega[None, :]
+    sin_cols = np.arange(0, d, 2) if layout == "interleaved" else np.arange((d + 1) // 2)
+    cos_cols = pairs(layout, d)[1]
+    out = np.empty((positions.size, d))
+    out[:, sin_cols] = np.sin(angles)
+    out[:, cos_cols] = np.cos(angles[:, : d // 2])
+    return out

@@ -1,0 +1,314 @@
+"""The usual suspects, each a function of A, B, the sample and the criteria that returns the
+:class:`~pecli.explanations.evidence.Explanation` it fits, if any."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pecli.errors import RecipeError
+from pecli.explanations.evidence import (
+    MAX_PADDING_ROWS,
+    MAX_SHIFT,
+    SCREEN_ROWS,
+    Criteria,
+    DiffSample,
+    Explanation,
+    envelope_note,
+    pairs,
+    rebuild,
+    sinusoid,
+    take,
+    worst_gap,
+    zero_rows,
+)
+from pecli.fitting import fit_base, pair_frequencies
+from pecli.kinds.sinusoidal import Sinusoidal
+from pecli.table import Table
+
+Arr = NDArray[np.float64]
+
+
+# -- the suspects ----------------------------------------------------------------------------
+def _column_orders(a: Table, b: Table, d: int) -> Iterable[tuple[str, str, list[int]]]:
+    """``(name, detail, order)`` with A = B[:, order], for each column suspect."""
+    to_split = list(range(0, d, 2)) + list(range(1, d, 2))
+    to_inter = [int(j) for j in np.argsort(to_split)]
+    split_detail = (
+        "A is split ([sin…|cos…]) where B is interleaved (sin, cos, …): A's columns are B's even columns, "
+        "then its odd columns"
+    )
+    inter_detail = "A is interleaved (sin, cos, …) where B is split ([sin…|cos…]): A alternates B's two column blocks"
+    if to_split == to_inter:  # d ≤ 4: one swap serves both directions; the recipes say which it is
+        b_split = getattr(b.recipe, "layout", None) == "split" or getattr(a.recipe, "layout", None) == "interleaved"
+        yield "layout", inter_detail if b_split else split_detail, to_split
+    else:
+        yield "layout", split_detail, to_split
+        yield "layout", inter_detail, to_inter
+    for r in sorted({(d + 1) // 2, d // 2}):
+        if 0 < r < d:
+            yield (
+                "cos-first",
+                f"A is B with its two column blocks swapped (B's last {d - r} columns first): one table is "
+                "[cos…|sin…] where the other is [sin…|cos…]",
+                list(range(r, d)) + list(range(r)),
+            )
+    pairs = [j ^ 1 for j in range(2 * (d // 2))] + ([d - 1] if d % 2 else [])
+    yield "cos-first", "each (sin, cos) column pair of B is swapped in A: one table is cos-first interleaved", pairs
+
+
+def permutation_suspects(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
+    d = a.shape[1]
+    ra, rb, pos = sample.aligned(0)[:3]
+    found: list[Explanation] = []
+    tried = {tuple(range(d))}
+    for name, detail, order in _column_orders(a, b, d):
+        if tuple(order) in tried:
+            continue
+        tried.add(tuple(order))
+        cols = np.array(order)
+        level = crit.fits(ra, pos, take(rb, cols))
+        if level is None:
+            continue
+        # Identifiable only if B itself changes under the permutation.
+        if crit.fits(rb, pos, take(rb, cols)) is not None:
+            continue
+        found.append(Explanation(name, detail + envelope_note(level, crit, pos), worst_gap(ra, rb[:, cols])))
+    return found
+
+
+def _rows_text(which: str, rows: Iterable[int]) -> str:
+    listed = [str(r) for r in rows]
+    return f"{which}'s row{'s' if len(listed) > 1 else ''} {', '.join(listed)}"
+
+
+def shift_suspects(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
+    """A's row r is B's row r + k (|k| ≤ MAX_SHIFT; k = 0 when only the lengths differ), apart from
+    a few rows that are all zeros in one table only (padding rows)."""
+    (na, _), (nb, _) = a.shape, b.shape
+    for k in sorted(range(-MAX_SHIFT, MAX_SHIFT + 1), key=lambda k: (abs(k), -k)):
+        al = sample.aligned(k)
+        if al.rows.size < 2:
+            continue
+        one_sided = al.zero_a ^ al.zero_b
+        padding = int(one_sided.sum())
+        if k == 0 and na == nb and not padding:
+            continue  # neither shifted nor padded: not this suspect
+        if padding > MAX_PADDING_ROWS or 2 * padding >= al.rows.size:
+            continue
+        keep = np.flatnonzero(~one_sided)
+        level = crit.fits(al.a, al.positions, take(al.b), keep)
+        if level is None or (k != 0 and _shift_invariant(sample, k, crit)):
+            continue
+        notes = []
+        if (one_sided & al.zero_a).any():
+            notes.append(f"{_rows_text('A', al.rows[one_sided & al.zero_a])} all zeros where B has values (padding)")
+        if (one_sided & al.zero_b).any():
+            notes.append(
+                f"{_rows_text('B', al.rows[one_sided & al.zero_b] + k)} all zeros where A has values (padding)"
+            )
+        if k == 0 and na == nb:
+            name, text = "padding-row", "; ".join([*notes, "every other row matches"])
+        else:
+            name, text = ("length" if k == 0 else "shift"), "; ".join([_shift_text(a, b, sample, k), *notes])
+        kpos = al.positions[keep]
+        return [Explanation(name, text + envelope_note(level, crit, kpos), worst_gap(al.a[keep], al.b[keep]))]
+    return []
+
+
+def _shift_invariant(sample: DiffSample, k: int, crit: Criteria) -> bool:
+    """Does B match itself shifted by k?  Then a fitting shift is no evidence."""
+    lo: list[Arr] = []
+    hi: list[Arr] = []
+    positions: list[Arr] = []
+    m = abs(k)
+    for w in sample.windows:
+        if w.b.shape[0] > m:
+            lo.append(w.b[:-m])
+            hi.append(w.b[m:])
+            positions.append(sample.first + w.b0 + np.arange(m, w.b.shape[0], dtype=np.float64))
+    if not lo:
+        return True
+    return crit.fits(np.concatenate(hi), np.concatenate(positions), take(np.concatenate(lo))) is not None
+
+
+def _shift_text(a: Table, b: Table, sample: DiffSample, k: int) -> str:
+    (na, _), (nb, _) = a.shape, b.shape
+    w0 = sample.windows[0]  # rows from 0: the window where leading padding rows are
+    m = abs(k)
+    if k == 0:
+        text = f"the first {min(na, nb)} rows match"
+    else:
+        later = "later" if k > 0 else "earlier"
+        text = f"A's row r is B's row r{'+' if k > 0 else '−'}{m}: A starts {m} position{'s' * (m > 1)} {later} than B"
+        if b.recipe is not None and b.start + k >= 0:
+            text += f" (as if built with start={b.start + k})"
+        which, other, rows = ("B", "A", w0.b) if k > 0 else ("A", "B", w0.a)
+        text += f"; {_rows_text(which, range(m))} {'have' if m > 1 else 'has'} no counterpart in {other}"
+        zeros = np.flatnonzero(zero_rows(rows[:m]))
+        if zeros.size:
+            text += f" ({'rows' if zeros.size > 1 else 'row'} {', '.join(map(str, zeros))} all zeros: padding)"
+    if na != nb:
+        text += f"; A has {na} rows, B has {nb}"
+    return text
+
+
+def transposed_suspect(b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
+    """A square grid flattened in the other order: A's row i·H+j is B's row j·H+i."""
+    n = b.shape[0]
+    h = math.isqrt(n)
+    if h < 2 or h * h != n:
+        return []
+    ra, rb, pos, rows = sample.aligned(0)[:4]
+    source = rows // h + (rows % h) * h
+    w0 = sample.windows[0]
+    if w0.b0 == 0 and w0.b.shape[0] >= n:
+        rt = w0.b[source]
+    else:
+        # A long grid: fetch the transposed partners of a spread of sampled rows one by one.
+        pick = np.unique(np.linspace(0, rows.size - 1, min(rows.size, 256)).astype(np.intp))
+        ra, rb, pos, source = ra[pick], rb[pick], pos[pick], source[pick]
+        rt = np.concatenate([np.asarray(b.rows(int(s), int(s) + 1), dtype=np.float64) for s in source])
+    level = crit.fits(ra, pos, take(rt))
+    if level is None or crit.fits(rb, pos, take(rt)) is not None:
+        return []
+    detail = f"A's rows are B's in transposed {h}×{h} grid order: A's row i·{h}+j is B's row j·{h}+i"
+    return [Explanation("transposed-grid", detail + envelope_note(level, crit, pos), worst_gap(ra, rt))]
+
+
+def precision_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
+    """Differences everywhere, but all within dtype rounding or the float32-angle envelope."""
+    ra, rb, pos = sample.aligned(0)[:3]
+    level = crit.fits(ra, pos, take(rb))
+    if level is None:
+        return []
+    with np.errstate(invalid="ignore", over="ignore"):
+        far = ~((np.abs(ra - rb) <= crit.atol + crit.rtol * np.abs(rb)) | (ra == rb))
+    # Rounding touches a large share of the elements; an edit touches a few.  Require ≥ 1 %.
+    if far.sum() < max(1.0, 0.01 * far.size):
+        return []
+    residual = worst_gap(ra, rb)
+    if level == 0:
+        floats = [t.dtype for t in (a, b) if t.dtype.kind == "f"]
+        coarse = max(floats, key=lambda t: float(np.finfo(t).eps)).name if floats else "the dtype"
+        detail = (
+            f"every difference is at most {residual:.3g}, within the rounding of {coarse} ({crit.slack:.2g}): "
+            "the same values, rounded or computed differently"
+        )
+    else:
+        who = _which_side(a, b, ra, rb, sample.aligned(0).rows)
+        top = float(pos.max())
+        env = float(crit.envelope(np.array([top]))[0])
+        detail = (
+            f"{who}: every difference is within the envelope 2⁻²²·(1 + p)·{crit.scale:.3g} that float32 "
+            f"rounding of ω and p·ω leaves ({env:.2g} at position {int(top)})"
+        )
+    return [Explanation("precision", detail, residual)]
+
+
+def _which_side(a: Table, b: Table, ra: Arr, rb: Arr, rows: NDArray[np.intp]) -> str:
+    """Which table carries the float32 angles, measured against the exact table of the recipe
+    either side has, never assumed from which side is a recipe."""
+    recipe = b.recipe if b.recipe is not None else a.recipe
+    try:
+        exact = replace(recipe, compute="exact")  # type: ignore[type-var]
+        runs = np.split(rows, np.flatnonzero(np.diff(rows) != 1) + 1)
+        ex = np.concatenate([np.asarray(exact.rows(int(r[0]), int(r[-1]) + 1), dtype=np.float64) for r in runs])
+    except (RecipeError, TypeError, IndexError, ValueError):  # no recipe, no pipelines, no rows
+        return "one table was computed with float32 angles"
+    da, db = float(np.max(np.abs(ra - ex))), float(np.max(np.abs(rb - ex)))
+    side = "A carries" if da > 4 * db else "B carries" if db > 4 * da else "both carry"
+    return f"{side} float32 angles (from the exact table: A {da:.2g}, B {db:.2g})"
+
+
+# -- another base ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _BaseFit:
+    base: float  # the roundest number that rebuilds the table
+    estimate: float  # the least-squares value
+    level: int
+    residual: float
+
+
+def _fit_table_base(
+    rows: Arr, windows: list[tuple[Arr, Arr]], pos: Arr, layout: str, crit: Criteria
+) -> _BaseFit | None:
+    """The base a sinusoidal table was built with, proven by rebuilding the sampled rows with it."""
+    d = rows.shape[1]
+    omega = pair_frequencies(windows, *pairs(layout, d))
+    # ω_0 = 1 for every base of the paper's rule; anything else is not this formula.
+    paper = omega is not None and omega.size >= 2 and abs(omega[0] - 1.0) <= 1e-3
+    estimate = fit_base(omega, 2.0 * np.arange(omega.size) / d) if paper and omega is not None else None
+    if estimate is None:
+        return None
+    # Real bases are round numbers (1e4, 5e5): try those before the raw estimate, and prefer the
+    # roundest that fits exactly over one that fits only within the float32-angle envelope.
+    candidates = sorted({float(f"{estimate:.{digits}g}") for digits in range(1, 16)}, key=lambda c: len(repr(c)))
+    n = rows.shape[0]
+    pick = np.r_[0:SCREEN_ROWS, n - SCREEN_ROWS : n] if n > 4 * SCREEN_ROWS else np.arange(n)
+    screened = []
+    for rank, base in enumerate(c for c in candidates if c > 1):
+        level = crit.level(rows[pick], sinusoid(pos[pick], d, base, layout), pos[pick])
+        if level is not None:
+            screened.append((level, rank, base))
+    for _, _, base in sorted(screened):
+        rebuilt = sinusoid(pos, d, base, layout)
+        level = crit.level(rows, rebuilt, pos)
+        if level is not None:
+            return _BaseFit(base, estimate, level, worst_gap(rows, rebuilt))
+    return None
+
+
+def _paper_recipe(t: Table) -> Sinusoidal | None:
+    """The table's recipe when it is the paper's formula in one of the two layouts the base fit knows."""
+    r = t.recipe
+    if isinstance(r, Sinusoidal) and r.layout != "cos-first" and r.freq == "paper" and r.min_timescale == 1:
+        if r.padding_idx is None and r.odd == "sin":
+            return r
+    return None
+
+
+def base_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
+    """A is B's sinusoid with another base."""
+    d = a.shape[1]
+    if d < 4:
+        return []
+    ra, rb, pos = sample.aligned(0)[:3]
+    recipe_b = _paper_recipe(b)
+    recipe = recipe_b or _paper_recipe(a)
+    wins_a = [(w.a, sample.first + w.a0 + np.arange(w.a.shape[0], dtype=np.float64)) for w in sample.windows]
+    wins_b = [
+        (w.b[w.a0 - w.b0 : w.a0 - w.b0 + w.a.shape[0]], p) for w, (_, p) in zip(sample.windows, wins_a, strict=True)
+    ]
+    for layout in [recipe.layout] if recipe is not None else ["interleaved", "split"]:
+        # A first: for most tables it fails at once (not on the unit circle, ω_0 ≠ 1, no base rebuilds it).
+        fit_a = _fit_table_base(ra, wins_a, pos, layout, crit)
+        if fit_a is None:
+            continue
+        if recipe_b is not None:
+            base_b, how = recipe_b.base, "B's recipe has"
+            if math.isclose(fit_a.base, base_b, rel_tol=1e-9):
+                continue
+            if crit.fits(rb, pos, rebuild(pos, d, base_b, layout)) is None:
+                continue  # B is not the table its recipe describes
+        else:
+            fit_b = _fit_table_base(rb, wins_b, pos, layout, crit)
+            if fit_b is None:
+                continue
+            base_b, how = fit_b.base, "B fits"
+        if math.isclose(fit_a.base, base_b, rel_tol=1e-9):
+            continue
+        detail = f"A's angles fit base {fit_a.base:.10g}"
+        t2t = d / (2 * (d // 2 - 1)) if d > 3 else 0.0
+        if t2t and math.isclose(fit_a.base, base_b**t2t, rel_tol=1e-6):
+            # ω_i = base^(−i/(half−1)) is base'^(−2i/d) with base' = base^(d/(2(half−1))).
+            detail += (
+                f" = {base_b:g}^({d}/{2 * (d // 2 - 1)}), the tensor2tensor/fairseq frequencies base^(−i/(half−1))"
+            )
+        detail += f" (least-squares estimate {fit_a.estimate:.7g}); {how} base {base_b:.10g}"
+        return [Explanation("base", detail + envelope_note(fit_a.level, crit, pos), fit_a.residual)]
+    return []
