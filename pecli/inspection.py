@@ -170,6 +170,8 @@ def _stats_skipped(table: Table) -> str | None:
     from pecli.resources import human_bytes
 
     n, d = table.shape
+    if n == 0:
+        return "no statistics: the table has no rows"
     if table.computed and n * d > MAX_COMPUTED_STATS:
         return (
             f"statistics skipped: the recipe makes {n * d:.3g} values; export it and inspect the file, "

@@ -337,8 +337,9 @@ def diff_view(c: Any) -> list[RenderableType]:
                 )
         elif c.shapes_match:
             out.append(
-                "no known cause fits (layout, cos-first, shifted rows, padding row, 2-D order, "
-                "float32 angles, base): a real difference"
+                "no known cause fits (rounding, storage dtype, layout, cos-first, shifted rows, padding row, "
+                "2-D order, transposed, float32 angles, base, column index in the exponent, and a layout "
+                "with one of these): a real difference"
             )
     if c.worst and not c.same:
         grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)

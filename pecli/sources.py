@@ -4,12 +4,22 @@
     model.safetensors:wpe.weight  one array of a multi-array file (h5 dataset, npz entry, tensor)
     sinusoidal:len=120,dim=8      a recipe: KIND:PARAM=VALUE,... with the same names as the options
 
-A recipe operand always has a known kind before the colon and ``=`` after it, so it cannot be
-mistaken for a file; ``FILE:KEY`` is split at the first colon whose left side is an existing file.
+Which one an operand is does not depend on the files in the working directory:
+
+- A SOURCE with a path separator before its first colon, or starting with ``./`` or ``/``, is
+  always a file: ``./rope:len=8`` is the file ``./rope`` with the key ``len=8``.
+- Otherwise ``KIND:…`` or ``PRESET:…`` (a known kind or preset, then a colon) is always a recipe,
+  even when a file or directory named ``rope`` (or ``sinusoidal``, ``fairseq``…) exists here; to
+  read such a file, write ``./rope`` (or ``./rope:KEY``).
+- ``NAME:PARAM=VALUE,…`` with an unknown NAME is a recipe too (so that it is told which kinds
+  exist), unless a file or directory ``NAME`` exists, or one named like the whole operand.
+- Anything else is a file; ``FILE:KEY`` is split at the first colon whose left side is an
+  existing file (an HDF5 key may hold colons of its own).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,12 +35,25 @@ ALIASES = {"len": "length"}
 
 
 def is_recipe_spec(spec: str) -> bool:
-    """``KIND:PARAM=VALUE,...`` or ``PRESET:PARAM=VALUE,...`` that is not an existing file
-    (unknown kinds included, so they get a message naming the kinds instead of "file not found")."""
+    """Whether ``spec`` is a recipe operand, by the rules in this module's docstring: a file path
+    never is; a known kind or preset before the first colon always is; an unknown name that looks
+    like one is, unless a file claims it (so that it gets a message naming the kinds)."""
+    if is_path_like(spec):
+        return False
     kind, sep, rest = spec.partition(":")
-    name_like = kind.replace("-", "_").isidentifier()
-    looks_like = bool(sep) and name_like and ("=" in rest or (kind in PRESETS and not rest)) and "/" not in kind
+    if not sep:
+        return False
+    if kind in PRESETS or kind in kinds():
+        return True
+    looks_like = kind.replace("-", "_").isidentifier() and "=" in rest
     return looks_like and not _exists(spec) and not _exists(kind)
+
+
+def is_path_like(spec: str) -> bool:
+    """``./NAME``, ``/NAME`` or a path separator before the first colon: a file, never a recipe."""
+    head = spec.partition(":")[0]
+    seps = {"/", os.sep, os.altsep} - {None}
+    return spec.startswith(("./", "/")) or any(sep in head for sep in seps)
 
 
 def _exists(path: str) -> bool:
@@ -44,6 +67,16 @@ def _exists(path: str) -> bool:
 
 def parse_recipe(spec: str) -> Recipe:
     """``sinusoidal:len=120,dim=8,layout=split`` or ``fairseq:len=2048`` → a validated recipe."""
+    try:
+        return _parse_recipe(spec)
+    except RecipeError as exc:
+        head = spec.partition(":")[0]
+        if head and _exists(head):  # a file named like the kind: say how to read it instead
+            raise RecipeError(f"{exc} (to read the file {head} here instead, write ./{spec})") from exc
+        raise
+
+
+def _parse_recipe(spec: str) -> Recipe:
     from pecli.presets import get_preset, make_recipe
 
     head, _, rest = spec.partition(":")

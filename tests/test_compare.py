@@ -471,8 +471,14 @@ UNRELATED: dict[str, Case] = {
         plain(REF),
     ),
     "reversed rows of a square table": lambda: (plain(REF[:256][::-1].copy()), plain(REF[:256])),
-    "layout and base at once": lambda: (plain(Sinusoidal(400, 16, layout="split", base=500.0).build()), plain(REF)),
 }
+
+
+def test_layout_and_base_at_once_are_named_together() -> None:
+    # Once left unexplained (two causes); the diff issue asks for both to be named.
+    c = compare(plain(Sinusoidal(400, 16, layout="split", base=500.0).build()), plain(REF))
+    assert [x.name for x in c.explanations] == ["layout + base"]
+    assert "and then base: A's angles fit base 500" in c.explanations[0].detail
 
 
 @pytest.mark.parametrize("case", list(UNRELATED))

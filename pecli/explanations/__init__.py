@@ -28,10 +28,13 @@ from pecli.explanations.evidence import (
 )
 from pecli.explanations.suspects import (
     base_suspect,
+    column_index_suspect,
+    layout_and_more,
     permutation_suspects,
     precision_suspect,
     shift_suspects,
     transposed_suspect,
+    transposed_table,
 )
 from pecli.table import Table, first_position
 
@@ -47,6 +50,10 @@ def explain_sample(
     a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, equal_nan: bool
 ) -> list[Explanation]:
     (na, d), (nb, db) = a.shape, b.shape
+    if a.shape == b.shape[::-1] and (na != nb or not _symmetric_shape_rest(a, b, sample, atol, rtol, equal_nan)):
+        found_t = transposed_table(a, b, atol, rtol)
+        if found_t or na != nb:
+            return found_t
     if d != db or na == 0 or nb == 0 or d == 0 or not sample.windows:
         return []
     crit = criteria_for(a, b, sample, atol, rtol, equal_nan)
@@ -60,7 +67,17 @@ def explain_sample(
         # Fitting a base rebuilds the sample, so only when nothing simpler fits.  (A base so close
         # to B's that all differences stay within the float32 envelope is reported as precision.)
         found += [] if found else base_suspect(a, b, sample, crit)
+        found += [] if found else column_index_suspect(a, b, sample, crit)
+    if not found and na == nb:
+        found += layout_and_more(a, b, sample, crit, [shift_suspects, base_suspect])
     return found
+
+
+def _symmetric_shape_rest(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, equal_nan: bool) -> bool:
+    """For square tables: whether a cheaper suspect already explains the difference (then the
+    transposition, which reads B once more, is not tried)."""
+    crit = criteria_for(a, b, sample, atol, rtol, equal_nan)
+    return bool(permutation_suspects(a, b, sample, crit) or transposed_suspect(b, sample, crit))
 
 
 __all__ = ["DiffSample", "Explanation", "SamplePlan", "check_tolerance", "explain", "explain_sample"]

@@ -77,7 +77,7 @@ class SamplePlan:
         return cls(a_windows, [(s, max(s, e)) for s, e in b_windows])
 
 
-class _Window:
+class SampleWindow:
     """A's rows ``[a0, a0 + len(a))`` and B's rows ``[b0, b0 + len(b))``, with their all-zero rows."""
 
     def __init__(self, a0: int, a: Arr, b0: int, b: Arr) -> None:
@@ -98,15 +98,20 @@ class Aligned(NamedTuple):
 
 @dataclass(frozen=True)
 class DiffSample:
-    windows: list[_Window]
+    windows: list[SampleWindow]
     first: int  # position of B's row 0
     _aligned: dict[int, Aligned] = field(default_factory=dict, repr=False)
+
+    def with_a_columns(self, order: NDArray[np.intp]) -> DiffSample:
+        """The same sample with A's columns taken in ``order`` (a layout undone, to test a second cause)."""
+        ws = [SampleWindow(w.a0, w.a[:, order], w.b0, w.b) for w in self.windows]
+        return DiffSample(ws, self.first)
 
     @classmethod
     def from_windows(cls, plan: SamplePlan, parts_a: list[Arr], parts_b: list[Arr], first: int) -> DiffSample:
         """The sample from the planned windows' rows, already read (``compare`` copies them as it streams)."""
         ws = [
-            _Window(sa, pa, sb, pb)
+            SampleWindow(sa, pa, sb, pb)
             for (sa, _), pa, (sb, _), pb in zip(plan.a_windows, parts_a, plan.b_windows, parts_b, strict=True)
         ]
         return cls(ws, first)
@@ -117,7 +122,7 @@ class DiffSample:
             return np.asarray(t.rows(s, e), dtype=np.float64)
 
         ws = [
-            _Window(sa, rows(a, sa, ea), sb, rows(b, sb, eb))
+            SampleWindow(sa, rows(a, sa, ea), sb, rows(b, sb, eb))
             for (sa, ea), (sb, eb) in zip(plan.a_windows, plan.b_windows, strict=True)
         ]
         return cls(ws, first)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -15,6 +15,7 @@ from pecli.explanations.evidence import (
     MAX_PADDING_ROWS,
     MAX_SHIFT,
     SCREEN_ROWS,
+    SLACK_FLOOR,
     Criteria,
     DiffSample,
     Explanation,
@@ -312,3 +313,72 @@ def base_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list
         detail += f" (least-squares estimate {fit_a.estimate:.7g}); {how} base {base_b:.10g}"
         return [Explanation("base", detail + envelope_note(fit_a.level, crit, pos), fit_a.residual)]
     return []
+
+
+# -- the column index in the exponent ----------------------------------------------------------
+def column_index_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
+    """A is the interleaved table written with the column index in the exponent: column j is
+    sin/cos(p / base^(j/d)) instead of p / base^(2⌊j/2⌋/d) (``pos / 10000 ** (j / d)``)."""
+    recipe = b.recipe if b.recipe is not None else a.recipe
+    if not isinstance(recipe, Sinusoidal) or recipe.layout != "interleaved" or recipe.freq != "paper":
+        return []
+    ra, _, pos = sample.aligned(0)[:3]
+    d = ra.shape[1]
+    angle = pos[:, None] * np.power(recipe.base, -np.arange(d) / d)[None, :]
+    bug = np.where(np.arange(d) % 2 == 0, np.sin(angle), np.cos(angle))
+    level = crit.fits(ra, pos, take(bug))
+    if level is None:
+        return []
+    detail = (
+        f"A puts the column index in the exponent: its column j is sin/cos(p / {recipe.base:g}^(j/{d})) where "
+        f"B's is p / {recipe.base:g}^(2⌊j/2⌋/{d}) — the `pos / 10000 ** (j / d)` bug: every cos column runs "
+        "at a frequency between its pair's and the next"
+    )
+    return [Explanation("column-index", detail + envelope_note(level, crit, pos), worst_gap(ra, bug))]
+
+
+# -- two causes together -----------------------------------------------------------------------
+def layout_and_more(
+    a: Table, b: Table, sample: DiffSample, crit: Criteria, more: list[Callable[..., list[Explanation]]]
+) -> list[Explanation]:
+    """A layout change *and* one more cause (another base, shifted rows): each column order is
+    undone on A's sample, then the other suspects are tried on what is left."""
+    d = a.shape[1]
+    for name, detail, order in _column_orders(a, b, d):
+        undone = sample.with_a_columns(np.argsort(np.array(order)))
+        for suspect in more:
+            for second in suspect(a, b, undone, crit):
+                if second.name in ("precision", name):
+                    continue
+                text = f"{detail}; and then {second.name}: {second.detail}"
+                return [Explanation(f"{name} + {second.name}", text, second.residual)]
+    return []
+
+
+def transposed_table(a: Table, b: Table, atol: float, rtol: float) -> list[Explanation]:
+    """A is B transposed (``A[r, j] = B[j, r]``), checked on up to 64 of A's rows against B's
+    columns (one pass over B).  Square tables too, unless B is symmetric."""
+    (na, da), (nb, db) = a.shape, b.shape
+    if (na, da) != (db, nb) or not na or not da:
+        return []
+    rows = np.unique(np.linspace(0, na - 1, min(na, 64)).astype(np.intp))
+    mine = np.concatenate([np.asarray(a.rows(int(r), int(r) + 1), dtype=np.float64) for r in rows])
+    cols = np.empty((nb, rows.size))
+    step = b.block_rows()
+    for r0 in range(0, nb, step):
+        cols[r0 : r0 + step] = np.asarray(b.rows(r0, min(nb, r0 + step)), dtype=np.float64)[:, rows]
+    theirs = cols.T
+    scale = float(np.nanmax(np.abs(theirs))) if theirs.size else 1.0
+    slack = max(SLACK_FLOOR * scale, atol)
+    with np.errstate(invalid="ignore"):
+        if not np.all(np.abs(mine - theirs) <= slack + rtol * np.abs(theirs)):
+            return []
+        if na == da:  # identifiable only if B is not its own transpose
+            own = np.concatenate([np.asarray(b.rows(int(r), int(r) + 1), dtype=np.float64) for r in rows])
+            if np.all(np.abs(own - theirs) <= slack):
+                return []
+    detail = (
+        f"A is B transposed: A's row r is B's column r ({na}×{da} against {nb}×{db}; checked on {rows.size} of "
+        "A's rows against B's columns, in one pass over B)"
+    )
+    return [Explanation("transposed", detail, float(np.max(np.abs(mine - theirs))))]

@@ -81,7 +81,7 @@ def _header(path: Path) -> tuple[dict[str, Any], int]:
         if 8 + n > size:
             raise FormatError(
                 f"{path} is not a readable safetensors file: it declares a header longer than the file "
-                f"({n} bytes, the file has {size}); it is truncated or not safetensors"
+                f"(header length {n} does not fit the file of {size} bytes); it is truncated or not safetensors"
             )
         if n > MAX_HEADER:
             raise FormatError(
@@ -92,7 +92,7 @@ def _header(path: Path) -> tuple[dict[str, Any], int]:
     try:
         header = load_json(text.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        if "integer string conversion" in str(exc):  # Python's 4300-digit guard on int("1" * 5000)
+        if "digits" in str(exc):  # Python's 4300-digit guard on int("1" * 5000)
             raise FormatError(
                 f"{path} is not a readable safetensors file: its header holds an integer too large to read "
                 f"(over {sys.get_int_max_str_digits()} digits)"

@@ -1,0 +1,114 @@
+"""`pecli diff` names the causes users hit, each on a table written the way blog posts and
+frameworks write the bug (independent NumPy code, not pecli): exact verdict line, cause, exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from pecli.cli import cli
+
+
+def paper(n: int, d: int, base: float = 10000.0, layout: str = "interleaved", start: int = 0) -> np.ndarray:
+    """The paper's table in float64, cast once to float32, interleaved or split [sin | cos]."""
+    p = np.arange(start, start + n, dtype=np.float64)[:, None]
+    angle = p / base ** (2 * np.arange(d // 2) / d)
+    out = np.empty((n, d))
+    if layout == "interleaved":
+        out[:, 0::2], out[:, 1::2] = np.sin(angle), np.cos(angle)
+    else:
+        out[:, : d // 2], out[:, d // 2 :] = np.sin(angle), np.cos(angle)
+    return out.astype(np.float32)
+
+
+def column_index_bug(n: int, d: int) -> np.ndarray:
+    """for pos, for j: pe[pos, j] = sin(pos / 10000 ** (j / d)) if j even else cos(...)"""
+    pe = np.zeros((n, d))
+    for pos in range(n):
+        for j in range(d):
+            angle = pos / 10000 ** (j / d)
+            pe[pos, j] = np.sin(angle) if j % 2 == 0 else np.cos(angle)
+    return pe.astype(np.float32)
+
+
+CASES = {
+    "transposed": (
+        lambda: paper(64, 32).T.copy(),
+        "sinusoidal:len=64,dim=32",
+        "transposed",
+        "DIFFERENT: shapes differ, (32, 64) vs (64, 32); no elements compared",
+    ),
+    "transposed square": (
+        lambda: paper(64, 64).T.copy(),
+        "sinusoidal:len=64,dim=64",
+        "transposed",
+        "DIFFERENT: 4032 of 4096 elements (98.4%) outside |a−b| ≤ 0 + 0·|b|",
+    ),
+    "column index in the exponent": (
+        lambda: column_index_bug(100, 64),
+        "sinusoidal:len=100,dim=64",
+        "column-index",
+        "DIFFERENT: 3158 of 6400 elements (49.3%) outside |a−b| ≤ 0 + 0·|b|",
+    ),
+    "sin/cos swapped in pairs": (
+        lambda: paper(100, 64)[:, [j ^ 1 for j in range(64)]],
+        "sinusoidal:len=100,dim=64",
+        "cos-first",
+        "DIFFERENT: 6400 of 6400 elements (100%) outside |a−b| ≤ 0 + 0·|b|",
+    ),
+    "one row too many": (
+        lambda: paper(101, 64),
+        "sinusoidal:len=100,dim=64",
+        "length",
+        "DIFFERENT: shapes differ, (101, 64) vs (100, 64); no elements compared",
+    ),
+    "layout and base": (
+        lambda: paper(100, 64, base=500000.0, layout="split"),
+        "sinusoidal:len=100,dim=64",
+        "layout + base",
+        "DIFFERENT: 6266 of 6400 elements (97.9%) outside |a−b| ≤ 0 + 0·|b|",
+    ),
+    "layout and shift": (
+        lambda: paper(100, 64, layout="split", start=3),
+        "sinusoidal:len=100,dim=64",
+        "layout + shift",
+        "DIFFERENT: 6400 of 6400 elements (100%) outside |a−b| ≤ 0 + 0·|b|",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_cause_is_named(tmp_path: Path, case: str) -> None:
+    build, spec, cause, verdict = CASES[case]
+    np.save(tmp_path / "a.npy", build())
+    result = CliRunner().invoke(cli, ["diff", str(tmp_path / "a.npy"), spec], env={"COLUMNS": "300"})
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0] == verdict
+    causes = [line for line in lines if line.startswith("likely cause:")]
+    assert len(causes) == 1 and causes[0].startswith(f"likely cause: {cause}: "), causes
+
+
+def test_the_combined_causes_say_both_parts(tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", paper(100, 64, base=500000.0, layout="split"))
+    out = (
+        CliRunner()
+        .invoke(cli, ["diff", str(tmp_path / "a.npy"), "sinusoidal:len=100,dim=64"], env={"COLUMNS": "400"})
+        .stdout
+    )
+    cause = next(line for line in out.splitlines() if line.startswith("likely cause:"))
+    assert (
+        "A is split ([sin…|cos…]) where B is interleaved" in cause
+        and "and then base: A's angles fit base 500000" in cause
+    )
+
+
+def test_a_symmetric_table_is_not_called_transposed(tmp_path: Path) -> None:
+    sym = np.add.outer(np.arange(8.0), np.arange(8.0)).astype(np.float32)
+    np.save(tmp_path / "a.npy", sym + 1)
+    np.save(tmp_path / "b.npy", sym)
+    out = CliRunner().invoke(cli, ["diff", str(tmp_path / "a.npy"), str(tmp_path / "b.npy")]).stdout
+    assert "transposed" not in out
