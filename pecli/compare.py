@@ -201,22 +201,19 @@ def narrower_float(a: np.dtype[Any], b: np.dtype[Any]) -> np.dtype[Any] | None:
 ROUNDING_ULPS = 4
 
 
-def bf16_ordered(x: np.ndarray) -> NDArray[np.int64]:
-    """float32 values rounded to bfloat16 (nearest, ties to even), as integers that sort like them."""
-    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.int64)
-    top = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16  # round the low half away
-    magnitude = top & 0x7FFF
-    ordered: NDArray[np.int64] = np.where(top & 0x8000, -magnitude, magnitude)
-    return ordered
-
-
-def _storage(bf16: tuple[bool, bool, float] | None, stats: dict[str, Any]) -> list[Explanation]:
-    """One side holds bfloat16 values (read as float32) and the other rounds to them."""
-    if bf16 is None or bf16[0] == bf16[1] or stats["nonfinite_mismatched"] or bf16[2] > 1:
+def _storage(bf16: tuple[bool, bool, float, float] | None, stats: dict[str, Any], last: int) -> list[Explanation]:
+    """One side holds bfloat16 values (read as float32): every element is within bfloat16's
+    rounding (2⁻⁸ relative, with room) of the other's, plus at most the envelope a float32
+    pipeline leaves (``2⁻²²·(1 + p)``, the two tables' own pipelines may differ)."""
+    if bf16 is None or bf16[0] == bf16[1] or stats["nonfinite_mismatched"]:
+        return []
+    envelope = min(2.0**-22 * (1 + last), 1 / 16) * bf16[3]
+    if bf16[2] > envelope:
         return []
     side, other = ("A", "B") if bf16[0] else ("B", "A")
-    how = "equals" if bf16[2] == 0 else "is within 1 bfloat16 ulp of"
-    detail = f"{side} holds bfloat16 values (read as float32); every element {how} {other}'s rounded to bfloat16"
+    detail = f"{side} holds bfloat16 values (read as float32); every element is within bfloat16 rounding of {other}'s"
+    if bf16[2] > 0:
+        detail += f" (and within {envelope:.2g} of a float32 pipeline's rounding)"
     return [Explanation("storage", f"within bfloat16 rounding of {other}: {detail}", float(stats["max_abs"] or 0.0))]
 
 
@@ -340,7 +337,8 @@ def compare(
     stats = acc.result() if acc is not None else _NO_STATS
     bf16 = stats.pop("bf16", None)
     if suspects and not same:
-        rounding = _storage(bf16, stats) + _rounding(a, b, stats, acc.ulp_dtype if acc is not None else None)
+        last = first + max(a.shape[0], b.shape[0])
+        rounding = _storage(bf16, stats, last) + _rounding(a, b, stats, acc.ulp_dtype if acc is not None else None)
         explanations = rounding or explain_sample(a, b, sample, atol, rtol, equal_nan)
     return Comparison(
         same=same,
@@ -433,7 +431,10 @@ class _Accumulator:
         #: Whether every value of A / B so far is a bfloat16 value (a float32 with a zero low half),
         #: and the most bfloat16 ulps between A and B rounded to bfloat16.
         self.bf16 = [True, True]
-        self.bf16_ulp = 0.0
+        #: max(|a − b| − 2⁻⁸·|ref|) where one side is bfloat16: what bfloat16 rounding leaves
+        #: unexplained; and max |b| (the scale of a float32 pipeline's envelope).
+        self.bf16_excess = 0.0
+        self.b_absmax = 0.0
         self.compared = self.mismatched = self.nonfinite = self.finite = 0
         self.sumsq = 0.0
         self.best: dict[str, tuple[float, Element | None]] = {k: (0.0, None) for k in ("abs", "rel", "ulp")}
@@ -513,8 +514,12 @@ class _Accumulator:
             if self.bf16[i]:
                 self.bf16[i] = block.dtype == np.float32 and not np.any(np.asarray(block).view(np.uint32) & 0xFFFF)
         if self.bf16[0] != self.bf16[1]:
-            oa, ob = bf16_ordered(np.asarray(block_a, np.float32)), bf16_ordered(np.asarray(block_b, np.float32))
-            self.bf16_ulp = max(self.bf16_ulp, float(np.abs(oa - ob).max()))
+            a, b = np.asarray(block_a, np.float64), np.asarray(block_b, np.float64)
+            ref = b if self.bf16[0] else a  # the side that is not bfloat16
+            with np.errstate(invalid="ignore"):
+                excess = np.abs(a - b) - 2.0**-8 * np.abs(ref)
+                self.bf16_excess = max(self.bf16_excess, float(np.nanmax(excess)))
+                self.b_absmax = max(self.b_absmax, float(np.nanmax(np.abs(ref))))
 
     def result(self) -> dict[str, Any]:
         ulp, ulp_at = self.best["ulp"] if self.ulp_dtype is not None else (None, None)
@@ -529,7 +534,7 @@ class _Accumulator:
             "max_ulp": ulp,
             "max_ulp_at": ulp_at,
             "rms": math.sqrt(self.sumsq / self.finite) if self.finite else None,
-            "bf16": (self.bf16[0], self.bf16[1], self.bf16_ulp),
+            "bf16": (self.bf16[0], self.bf16[1], self.bf16_excess, self.b_absmax),
             "worst": [t[3] for t in self.worst],
             "worst_rows": [t[2] for t in self.worst_rows],
         }
