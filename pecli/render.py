@@ -160,7 +160,7 @@ def table_view(console: Console, table: Table, win: Window, precision: int) -> l
         for c in candidates
     }
     pos_width = max([3, len(ELLIPSIS)] + [len(str(table.start + r)) for r in win.row_ids if r is not None])
-    col_width = {c: max(len(str(c)), *(len(x) for x in cells[c])) for c in cells}
+    col_width = {c: max([len(str(c)), *(len(x) for x in cells[c])]) for c in cells}
 
     def width(trial: list[int | None]) -> int:
         return pos_width + sum(2 + (1 if c is None else col_width[c]) for c in trial)
@@ -403,6 +403,8 @@ def heatmap_view(table: Table, sample: Any) -> list[RenderableType]:
     import numpy as np
     from rich.text import Text
 
+    if not len(sample.row_ids):
+        return [_line(title(table)), "the table has no rows: nothing to draw"]
     values = np.clip(np.nan_to_num(np.asarray(sample.values, dtype=np.float64), nan=0.0), -1.0, 1.0)
     grey = np.rint((values + 1.0) * 127.5).astype(int)
     shade = np.rint((values + 1.0) * 2.0).astype(int)

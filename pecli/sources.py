@@ -52,7 +52,7 @@ def is_recipe_spec(spec: str) -> bool:
 def is_path_like(spec: str) -> bool:
     """``./NAME``, ``/NAME`` or a path separator before the first colon: a file, never a recipe."""
     head = spec.partition(":")[0]
-    seps = {"/", os.sep, os.altsep} - {None}
+    seps = [sep for sep in ("/", os.sep, os.altsep) if sep]
     return spec.startswith(("./", "/")) or any(sep in head for sep in seps)
 
 

@@ -144,10 +144,8 @@ def test_inspect_json_of_a_table_with_no_rows(run, empty_tables: Path, monkeypat
 
 # These two need the render.py change given in the report (render.table_view's max() of one
 # argument, render.heatmap_view's sample.row_ids[-1]); drop the marks when it is made.
-NEEDS_RENDER = pytest.mark.xfail(reason="needs the reported fix in pecli/render.py", strict=True)
 
 
-@NEEDS_RENDER
 @pytest.mark.parametrize("name", EMPTY)
 def test_inspect_of_a_table_with_no_rows(run, empty_tables: Path, monkeypatch, name: str) -> None:
     monkeypatch.chdir(empty_tables)
@@ -156,7 +154,6 @@ def test_inspect_of_a_table_with_no_rows(run, empty_tables: Path, monkeypatch, n
     assert "the table has no rows" in r.stdout
 
 
-@NEEDS_RENDER
 @pytest.mark.parametrize("name", EMPTY)
 def test_heatmap_of_a_table_with_no_rows(run, empty_tables: Path, monkeypatch, name: str) -> None:
     monkeypatch.chdir(empty_tables)
@@ -296,7 +293,6 @@ def test_is_recipe_spec_rules(tmp_path: Path, monkeypatch) -> None:
 
 
 # ------------------------------------------------------------------------ 8. 5000-digit integers
-@pytest.mark.xfail(reason="needs the reported fix in pecli/formats/_common.py and text.py", strict=True)
 def test_json_table_with_a_5000_digit_integer(run, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "big.json").write_text('{"data": [[' + "1" * 5000 + ", 2]]}")

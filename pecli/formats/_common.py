@@ -106,10 +106,22 @@ def fingerprint(table: Table) -> str:
     return f"{n * d * table.dtype.itemsize}:{h.hexdigest()}"
 
 
-def load_json(text: str | bytes) -> Any:
-    """``json.loads`` for untrusted text: pathological nesting is invalid JSON, not a crash."""
+class NumberTooLarge(ValueError):
+    """A JSON integer with more digits than Python converts (a hostile file, not a table value)."""
+
+
+def _parse_int(text: str) -> int:
     try:
-        return json.loads(text)
+        return int(text)
+    except ValueError:
+        raise NumberTooLarge(f"the integer {text[:8]}… has {len(text)} digits, too large to be a table value") from None
+
+
+def load_json(text: str | bytes) -> Any:
+    """``json.loads`` for untrusted text: pathological nesting or a huge integer is invalid JSON,
+    not a crash."""
+    try:
+        return json.loads(text, parse_int=_parse_int)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 
@@ -201,8 +213,11 @@ def array_table(
         data = data.astype(np.float32)
         info["read as"] = "float32: every number round-trips through float32 (no stored dtype says otherwise)"
     dtype = np.dtype(data.dtype)
-    if dtype.kind != "f":
-        raise FormatError(f"{source} holds {dtype} values: pecli reads floating-point tables (float16/32/64)")
+    if dtype.kind != "f" or dtype.name not in ("float16", "float32", "float64"):
+        raise FormatError(
+            f"{source} holds {dtype} values: pecli reads floating-point tables (float16/32/64; "
+            "bfloat16 in safetensors or .pt)"
+        )
     shape = tuple(int(s) for s in data.shape)
     if not shape:
         raise FormatError(f"{source} holds a single number: expected a table (positions × dims), a vector or a grid")

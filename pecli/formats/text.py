@@ -12,7 +12,15 @@ from typing import IO, Any
 import numpy as np
 
 from pecli.errors import FormatError
-from pecli.formats._common import Format, WriteOptions, array_table, load_json, table_metadata, text_digits
+from pecli.formats._common import (
+    Format,
+    NumberTooLarge,
+    WriteOptions,
+    array_table,
+    load_json,
+    table_metadata,
+    text_digits,
+)
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Progress, Table
 
@@ -230,6 +238,8 @@ def _read_json(path: Path, key: str | None, stack: ExitStack) -> Table:
         doc = load_json(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise FormatError(f"{path} is not UTF-8 JSON (byte {exc.start})") from exc
+    except NumberTooLarge as exc:
+        raise FormatError(f"{path}: {exc}") from exc
     except ValueError as exc:
         raise FormatError(f"{path} is not valid JSON ({exc})") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
