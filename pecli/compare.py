@@ -177,8 +177,17 @@ def ulp_distance(a: np.ndarray, b: np.ndarray, dtype: np.dtype[Any]) -> Arr:
     """How many values of ``dtype`` lie between a (rounded to ``dtype``) and b; −1 where either is
     not finite.  Counting representable values stays meaningful across zero, where ``|a−b|`` over
     ``spacing(b)`` would call 1.0 against 0.0 some 10⁴⁴ ulps."""
-    fa = np.asarray(a).astype(dtype)
-    fb = np.asarray(b).astype(dtype)
+    fa = np.asarray(a, dtype=dtype)
+    fb = np.asarray(b, dtype=dtype)
+    if fa.dtype.itemsize <= 4:  # ≤ 32-bit orderings: exact in float64, their difference too
+        itype = _ORDER_INT[fa.dtype.itemsize]
+        low = np.iinfo(itype).min
+        ia, ib = fa.view(itype), fb.view(itype)
+        # low − i stays in range for a negative i: the ordering in the integer type itself.
+        sa = np.where(ia < 0, low - ia, ia).astype(np.float64)
+        sb = np.where(ib < 0, low - ib, ib).astype(np.float64)
+        out32: Arr = np.where(np.isfinite(fa) & np.isfinite(fb), np.abs(sa - sb), -1.0)
+        return out32
     oa, ob = _ordered(fa), _ordered(fb)
     same_sign = (oa >= 0) == (ob >= 0)
     with np.errstate(over="ignore"):
@@ -385,9 +394,10 @@ _NO_STATS: dict[str, Any] = {
 }
 
 
-def _top(values: Arr, k: int) -> NDArray[np.intp]:
-    """Indices of the ``k`` largest positive values, largest first, ties by index (as a full sort would)."""
-    idx = np.flatnonzero(values > 0)
+def _top(values: Arr, k: int, floor: float = 0.0) -> NDArray[np.intp]:
+    """Indices of the ``k`` largest values above ``floor`` (≥ 0), largest first, ties by index (as a
+    full sort would).  ``floor``: the k-th value kept so far, which a later element must beat."""
+    idx = np.flatnonzero(values > floor)
     if k <= 0 or idx.size == 0:
         return idx[:0]
     if idx.size > k:
@@ -453,15 +463,18 @@ class _Accumulator:
         if fa.dtype != fb.dtype:
             fa, fb = fa.astype(np.float64), fb.astype(np.float64)
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            where = np.flatnonzero(fa != fb)  # NaN pairs too: equal_nan decides below
-            # Elements equal by value are finite exactly when A's are.
-            equal_finite = int(np.count_nonzero(np.isfinite(fa))) - int(np.count_nonzero(np.isfinite(fa[where])))
-            a = fa[where].astype(np.float64)
-            b = fb[where].astype(np.float64)
+            differ = fa != fb  # NaN pairs too: equal_nan decides below
+            where = np.flatnonzero(differ)
+            dense = 4 * where.size > fa.size  # mostly different: work on the whole block, not a gather
+            # Elements left out (equal by value) are finite exactly when A's are.
+            equal_finite = 0 if dense else int(np.count_nonzero(np.isfinite(fa) & ~differ))
+            pa, pb = (fa, fb) if dense else (fa[where], fb[where])
+            a = pa.astype(np.float64)
+            b = pb.astype(np.float64)
             raw = np.abs(a - b)
             absb = np.abs(b)
             close = isclose(a, b, self.atol, self.rtol, self.equal_nan)
-            ulp = ulp_distance(fa[where], fb[where], self.ulp_dtype) if self.ulp_dtype is not None else None
+            ulp = ulp_distance(pa, pb, self.ulp_dtype) if self.ulp_dtype is not None else None
             if ulp is not None and self.ulps:
                 close |= (ulp >= 0) & (ulp <= self.ulps)
             finite = np.isfinite(a) & np.isfinite(b)
@@ -469,11 +482,13 @@ class _Accumulator:
             e = np.where(finite, raw, np.where(close, 0.0, np.inf))
             far = ~close
             self.compared += rows * d
-            self.mismatched += int(far.sum())
-            self.nonfinite += int((far & ~finite).sum())
-            self.finite += equal_finite + int(finite.sum())
+            self.mismatched += int(np.count_nonzero(far))
+            self.nonfinite += int(np.count_nonzero(far & ~finite))
+            self.finite += equal_finite + int(np.count_nonzero(finite))
             self.sumsq += float(np.square(raw, where=finite, out=np.zeros_like(raw)).sum())
             rel = np.divide(e, absb, out=np.full_like(e, -1.0), where=np.isfinite(b) & (b != 0))
+        if dense:
+            where = np.arange(fa.size)
         if not where.size:
             return
 
@@ -491,16 +506,21 @@ class _Accumulator:
         track("rel", rel)
         if ulp is not None:
             track("ulp", ulp)
-        for j in _top(e, self.top):
+        full = len(self.worst) >= self.top
+        for j in _top(e, self.top, -self.worst[-1][0] if full and self.worst else 0.0):
             row, col = divmod(int(where[j]), d)
             self.worst.append((-float(e[j]), r0 + row, col, element(int(j))))
         self.worst.sort(key=lambda t: t[:3])
         del self.worst[self.top :]
-        row_of = where // d
-        row_max = np.zeros(rows)
-        np.maximum.at(row_max, row_of, e)
-        row_far = np.bincount(row_of[far], minlength=rows)
-        for i in _top(row_max, self.top):
+        if dense:
+            row_max, row_far = e.reshape(rows, d).max(axis=1), far.reshape(rows, d).sum(axis=1)
+        else:
+            row_of = where // d
+            row_max = np.zeros(rows)
+            np.maximum.at(row_max, row_of, e)
+            row_far = np.bincount(row_of[far], minlength=rows)
+        full_rows = len(self.worst_rows) >= self.top
+        for i in _top(row_max, self.top, -self.worst_rows[-1][0] if full_rows and self.worst_rows else 0.0):
             row = int(i)
             diff = RowDiff(self.first + r0 + row, float(row_max[row]), int(row_far[row]))
             self.worst_rows.append((-diff.max_abs, r0 + row, diff))

@@ -20,7 +20,7 @@ Arr = NDArray[np.float64]
 #: Rows of each table that :func:`explain` looks at (all of them for shorter tables).
 SAMPLE_ROWS = 4096
 #: Bytes of float64 sample per table; wide tables get fewer sample rows.
-SAMPLE_BYTES = 64 << 20
+SAMPLE_BYTES = 16 << 20
 #: Largest row shift tried, in both directions.
 MAX_SHIFT = 8
 #: At most this many all-zero rows are set aside as padding rows.
@@ -128,8 +128,31 @@ class DiffSample:
         return cls(ws, first)
 
     def aligned(self, k: int) -> Aligned:
-        """A's sampled rows r with B's rows r + k (views when the sample is one window)."""
-        if k not in self._aligned:
+        """A's sampled rows r with B's rows r + k (views when the sample is one window).  Only the
+        unshifted alignment is kept: every suspect asks for it, each shift is asked once, and
+        keeping them all would hold a copy of the sample per shift."""
+        if k in self._aligned:
+            return self._aligned[k]
+        parts: list[tuple[Arr, Arr, NDArray[np.intp], NDArray[np.bool_], NDArray[np.bool_]]] = []
+        for w in self.windows:
+            lo = max(w.a0, w.b0 - k)
+            hi = min(w.a0 + w.a.shape[0], w.b0 + w.b.shape[0] - k)
+            if lo < hi:
+                ia, ib = slice(lo - w.a0, hi - w.a0), slice(lo + k - w.b0, hi + k - w.b0)
+                parts.append((w.a[ia], w.b[ib], np.arange(lo, hi), w.zero_a[ia], w.zero_b[ib]))
+        if len(parts) == 1:
+            a, b, rows, za, zb = parts[0]
+        elif parts:
+            a, b, rows, za, zb = (np.concatenate(p) for p in zip(*parts, strict=True))
+        else:
+            d = self.windows[0].a.shape[1] if self.windows else 0
+            a, b, rows = np.empty((0, d)), np.empty((0, d)), np.empty(0, dtype=np.intp)
+            za = zb = np.empty(0, dtype=bool)
+        found = Aligned(a, b, (self.first + rows + k).astype(np.float64), rows, za, zb)
+        if k == 0:
+            self._aligned[k] = found
+        return found
+        if True:
             parts: list[tuple[Arr, Arr, NDArray[np.intp], NDArray[np.bool_], NDArray[np.bool_]]] = []
             for w in self.windows:
                 lo = max(w.a0, w.b0 - k)
