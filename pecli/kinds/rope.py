@@ -401,7 +401,7 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
             continue
         # The slow end divided by a factor: llama3, or yarn (whose cos/sin amplitude also tells it).
         slow = 1 / float(ratio[-1])
-        guesses = {round(slow), round(slow * 2) / 2} if count == h else {2, 4, 8, 16, 32, 64, round(slow)}
+        guesses = {round(slow), round(slow * 2) / 2} if count == h else {2, 4, 8, 16, 32, 40, 64, round(slow)}
         if amplitude != 1.0:  # yarn's attention factor 0.1·ln(f) + 1
             guesses.add(round_number(math.exp(10 * (amplitude - 1)), 3))
         for f in sorted(g for g in guesses if g > 1):
