@@ -150,4 +150,4 @@ def test_an_array_identify_cannot_read_is_one_line_exit_2(tmp_path: Path) -> Non
     np.save(tmp_path / "ints.npy", np.arange(12).reshape(3, 4))
     result = CliRunner().invoke(cli, ["identify", str(tmp_path / "ints.npy")])
     assert result.exit_code == 2 and result.stdout == ""
-    assert result.stderr.count("\n") == 1 and "pecli reads floating-point tables (float16/32/64)" in result.stderr
+    assert result.stderr.count("\n") == 1 and "pecli reads floating-point tables (float16/32/64;" in result.stderr
