@@ -87,16 +87,18 @@ def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
             for tmp, p in zip(temps, paths, strict=True):
                 if tmp != p:
                     _fsync_file(tmp)
-        # Companions (a sidecar) describe the first target: remove the old ones before the data is
-        # replaced, so a kill between renames leaves new data with no description, never the old one.
-        for tmp, p in zip(temps[1:], paths[1:], strict=True):
-            if tmp != p and p.exists():
-                p.unlink()
-        for tmp, p in zip(temps, paths, strict=True):
-            if tmp == p:
-                continue
-            os.chmod(tmp, mode)
-            os.replace(tmp, p)
+        with _renaming(paths):
+            # Companions (a sidecar) describe the first target: remove the old ones before the data
+            # is replaced, so a kill between renames leaves new data with no description, never
+            # the old one.  (Another writer may have removed it a moment ago: that is no error.)
+            for tmp, p in zip(temps[1:], paths[1:], strict=True):
+                if tmp != p:
+                    p.unlink(missing_ok=True)
+            for tmp, p in zip(temps, paths, strict=True):
+                if tmp == p:
+                    continue
+                os.chmod(tmp, mode)
+                os.replace(tmp, p)
     except OSError as exc:
         _discard(temps, paths)
         raise OutputError(os_error_message(exc, paths[0])) from exc
@@ -112,6 +114,35 @@ def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
                     f"{paths[0]} was written but directory {parent} could not be synced to disk "
                     f"({(exc.strerror or str(exc)).lower()}): check the disk before relying on it"
                 ) from exc
+
+
+@contextmanager
+def _renaming(paths: tuple[Path, ...]) -> Iterator[None]:
+    """Hold an exclusive lock on the target's directory while a file and its companions are
+    renamed into place, so that two pecli processes writing the same ``-o`` at once cannot
+    interleave their renames and leave one's sidecar beside the other's data.
+
+    A lone file needs no lock (its rename is atomic).  Best effort: where the directory cannot be
+    locked (Windows, some network filesystems) the renames go ahead unlocked; a sidecar that then
+    ends up beside the other writer's data does not match its fingerprint and is ignored on read.
+    The lock is released when the descriptor is closed, by the kernel too if pecli is killed.
+    """
+    fd = -1
+    if len(paths) > 1 and os.name != "nt":
+        import fcntl
+
+        try:
+            fd = os.open(paths[0].parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            if fd >= 0:
+                os.close(fd)
+            fd = -1
+    try:
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def fsync_enabled() -> bool:

@@ -308,6 +308,12 @@ view_options = _stack(
 )
 
 
+def _nonempty_key(value: str) -> str:
+    if not value:
+        raise click.BadParameter("the name of the table inside the file cannot be empty, e.g. --key pe")
+    return value
+
+
 class CompressType(click.ParamType):
     """``gzip`` or ``gzip:LEVEL`` (0-9)."""
 
@@ -341,6 +347,7 @@ output_options = _stack(
     ),
     click.option(
         "--key",
+        callback=lambda ctx, param, value: _nonempty_key(value),
         default="pe",
         show_default=True,
         metavar="NAME",

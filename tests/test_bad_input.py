@@ -7,7 +7,15 @@ output, the existing file untouched)."""
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import pickle
+import signal
 import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import h5py
@@ -15,6 +23,10 @@ import numpy as np
 import pytest
 
 from pecli import Sinusoidal
+
+#: float128 exists (x86 Linux) where long double is wider than float64.
+LONGDOUBLE = np.dtype(np.longdouble).itemsize > 8
+HAS_FIFO = hasattr(os, "mkfifo")
 
 
 def make_files(d: Path) -> None:
@@ -54,13 +66,56 @@ def make_files(d: Path) -> None:
     (d / "existing.npy").write_bytes(b"precious")
     (d / "existing.png").write_bytes(b"precious picture")
     (d / "unknown.xyz").write_text("1,2\n")
+    # hostile inputs fixed since: foreign, special and dangling files in the output's place
+    (d / "foreign.npy.json").write_text('{"mine": true}\n')  # a user's own JSON, never replaced
+    if HAS_FIFO:
+        os.mkfifo(d / "fifo.npy.json")  # writing the recipe into it would block for ever
+    (d / "sidedir.csv.json").mkdir()
+    (d / "link.npy").symlink_to("nowhere.npy")
+    (d / "dside.npy.json").symlink_to("nowhere.json")
+    # ... and in the inputs
+    if LONGDOUBLE:
+        np.save(d / "ld.npy", np.zeros((4, 2), np.longdouble))
+        np.savez(d / "ld.npz", pe=np.zeros((4, 2), np.longdouble))
+    np.save(d / "complex.npy", np.zeros((4, 2), np.complex64))
+    np.save(d / "bools.npy", np.zeros((4, 2), bool))
+    np.save(d / "ints32.npy", np.zeros((4, 2), np.int32))
+    np.savez(d / "nothing.npz")
+    with h5py.File(d / "nothing.h5", "w") as f:
+        f.create_group("g")
+    (d / "bigint.json").write_text('{"data": [[' + "1" * 5000 + ", 2]]}")
+    (d / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    header = b'{"pe": {"dtype": "F32", "shape": [' + b"1" * 5000 + b', 2], "data_offsets": [0, 0]}}'
+    (d / "bigint.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    (d / "short.safetensors").write_bytes(struct.pack("<Q", 5000) + b"{}")
+    (d / "notjson.safetensors").write_bytes(struct.pack("<Q", 4) + b"{{{{")
+    header = b'{"pe": {"dtype": "Q99", "shape": [2, 2], "data_offsets": [0, 16]}}'
+    (d / "dtype.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + bytes(16))
+    with h5py.File(d / "secret.h5", "w") as f:
+        f["pe"] = np.full((3, 2), 271828.5)
+    with h5py.File(d / "evil.h5", "w") as f:  # links out of the file: never followed
+        f["pe"] = h5py.ExternalLink("secret.h5", "/pe")
+        f["g"] = h5py.ExternalLink("secret.h5", "/")
+        f["via"] = h5py.SoftLink("/g/pe")
+        f["a"] = h5py.SoftLink("/b")
+        f["b"] = h5py.SoftLink("/a")
+        f["mine"] = table
+    (d / "bad.pt").write_bytes(pickle.dumps(np.zeros(3), protocol=4))  # not a torch.save file
+    (d / "ragged.tsv").write_text("d0\td1\n1\t2\n3\n")
+
+
+def _digest(p: Path) -> str:
+    if p.is_symlink():
+        return f"link to {os.readlink(p)}"
+    if p.is_dir():
+        return "dir"
+    if not p.is_file():
+        return "special"  # a FIFO: reading it would block
+    return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
 def snapshot(d: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(d)): ("dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest())
-        for p in sorted(d.rglob("*"))
-    }
+    return {str(p.relative_to(d)): _digest(p) for p in sorted(d.rglob("*"))}
 
 
 G = ["generate", "--len", "16", "--dim", "4"]
@@ -185,19 +240,191 @@ CASES: list[tuple[list[str], str]] = [
     (["plot", "good.npy", "-o", "nodir/pic.png"], "nodir"),
     (["plot", "good.npy", "--what", "curves", "--dims", "0,99", "-o", "c.png"], "99"),
     (["plot", "good.npy", "--dims", "a,b", "-o", "c.png"], "is not a list of whole numbers like 0,32,64"),
+    # hostile things in the output's place: a user's own NAME.json, a FIFO, a directory, dangling links
+    ([*G, "-o", "foreign.npy", "--force"], "foreign.npy.json exists and is not a pecli sidecar"),
+    ([*G, "-o", "foreign.npy"], "foreign.npy.json already exists: pass --force"),
+    ([*E, "-o", "foreign.npy", "--force"], "pecli never replaces it, even with --force"),
+    ([*G, "-o", "fifo.npy"], "fifo.npy.json exists and is not a regular file: pecli will not write the recipe"),
+    ([*G, "-o", "fifo.npy", "--force"], "fifo.npy.json exists and is not a regular file"),
+    ([*E, "-o", "fifo.npy"], "remove it or use --no-sidecar"),
+    ([*G, "-o", "sidedir.csv"], "sidedir.csv.json exists and is not a regular file"),
+    ([*G, "-o", "sidedir.csv", "--force"], "sidedir.csv.json exists and is not a regular file"),
+    ([*G, "-o", "link.npy"], "link.npy already exists: pass --force to overwrite it"),
+    (["export", "good.npy", "-o", "link.npy"], "link.npy already exists: pass --force to overwrite it"),
+    ([*G, "-o", "dside.npy"], "dside.npy.json already exists: pass --force"),
+    # C header array names
+    ([*G, "-o", "t.h", "--key", "int"], "--key int is a reserved word of C or C++"),
+    ([*G, "-o", "t.npy", "--format", "h", "--key", "int"], "--key int is a reserved word of C or C++"),
+    ([*G, "-o", "t.hpp", "--key", "class"], "--key class is a reserved word of C or C++"),
+    ([*G, "-o", "t.h", "--key", "sin"], "--key sin is already a name in <math.h>"),
+    ([*G, "-o", "t.h", "--key", "linux"], "or a compiler macro"),
+    ([*G, "-o", "t.h", "--key", "__x"], "--key __x is reserved for the C compiler"),
+    ([*G, "-o", "-", "--format", "h", "--key", "1pe"], "--key '1pe' is not a C identifier"),
+    (["export", "good.npy", "-o", "t.h", "--key", "a-b"], "--key 'a-b' is not a C identifier"),
+    # more output mistakes
+    ([*G, "-o", "t.npy", "--compress", "gzip"], "--compress applies to HDF5 output only"),
+    ([*G, "-o", "t.h5", "--compress", "zstd"], "'zstd' is not gzip or gzip:LEVEL"),
+    ([*G, "-o", "t.json", "--digits", "18"], "18 is not in the range 1<=x<=17"),
+    (["export", "good.npy", "-o", "existing.npy"], "existing.npy already exists"),
+    (["export", "good.npy", "-o", "dir.npy"], "dir.npy is a directory: give a file name"),
+    (["export", "good.npy", "-o", "t.docx"], "cannot tell the format of 't.docx'"),
+    (["export", "good.npy", "-o", "nodir/t.npy"], "directory nodir does not exist"),
+    (["export", "good.npy", "-o", "-"], "writing to stdout needs --format"),
+    (["export", "good.npy", "-o", "t.safetensors", "--key", "__metadata__"], "--key __metadata__ is reserved"),
+    (["export", "good.npy", "-o", "t.csv", "--compress", "gzip"], "--compress applies to HDF5 output only"),
+    (["export", "good.npy", "--dtype", "bfloat16", "-o", "t.npy"], "'bfloat16' is not one of"),
+    (["export", "good.npy", "--base", "500", "-o", "t.npy"], "not both (--base given with good.npy)"),
+    (["export", "good.npy"], "Missing option -o/--output"),
+    # export from a bad source
+    (["export", "nope.npy", "-o", "t.npy"], "nope.npy does not exist"),
+    (["export", "truncated.h5", "-o", "t.npy"], "is not a readable HDF5 file"),
+    (["export", "good.h5:nope", "-o", "t.npy"], "good.h5 has no dataset 'nope'"),
+    (["export", "evil.h5:pe", "-o", "out.npy"], "pe is an external link to /pe in secret.h5"),
+    (["export", "ld.npy", "-o", "out.safetensors"], "(and bfloat16 in safetensors or .pt)"),
+    (["export", "bigint.json", "-o", "t.npy"], "has 5000 digits, too large to be a table value"),
+    (["export", "spiral:len=8,dim=4", "-o", "t.npy"], "unknown kind 'spiral'"),
+    # unreadable values and files
+    (["inspect", "ld.npy"], "ld.npy holds float128 values: pecli reads float16, float32 and float64"),
+    (["inspect", "ld.npz"], "ld.npz:pe holds float128 values"),
+    (["inspect", "complex.npy"], "complex.npy holds complex64 values"),
+    (["inspect", "bools.npy"], "bools.npy holds bool values"),
+    (["inspect", "ints32.npy"], "ints32.npy holds int32 values"),
+    (["inspect", "nothing.npz"], "nothing.npz holds no arrays"),
+    (["inspect", "nothing.h5"], "nothing.h5 holds no arrays"),
+    (["inspect", "bigint.json"], "bigint.json: the integer 11111111… has 5000 digits"),
+    (["inspect", "deep.json"], "deep.json is not valid JSON (JSON nested too deeply)"),
+    (["inspect", "bigint.safetensors"], "its header holds an integer too large to read"),
+    (["inspect", "short.safetensors"], "declares a header longer than the file"),
+    (["inspect", "notjson.safetensors"], "header is not JSON"),
+    (["inspect", "dtype.safetensors"], "tensor 'pe' has a malformed entry in the header"),
+    (["inspect", "bad.pt"], "bad.pt is not a .pt file pecli can load safely"),
+    (["inspect", "ragged.tsv"], "ragged.tsv line 3 has 1 values, expected 2"),
+    (["inspect", "good.npy", "--format", "csv"], "good.npy is not a text CSV file"),
+    # HDF5 links out of the file, and link loops
+    (["inspect", "evil.h5:pe"], "evil.h5:pe: pe is an external link to /pe in secret.h5"),
+    (["inspect", "evil.h5:via"], "evil.h5:via: g is an external link to / in secret.h5"),
+    (["inspect", "evil.h5:g/pe"], "pecli does not follow links out of the file"),
+    (["inspect", "evil.h5:a"], "more than 16 soft links to follow (at a -> /b); the links loop"),
+    (["inspect", "evil.h5:pe", "--json"], "pecli does not follow links out of the file"),
+    # keys and views
+    (["inspect", "good.h5:a\nb"], "good.h5 has no dataset 'a\\nb'"),
+    (["inspect", "good.npy", "--rows", "3:1"], "--rows 3:1 is outside 0:16 or empty"),
+    (["inspect", "good.npy", "--cols", "0:99"], "--cols 0:99 is outside 0:4 or empty"),
+    (["inspect", "good.npy", "--heatmap", "--json"], "--heatmap draws the whole table"),
+    (["inspect", "good.npy", "--pos", "x"], "'x' is not a valid integer"),
+    (["inspect", "good.npy", "--len", "5"], "not both (--len given with good.npy)"),
+    (["inspect", "good.npy", "good.npy"], "Got unexpected extra argument (good.npy)"),
+    # recipes written as operands
+    (["inspect", "rope:len=8,dim=7"], "dim 7 is odd, but rotary embeddings rotate pairs of dims"),
+    (["inspect", "sinusoidal:len=0,dim=4"], "length must be at least 1, got 0"),
+    (["inspect", "sinusoidal:len=8,dim=4,base=1"], "base must be a finite number > 0 and ≠ 1"),
+    (["inspect", "alibi:heads=0"], "heads must be at least 1, got 0"),
+    (["inspect", "fairseq:len=8,dim=8,nope=1"], "unknown parameter 'nope=1'"),
+    # diff: tolerances and operands
+    (["diff", "good.npy", "good.npy", "--ulps", "-1"], "-1 is not in the range x>=0"),
+    (["diff", "good.npy", "good.npy", "--ulps", "x"], "Invalid value for '--ulps': 'x'"),
+    (["diff", "good.npy", "good.npy", "--ulps", "1.5"], "Invalid value for '--ulps': '1.5'"),
+    (["diff", "good.npy", "good.npy", "--atol", "x"], "Invalid value for '--atol': 'x'"),
+    (["diff", "good.npy", "good.npy", "--atol", "inf"], "atol must be a finite number ≥ 0, got inf"),
+    (["diff", "good.npy", "good.npy", "--rtol", "-1"], "Invalid value for '--rtol'"),
+    (["diff", "good.npy", "spiral:len=16,dim=4"], "unknown kind 'spiral' in 'spiral:len=16,dim=4'"),
+    (["diff", "spiral:len=16,dim=4", "good.npy"], "unknown kind 'spiral'"),
+    (["diff", "good.npy", "sinusoidal:len=16"], "'sinusoidal:len=16' needs dim"),
+    (["diff", "good.h5:a\nb", "good.npy"], "good.h5 has no dataset 'a\\nb'"),
+    (["diff", "good.npy", "good.h5:a\nb"], "good.h5 has no dataset 'a\\nb'"),
+    (["diff", "ld.npy", "ld.npy"], "holds float128 values"),
+    (["diff", "good.npy", "ld.npy"], "ld.npy holds float128 values"),
+    (["diff", "scalar.npy", "good.npy"], "scalar.npy holds a single number"),
+    (["diff", "good.npy", "ints.npy"], "ints.npy holds int64 values"),
+    (["diff", "bigint.json", "good.npy"], "has 5000 digits"),
+    (["diff", "good.npy", "deep.json"], "JSON nested too deeply"),
+    (["diff", "evil.h5:pe", "good.npy"], "pecli does not follow links out of the file"),
+    (["diff", "good.npy", "evil.h5:via"], "g is an external link to / in secret.h5"),
+    (["diff", "good.npy", "multi.h5"], "multi.h5 holds several arrays (a, b)"),
+    (["diff", "good.npy", "bad.pt"], "bad.pt is not a .pt file pecli can load safely"),
+    (["diff", "good.npy", "good.npy", "good.npy"], "Got unexpected extra argument"),
+    (["diff"], "Missing argument 'A'"),
+    (["diff", "good.npy", "good.npy", "--bogus"], "No such option '--bogus'"),
+    # identify and analyze: integer arrays, 0-d arrays and other non-tables
+    (["identify", "ints.npy"], "ints.npy holds int64 values: pecli reads floating-point tables"),
+    (["identify", "scalar.npy"], "scalar.npy holds a single number: expected a table"),
+    (["identify", "ld.npy"], "ld.npy holds float128 values"),
+    (["identify", "complex.npy"], "complex.npy holds complex64 values"),
+    (["identify", "bigint.json"], "has 5000 digits"),
+    (["identify", "evil.h5:pe"], "pecli does not follow links out of the file"),
+    (["identify", "multi.h5"], "multi.h5 holds several arrays (a, b)"),
+    (["identify", "spiral:len=8,dim=4"], "unknown kind 'spiral'"),
+    (["identify", "good.npy", "--nearest", "-1"], "-1 is not in the range 1<=x<=50"),
+    (["identify", "good.npy", "--len", "5"], "not both (--len given with good.npy)"),
+    (["identify", "empty.csv"], "empty.csv is empty"),
+    (["identify", "good.h5:a\nb"], "good.h5 has no dataset 'a\\nb'"),
+    (["analyze", "ints.npy"], "ints.npy holds int64 values"),
+    (["analyze", "scalar.npy"], "scalar.npy holds a single number"),
+    (["analyze", "ld.npy"], "ld.npy holds float128 values"),
+    (["analyze", "nope.npy"], "nope.npy does not exist"),
+    (["analyze"], "give a SOURCE"),
+    (["analyze", "good.npy", "--max-k", "-1"], "-1 is not in the range x>=1"),
+    (["analyze", "good.npy", "--max-k", "x"], "Invalid value for '--max-k'"),
+    (["analyze", "good.npy", "--ks", ""], "give at least one k"),
+    (["analyze", "sinusoidal:len=1,dim=4"], "the table has 1 row: the properties need at least 2 positions"),
+    (["analyze", "spiral:len=8,dim=4"], "unknown kind 'spiral'"),
+    (["analyze", "evil.h5:via"], "pecli does not follow links out of the file"),
+    (["analyze", "multi.h5"], "multi.h5 holds several arrays"),
+    # plot
+    (["plot", "nope.npy", "-o", "p.png"], "nope.npy does not exist"),
+    (["plot", "ints.npy", "-o", "p.png"], "ints.npy holds int64 values"),
+    (["plot", "scalar.npy", "-o", "p.png"], "scalar.npy holds a single number"),
+    (["plot", "evil.h5:pe", "-o", "p.png"], "pecli does not follow links out of the file"),
+    (["plot", "good.npy", "--what", "bars", "-o", "p.png"], "'bars' is not one of 'heatmap', 'curves', 'decay'"),
+    (["plot", "good.npy", "-o", "dir.npy"], "dir.npy is a directory"),
+    (["plot", "good.npy", "-o", "existing.npy"], "existing.npy already exists"),
+    (["plot", "good.npy", "-o", "-"], "plots are written as .png or .svg"),
+    (["plot", "good.npy", "-o", "p.png", "--max-k", "-1"], "-1 is not in the range x>=1"),
+    (["plot", "good.npy", "--dims", "-1", "-o", "c.png", "--what", "curves"], "dims must be columns 0..3, got -1"),
+    (["plot", "--len", "0", "--dim", "4", "-o", "p.png"], "length must be at least 1, got 0"),
+    # presets
+    (["presets", "fairsek"], "unknown preset 'fairsek': did you mean fairseq?"),
+    (["presets", "fairseq:len=8"], "unknown preset 'fairseq:len=8'"),
+    (["presets", "fairseq", "extra"], "unknown preset 'extra'"),
+    (["presets", ""], "unknown preset ''"),
+    (["presets", "--bogus"], "No such option '--bogus'"),
     # the command line itself
     (["frobnicate"], "No such command 'frobnicate'"),
     (["generate", "--bogus"], "No such option '--bogus'"),
+    (["--bogus"], "No such option '--bogus'"),
+    (["generate", "--len"], "Option '--len' requires an argument"),
+    ([*G, "--dim"], "Option '--dim' requires an argument"),
+    ([*G, "extra"], "Got unexpected extra argument (extra)"),
+    (["inspect", "--pos"], "Option '--pos' requires an argument"),
 ]
+
+
+def _unavailable(args: list[str]) -> str | None:
+    """Why a case cannot run on this platform (its input cannot be made here), or None."""
+    text = " ".join(args)
+    if ("ld.npy" in text or "ld.npz" in text) and not LONGDOUBLE:
+        return "long double is float64 here: no float128 file to refuse"
+    if "fifo." in text and not HAS_FIFO:
+        return "no FIFOs here"
+    if "bad.pt" in text:
+        try:
+            import torch  # noqa: F401
+        except Exception:
+            return "reading .pt needs torch"
+    return None
 
 
 @pytest.mark.parametrize(("args", "message"), CASES, ids=[" ".join(a)[:60] for a, _ in CASES])
 def test_bad_input(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str) -> None:
+    reason = _unavailable(args)
+    if reason is not None:
+        pytest.skip(reason)
     monkeypatch.chdir(tmp_path)
     make_files(tmp_path)
     before = snapshot(tmp_path)
-    r = run(*args)
-    assert r.exit_code == 2, (r.exit_code, r.output)
+    with _deadline(60):  # a regression that opens the FIFO would block for ever
+        r = run(*args)
+    assert r.exit_code == 2, (r.exit_code, r.output, r.exception)
     assert r.stdout == ""
     assert r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, r.stderr
     assert message in r.stderr, r.stderr
@@ -205,9 +432,58 @@ def test_bad_input(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: l
     assert snapshot(tmp_path) == before
 
 
+@contextmanager
+def _deadline(seconds: int) -> Iterator[None]:
+    """Raise TimeoutError in the test if the command takes longer (POSIX; elsewhere no limit)."""
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError(f"the command did not finish in {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.skipif(not HAS_FIFO, reason="no FIFOs here")
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["new", "force"])
+def test_fifo_in_the_sidecar_slot_is_refused_not_opened(tmp_path: Path, force: list[str]) -> None:
+    """A real process, with a timeout: writing the recipe into the FIFO used to block for ever."""
+    os.mkfifo(tmp_path / "t.npy.json")
+    cmd = [sys.executable, "-m", "pecli", "generate", "--len", "4", "--dim", "2", "-o", "t.npy", *force]
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == (
+        "Error: t.npy.json exists and is not a regular file: pecli will not write the recipe there; "
+        "remove it or use --no-sidecar\n"
+    )
+    assert [p.name for p in tmp_path.iterdir()] == ["t.npy.json"]
+    # ... and the way out the message names works, leaving the FIFO alone:
+    r = subprocess.run([*cmd, "--no-sidecar"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode == 0, r.stderr
+    assert np.load(tmp_path / "t.npy").shape == (4, 2) and not (tmp_path / "t.npy.json").is_file()
+
+
+def test_symlink_to_a_regular_sidecar_is_still_written_through(run, tmp_path: Path) -> None:
+    """Only what is not a regular file is refused: a symlink to a pecli sidecar is replaced as before."""
+    assert run("generate", "--len", "4", "--dim", "2", "-o", tmp_path / "a.npy").exit_code == 0
+    (tmp_path / "t.npy.json").symlink_to("a.npy.json")
+    r = run("generate", "--len", "4", "--dim", "2", "-o", tmp_path / "t.npy", "--force")
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "t.npy.json").read_text())["shape"] == [4, 2]
+
+
 def test_matrix_is_big_enough() -> None:
-    assert len(CASES) >= 60
-    assert {a[0] for a, _ in CASES} >= {"generate", "export", "inspect", "diff"}
+    assert len(CASES) >= 160
+    commands = {"generate", "export", "inspect", "diff", "identify", "analyze", "plot", "presets"}
+    assert {a[0] for a, _ in CASES} >= commands
+    assert len({" ".join(a) for a, _ in CASES}) == len(CASES)  # no case twice
 
 
 def test_disk_full_from_the_cli(run, tmp_path: Path) -> None:
@@ -221,6 +497,4 @@ def test_disk_full_from_the_cli(run, tmp_path: Path) -> None:
 def test_huge_recipe_inspect_skips_statistics(run) -> None:
     r = run("inspect", "--len", "1000000000000", "--dim", "8", "--json")
     assert r.exit_code == 0
-    import json
-
     assert "statistics skipped" in json.loads(r.stdout)["stats"]["skipped"]

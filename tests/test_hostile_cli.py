@@ -194,7 +194,7 @@ def test_error_line_escapes_controls_in_a_real_terminal_stream(tmp_path: Path) -
         ("group/pe", "is not a C identifier"),
         ("1pe", "is not a C identifier"),
         ("pé", "is not a C identifier"),
-        ("", "is not a C identifier"),
+        ("", "cannot be empty"),
     ],
 )
 @pytest.mark.parametrize("output", ["x.h", "x.hpp", "-"])

@@ -24,11 +24,14 @@ if TYPE_CHECKING:
     from pecli.table import Table
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
+#: SIGHUP (the terminal closed, ``ssh`` dropped): 128 + 1, as a shell reports a process it killed.
+EXIT_HANGUP = 129
 
 EPILOG = """\b
 Exit status: 0 success; 1 tables differ ('diff');
 2 error (bad option, unreadable input, unwritable output);
-130 interrupted (Ctrl-C or SIGTERM); 141 output pipe closed (e.g. | head).
+129 hung up (SIGHUP); 130 interrupted (Ctrl-C or SIGTERM);
+141 output pipe closed (e.g. | head).
 Nothing partial is ever left behind.
 """
 
@@ -121,6 +124,8 @@ class _Stop(BaseException):
 
 
 def _on_signal(signum: int, frame: Any) -> None:
+    if signum == getattr(signal, "SIGHUP", None):
+        raise _Stop(EXIT_HANGUP, "Interrupted (hang-up): nothing was written.")
     raise _Stop(EXIT_INTERRUPTED, "Interrupted: nothing was written.")
 
 
@@ -187,7 +192,10 @@ class PecliGroup(click.Group):
             if stop.code == EXIT_BROKEN_PIPE:
                 _silence_stdout()
             if stop.message:
-                click.echo(stop.message, err=True)
+                try:  # after a hang-up stderr may be a terminal that is gone (EIO)
+                    click.echo(stop.message, err=True)
+                except (OSError, ValueError):
+                    pass
             sys.exit(stop.code)
         except click.exceptions.NoArgsIsHelpError as exc:
             click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
@@ -209,17 +217,21 @@ class PecliGroup(click.Group):
 
 
 def _install_signal_handlers() -> dict[int, Any]:
-    """Ctrl-C and SIGTERM unwind like an exception, so temporary files are removed on the way out.
+    """Ctrl-C, SIGTERM and SIGHUP unwind like an exception, so temporary files are removed on the
+    way out.
 
-    Only default handlers are replaced (an embedding program keeps its own), and only in the
-    main thread, where Python allows it.
+    Only default handlers are replaced (an embedding program keeps its own, and ``nohup``'s
+    ignored SIGHUP stays ignored), and only in the main thread, where Python allows it.
     """
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         return {}
     replaced: dict[int, Any] = {}
-    for signum, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+    wanted = [(signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)]
+    if hasattr(signal, "SIGHUP"):  # not on Windows
+        wanted.append((signal.SIGHUP, signal.SIG_DFL))
+    for signum, default in wanted:
         if signal.getsignal(signum) is default:
             replaced[signum] = signal.signal(signum, _on_signal)
     return replaced

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -165,6 +166,8 @@ def write_table(
     want_sidecar = sidecar and f.metadata == "sidecar" and has_meta and not is_special(path)
     _check_free_space(table, path, f)
     targets = [path] + ([Path(str(path) + ".json")] if want_sidecar else [])
+    if want_sidecar:
+        _check_sidecar_slot(targets[1])
     if force and want_sidecar and targets[1].exists() and not is_pecli_sidecar(targets[1]):
         raise OutputError(
             f"{targets[1]} exists and is not a pecli sidecar: pecli never replaces it, even with --force; "
@@ -180,6 +183,20 @@ def write_table(
             temps[1].write_text(sidecar_text(table), encoding="utf-8")
     if not want_sidecar and f.metadata == "sidecar":
         _drop_stale_sidecar(Path(str(path) + ".json"))
+
+
+def _check_sidecar_slot(sidecar: Path) -> None:
+    """Refuse a FIFO, a device or a directory where the sidecar goes: writing the recipe into a
+    FIFO blocks until someone reads it (for ever, usually), into a device it is lost."""
+    try:
+        mode = sidecar.stat().st_mode  # follows a symlink: one to a regular file is fine
+    except OSError:
+        return  # absent (or a dangling symlink: check_destination judges it)
+    if not stat.S_ISREG(mode):
+        raise OutputError(
+            f"{sidecar} exists and is not a regular file: pecli will not write the recipe there; "
+            "remove it or use --no-sidecar"
+        )
 
 
 def _drop_stale_sidecar(sidecar: Path) -> None:
