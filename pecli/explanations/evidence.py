@@ -152,24 +152,6 @@ class DiffSample:
         if k == 0:
             self._aligned[k] = found
         return found
-        if True:
-            parts: list[tuple[Arr, Arr, NDArray[np.intp], NDArray[np.bool_], NDArray[np.bool_]]] = []
-            for w in self.windows:
-                lo = max(w.a0, w.b0 - k)
-                hi = min(w.a0 + w.a.shape[0], w.b0 + w.b.shape[0] - k)
-                if lo < hi:
-                    ia, ib = slice(lo - w.a0, hi - w.a0), slice(lo + k - w.b0, hi + k - w.b0)
-                    parts.append((w.a[ia], w.b[ib], np.arange(lo, hi), w.zero_a[ia], w.zero_b[ib]))
-            if len(parts) == 1:
-                a, b, rows, za, zb = parts[0]
-            elif parts:
-                a, b, rows, za, zb = (np.concatenate(p) for p in zip(*parts, strict=True))
-            else:
-                d = self.windows[0].a.shape[1] if self.windows else 0
-                a, b, rows = np.empty((0, d)), np.empty((0, d)), np.empty(0, dtype=np.intp)
-                za = zb = np.empty(0, dtype=bool)
-            self._aligned[k] = Aligned(a, b, (self.first + rows + k).astype(np.float64), rows, za, zb)
-        return self._aligned[k]
 
 
 def zero_rows(x: Arr) -> NDArray[np.bool_]:
