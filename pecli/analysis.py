@@ -4,8 +4,8 @@ a whole table, so files larger than memory work.
 
 - :func:`heatmap_sample`: every s-th row and column (the stride is stated), for a picture.
 - :func:`decay`: mean dot product and cosine similarity of ``PE(p)`` with ``PE(p+k)`` against
-  ``k`` (seed 001's long-range decay).
-- :func:`relative_residual`: how well ``PE(p+k)`` is a *linear* function of ``PE(p)`` (seed 002's
+  ``k`` (the long-range decay TENER, Yan et al. 2019, plots for sinusoids).
+- :func:`relative_residual`: how well ``PE(p+k)`` is a *linear* function of ``PE(p)`` (Vaswani et al. 2017, §3.5's
   claim): exact sinusoids leave a residual at rounding level, learned or random tables a large one.
 - :func:`wavelengths` of a recipe's columns (``2π/ω``) and :func:`estimate_wavelengths` of a
   table's, measured from its data.
@@ -147,7 +147,7 @@ def default_max_k(rows: int) -> int:
 
 
 def decay(table: Table, max_k: int, positions: Sequence[int] | Ids | None = None) -> Decay:
-    """Seed 001's long-range decay: for each ``k ≤ max_k`` the mean over p of ``PE(p)·PE(p+k)`` and
+    """The long-range decay (TENER, Yan et al. 2019): for each ``k ≤ max_k`` the mean over p of ``PE(p)·PE(p+k)`` and
     of ``cos∠(PE(p), PE(p+k))``.
 
     ``positions`` are the rows p to average over; by default every p with ``p + max_k`` in the
@@ -212,7 +212,7 @@ class Residuals:
 def relative_residual(
     table: Table, ks: Sequence[int], *, positions: Sequence[int] | Ids | None = None, maps: bool = False
 ) -> Residuals:
-    """Seed 002's claim, measured: is ``PE(p+k)`` a linear function of ``PE(p)``?
+    """Vaswani et al. 2017 §3.5's claim, measured: is ``PE(p+k)`` a linear function of ``PE(p)``?
 
     For each k, ``R_k`` minimises ``Σ_p ‖PE(p+k) − R_k·PE(p)‖²`` over the sampled rows p (the same p
     for every k: by default up to ``max(3·dim, 512)`` of them, at most :data:`FIT_ROWS`, spread

@@ -1,5 +1,5 @@
-"""Pictures of a table: the heatmap of seed 000, the per-dimension curves and long-range decay of
-seed 001.  Written as PNG or SVG (chosen by the file's extension), atomically, never clobbering
+"""Pictures of a table: the heatmap blog posts draw ("The Illustrated Transformer"), the
+per-dimension curves ("The Annotated Transformer") and the long-range decay (TENER, Yan et al. 2019).  Written as PNG or SVG (chosen by the file's extension), atomically, never clobbering
 an existing file without ``force``.
 
 matplotlib is optional (``pip install 'pecli[plot]'``) and imported only inside these functions,
@@ -107,7 +107,7 @@ def heatmap(
     title: str | None = None,
     force: bool = False,
 ) -> Plot:
-    """Seed 000's picture: positions down, dimensions across, −1 black, 0 grey, 1 white.
+    """The picture of "The Illustrated Transformer": positions down, dimensions across, −1 black, 0 grey, 1 white.
 
     Tables larger than ``max_rows`` × ``max_cols`` are shown by striding (see
     :func:`pecli.analysis.heatmap_sample`; the stride is written under the title).  ``limits``
@@ -173,7 +173,7 @@ def _title(ax: Axes, title: str, note: str) -> None:
 
 
 def default_dims(d: int) -> list[int]:
-    """0, d/4 and d/2 (seed 001: 0, 32, 64 for d = 128); fewer for tiny d."""
+    """0, d/4 and d/2 (0, 32, 64 for d = 128); fewer for tiny d."""
     return sorted({0, d // 4, d // 2})
 
 
@@ -186,7 +186,7 @@ def curves(
     title: str | None = None,
     force: bool = False,
 ) -> Plot:
-    """Seed 001's figure: the value of each column in ``dims`` against the position.
+    """"The Annotated Transformer"'s figure: the value of each column in ``dims`` against the position.
 
     ``dims`` defaults to :func:`default_dims`; ``rows`` is a half-open span of row indices
     (default: the first :data:`CURVE_ROWS` rows; no striding, which would alias the fast columns).
@@ -237,7 +237,7 @@ def _column_labels(table: Table, cols: list[int]) -> list[str]:
 def decay_plot(
     table: Table, path: str | Path, max_k: int | None = None, *, title: str | None = None, force: bool = False
 ) -> Plot:
-    """Seed 001's long-range decay: mean ``PE(p)·PE(p+k)`` and mean cosine similarity against k
+    """The long-range decay (TENER, Yan et al. 2019): mean ``PE(p)·PE(p+k)`` and mean cosine similarity against k
     (see :func:`pecli.analysis.decay`; ``max_k`` defaults to min(rows / 2, 512), so that every k
     is averaged over at least half the positions)."""
     fmt = _check(path, force)
