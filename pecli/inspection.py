@@ -165,6 +165,11 @@ MIN_SPARSE_BYTES = 1 << 20
 MAX_STATS_ROW_BYTES = 64 << 20
 
 
+#: float64 copies of a block that :meth:`Stats.add` holds at once (the block, its finite values, squares).
+STATS_COPIES = 4
+_STATS_FIX = "look at rows with --rows or --pos instead (statistics read whole blocks of rows)"
+
+
 def _stats_skipped(table: Table) -> str | None:
     """Why ``describe`` computes no statistics for ``table`` (None: it does)."""
     from pecli.resources import human_bytes
@@ -197,6 +202,8 @@ def describe(table: Table, progress: Progress | None = None) -> dict[str, Any]:
         stats: dict[str, Any] = {k: None for k in Stats().as_dict()}
         stats["skipped"] = skipped
         return {**header(table), "stats": stats}
+    # A block of rows and Stats.add's float64 copies of it (values, finite ones, squares).
+    table.ensure_rows_fit(table.block_rows(), copies=STATS_COPIES, fix=_STATS_FIX)
     return {**header(table), "stats": table_stats(table, progress)}
 
 

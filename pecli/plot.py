@@ -1,6 +1,7 @@
 """Pictures of a table: the heatmap blog posts draw ("The Illustrated Transformer"), the
-per-dimension curves ("The Annotated Transformer") and the long-range decay (TENER, Yan et al. 2019).  Written as PNG or SVG (chosen by the file's extension), atomically, never clobbering
-an existing file without ``force``.
+per-dimension curves ("The Annotated Transformer") and the long-range decay (TENER, Yan et al.
+2019).  Written as PNG or SVG (chosen by the file's extension), atomically, never clobbering an
+existing file without ``force``.
 
 matplotlib is optional (``pip install 'pecli[plot]'``) and imported only inside these functions,
 always with the non-interactive Agg canvas: nothing here opens a window or touches pyplot's
@@ -186,7 +187,7 @@ def curves(
     title: str | None = None,
     force: bool = False,
 ) -> Plot:
-    """"The Annotated Transformer"'s figure: the value of each column in ``dims`` against the position.
+    """ "The Annotated Transformer"'s figure: the value of each column in ``dims`` against the position.
 
     ``dims`` defaults to :func:`default_dims`; ``rows`` is a half-open span of row indices
     (default: the first :data:`CURVE_ROWS` rows; no striding, which would alias the fast columns).

@@ -398,8 +398,9 @@ _SHADES = " ░▒▓█"
 
 
 def heatmap_view(table: Table, sample: Any) -> list[RenderableType]:
-    """The table as grey cells, −1 black, 0 grey, 1 white (the picture of "The Illustrated Transformer"), one character per
-    sampled value; each cell also carries a shade character for terminals without colour."""
+    """The table as grey cells, −1 black, 0 grey, 1 white (the picture of "The Illustrated
+    Transformer"), one character per sampled value; each cell also carries a shade character for
+    terminals without colour."""
     import numpy as np
     from rich.text import Text
 

@@ -10,14 +10,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from pecli.errors import FormatError, PecliInputError
 from pecli.kernels.threads import prefetch
-from pecli.kinds.base import Recipe, check_row_range
-from pecli.resources import ensure_fits_in_memory
+from pecli.kinds.base import CHECK_WORK_ABOVE, Recipe, check_row_range
+from pecli.resources import ensure_fits_in_memory, human_bytes
 
 #: Rows per block when a table is streamed (writers, statistics): about this many bytes.
 BLOCK_BYTES = 4 << 20
 #: Reads larger than this are checked against the memory available first.
-_CHECK_MEMORY_ABOVE = 64 << 20
+_CHECK_MEMORY_ABOVE = CHECK_WORK_ABOVE
+#: What to do when rows of a file do not fit in memory (pecli reads whole rows).
+_WIDE_ROWS_FIX = "free memory or use a machine with more: pecli reads whole rows of a table"
 
 Arr = NDArray[np.float64]
 Ids = NDArray[np.intp]
@@ -43,6 +46,12 @@ class Table:
     info: dict[str, Any] = field(default_factory=dict)
     #: Extra metadata written with the recipe (e.g. ``converted_from`` after a dtype change).
     provenance: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # A recipe whose single row cannot be computed is refused before any work starts: every
+        # command needs at least one row of its table (a view, a stream, a sample).
+        if isinstance(self.data, Recipe):
+            self.data.ensure_rows_fit(1)
 
     @classmethod
     def from_recipe(cls, recipe: Recipe) -> Table:
@@ -86,6 +95,46 @@ class Table:
         n, d = self.shape
         return n * d * self.dtype.itemsize
 
+    # -- memory ------------------------------------------------------------------------------------
+    def work_bytes(self, rows: int, copies: int = 1) -> int:
+        """Peak bytes of holding ``rows`` rows at once: a recipe's rows and its kernel's scratch
+        (:meth:`Recipe.work_bytes`); a file's rows and ``copies`` float64 copies of them (what
+        statistics, comparisons and casts work in)."""
+        if self.computed:
+            return int(self.data.work_bytes(rows)) + (copies - 1) * 8 * max(0, min(rows, self.shape[0])) * self.shape[1]
+        n, d = self.shape
+        return max(0, min(rows, n)) * d * (self.dtype.itemsize + 8 * copies)
+
+    def ensure_rows_fit(self, rows: int, copies: int = 1, fix: str | None = None) -> None:
+        """Refuse, before anything is allocated, work that holds ``rows`` rows at once when it
+        cannot fit in the memory available (see :meth:`work_bytes`)."""
+        if self.computed and copies <= 1:
+            self.data.ensure_rows_fit(rows, fix)
+            return
+        need = self.work_bytes(rows, copies)
+        if need <= _CHECK_MEMORY_ABOVE:
+            return
+        n, d = self.shape
+        rows = max(1, min(rows, n))
+        what = "one row" if rows == 1 else f"{rows} rows"
+        ensure_fits_in_memory(
+            need,
+            f"{what} of {d} {self.dtype} values of {self.source} ({human_bytes(rows * d * self.dtype.itemsize)}, "
+            f"plus float64 work)",
+            fix or (f"use a smaller {self.data.width_option()}" if self.computed else _WIDE_ROWS_FIX),
+        )
+
+    def stream_rows(self) -> int:
+        """Rows held at once while the table is streamed: a block (a recipe's next block is
+        computed while one is written)."""
+        return min(self.shape[0], self.block_rows() * (2 if self.computed else 1))
+
+    def ensure_streamable(self) -> None:
+        """Refuse, before an output is opened, streaming a table whose blocks (at least a row)
+        cannot fit in memory."""
+        fix = f"use a smaller {self.data.width_option()}" if self.computed else _WIDE_ROWS_FIX
+        self.ensure_rows_fit(self.stream_rows(), fix=fix)
+
     def rows(self, r0: int, r1: int) -> np.ndarray:
         """Rows ``[r0, r1)`` as an in-memory array."""
         rows: np.ndarray
@@ -95,12 +144,18 @@ class Table:
         check_row_range(self.shape[0], r0, r1)
         nbytes = (r1 - r0) * self.shape[1] * self.dtype.itemsize
         if nbytes > _CHECK_MEMORY_ABOVE:
-            ensure_fits_in_memory(nbytes, f"rows {r0}..{r1} of {self.source}")
+            ensure_fits_in_memory(
+                nbytes,
+                f"reading rows {r0}..{r1} of {self.source} ({r1 - r0} × {self.shape[1]} {self.dtype})",
+                "read fewer rows at once (--rows, --pos), or write the table with -o, which streams it in blocks"
+                if r1 - r0 > 1
+                else _WIDE_ROWS_FIX,
+            )
         try:
             rows = np.asarray(self.data[r0:r1])
+        except PecliInputError:
+            raise
         except Exception as exc:
-            from pecli.errors import FormatError
-
             text = (str(exc).strip() or type(exc).__name__).splitlines()[0]
             raise FormatError(f"cannot read rows {r0}..{r1} of {self.source} ({text})") from exc
         return rows
@@ -124,13 +179,57 @@ class Table:
 
 
 class _Cast:
-    """An array-like whose slices come out in another dtype."""
+    """An array-like whose slices come out in another dtype (refused where a value overflows it)."""
 
     def __init__(self, data: Any, dtype: np.dtype[Any]) -> None:
         self.data, self.dtype, self.shape = data, dtype, data.shape
 
     def __getitem__(self, key: slice) -> Any:
-        return np.asarray(self.data[key]).astype(self.dtype)
+        block = np.asarray(self.data[key])
+        with np.errstate(over="ignore"):
+            out = block.astype(self.dtype)
+        if out.dtype.kind == "f" and block.dtype.kind == "f" and out.dtype.itemsize < block.dtype.itemsize:
+            check_fits_dtype(block, self.dtype, (key.start or 0) if isinstance(key, slice) else 0, out)
+        return out
+
+
+def check_fits_dtype(block: np.ndarray, dtype: Any, first_row: int = 0, cast: np.ndarray | None = None) -> None:
+    """Refuse finite values of ``block`` (rows from ``first_row``) that become ±inf in ``dtype``.
+
+    The message names the largest such value, its row and ``dtype``'s largest finite value.
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f" or block.size == 0:
+        return
+    if cast is None:
+        with np.errstate(over="ignore"):
+            cast = block.astype(dtype)
+    overflow = np.isinf(cast)
+    if not overflow.any():
+        return
+    overflow &= np.isfinite(block)
+    if not overflow.any():
+        return  # ±inf stays ±inf
+    where = np.flatnonzero(overflow.reshape(-1))
+    values = block.reshape(-1)[where]
+    k = int(np.argmax(np.abs(values)))
+    row = first_row + int(where[k]) // max(1, block.shape[-1] if block.ndim > 1 else 1)
+    raise FormatError(
+        f"row {row} holds {float(values[k]):g}, beyond {dtype.name}'s largest value {float(np.finfo(dtype).max):g}: "
+        f"keep a wider --dtype (float32 or float64), or scale the values"
+    )
+
+
+def ensure_values_fit(table: Table, dtype: Any, progress: Progress | None = None) -> None:
+    """Read ``table`` once, in blocks, and refuse it if a finite value overflows ``dtype`` (before
+    anything is written: a conversion refused halfway would have written part of a stream)."""
+    dtype = np.dtype(dtype)
+    if table.computed or dtype.kind != "f" or dtype.itemsize >= table.dtype.itemsize:
+        return
+    row = 0
+    for block in table.blocks(progress):
+        check_fits_dtype(block, dtype, row)
+        row += len(block)
 
 
 # -- reading ---------------------------------------------------------------------------------

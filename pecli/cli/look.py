@@ -133,6 +133,7 @@ def _inspect(
     if pos is not None:
         if rows is not None:
             raise PecliError("--rows and --pos exclude each other: --pos P explains one position")
+        table.ensure_rows_fit(1)  # the one row, before it is read or computed
         details = d.row_details(table, pos, cols)
         if as_json:
             payload = {

@@ -34,10 +34,12 @@ def generate(ctx: click.Context, /, rows: Any, cols: Any, precision: int, **para
 
     app: App = ctx.obj
     out = split_params(params, OUTPUT_PARAMS)
+    # A recipe whose one row cannot be computed is refused here, before any work (Table checks it).
     table = Table.from_recipe(recipe_from_options(ctx, params))
     if out["output"] is None:
         show_table(app, table, rows, cols, precision)
     else:
+        table.ensure_streamable()  # before the output is opened: nothing is written
         write_output(app, table, out)
 
 
@@ -68,5 +70,11 @@ def export(ctx: click.Context, /, source: str | None, **params: Any) -> None:
     dtype_given = "dtype" in recipe_params(ctx)
     with table_input(ctx, source, params, None, allow=("dtype",)) as table:
         if source is not None and dtype_given:
+            from pecli.table import ensure_values_fit
+
+            table.ensure_streamable()
+            # Values beyond the new dtype's range are refused before anything is written.
+            ensure_values_fit(table, params["dtype"])
             table = table.converted(params["dtype"])
+        table.ensure_streamable()
         write_output(app, table, out)

@@ -208,10 +208,10 @@ def array_table(
         meta = read_sidecar(Path(str(sidecar_of) + ".json"), tuple(data.shape), info)
     if text_data and isinstance(meta.get("dtype"), str) and meta["dtype"] in ROUND_TRIP_DIGITS:
         data = data.astype(meta["dtype"])
-    elif text_data and data.dtype == np.float64 and _round_trips_float32(data):
+    elif text_data and data.dtype == np.float64 and round_trips_float32(data):
         # Text says nothing of its dtype: numbers that are all float32 values were float32.
         data = data.astype(np.float32)
-        info["read as"] = "float32: every number round-trips through float32 (no stored dtype says otherwise)"
+        info["read as"] = READ_AS_FLOAT32
     dtype = np.dtype(data.dtype)
     if dtype.kind != "f" or dtype.name not in ("float16", "float32", "float64"):
         raise FormatError(
@@ -245,7 +245,11 @@ def array_table(
     return table
 
 
-def _round_trips_float32(values: np.ndarray) -> bool:
+#: What ``inspect`` says of text data read as float32 without a stored dtype.
+READ_AS_FLOAT32 = "float32: every number round-trips through float32 (no stored dtype says otherwise)"
+
+
+def round_trips_float32(values: np.ndarray) -> bool:
     """Whether every number is a float32 value written in text: within the rounding of 9
     significant digits (what round-trips float32) of the float32 nearest to it.  float64 data
     written with 17 digits essentially never is."""
@@ -258,7 +262,8 @@ def _round_trips_float32(values: np.ndarray) -> bool:
             return False
         x, f = values[finite], narrow[finite]
         digit = np.where(f != 0, 10.0 ** (np.floor(np.log10(np.abs(f), where=f != 0, out=np.zeros_like(f))) - 8), 0.0)
-        return bool(np.all(np.abs(x - f) <= 0.5 * digit))
+        # One unit of the 9th significant digit: the rounding of %.9g, with room at decade edges.
+        return bool(np.all(np.abs(x - f) <= digit))
 
 
 #: A sidecar is a few hundred bytes (a LongRoPE recipe a few kB): anything larger is not ours.

@@ -9,6 +9,7 @@ table's data suggest).  Callers ask the kind; they never branch on its name.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import fields
@@ -24,6 +25,17 @@ if TYPE_CHECKING:
 #: Version of the metadata schema written next to every table (see ``to_metadata``).
 SCHEMA = "pecli/1"
 ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8}
+
+#: float64 temporaries a kernel holds per cell of the row block it works on (measured: the exact
+#: kernel peaks at ~130 bytes per cell of a one-row block, the float32/float64 pipelines at ~70).
+SCRATCH_BYTES_PER_CELL = 160
+#: Bytes per column the sinusoid rotation kernel (exact float32/float16 rows) needs whatever the
+#: number of rows: its cached rotations of 64 block offsets and of the first block (complex128)
+#: and their exact evaluation in float64.  Measured at 200,000 columns: 4.1 kB per column for one
+#: row, 7.5 kB for 64 rows or more.
+ROTATION_BYTES_PER_COLUMN = 8192
+#: Below this many bytes of work the available memory is not even asked (a /proc read per block).
+CHECK_WORK_ABOVE = 64 << 20
 
 
 def spell(name: str) -> str:
@@ -100,6 +112,14 @@ class Recipe:
     example: ClassVar[str]
     dtype: Any
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every kind's row builder is checked against the memory available before it allocates
+        # anything: callers (writers, identify's candidates, diff's explanations) call it directly.
+        super().__init_subclass__(**kwargs)
+        rows = cls.__dict__.get("rows")
+        if rows is not None and not getattr(rows, "_checks_memory", False):
+            cls.rows = _checked_rows(rows)  # type: ignore[method-assign]
+
     @property
     def shape(self) -> tuple[int, int]:
         raise NotImplementedError
@@ -123,8 +143,73 @@ class Recipe:
         from pecli.resources import ensure_fits_in_memory
 
         n, d = self.shape
-        ensure_fits_in_memory(self.nbytes, f"a {n}×{d} {self.dtype} table")
+        ensure_fits_in_memory(self.work_bytes(n), f"a {n}×{d} {self.dtype} table")
         return self.rows(0, n)
+
+    # -- memory ------------------------------------------------------------------------------------
+    def scratch_bytes(self, rows: int) -> int:
+        """Bytes of temporaries that building ``rows`` rows at once needs besides the rows themselves.
+
+        The default: float64 temporaries of each row block a thread works on (blocks of at most
+        ``BLOCK_CELLS`` cells, but never less than a row).  Kinds that compute sinusoids (those
+        with :meth:`wavelengths`) cost more when exact in float32/float16: the rotation kernel's
+        per-column cost, whatever the number of rows.  A kind may override this with its own.
+        """
+        from pecli.kernels.exact import BLOCK_CELLS
+        from pecli.kernels.threads import cpu_threads
+
+        n, d = self.shape
+        rows = max(1, min(rows, n))
+        sinusoids = type(self).wavelengths is not Recipe.wavelengths
+        if sinusoids and self.pipeline() == "exact" and self.dtype in ("float32", "float16"):
+            # The rotation kernel: its fixed per-column cost, and a row of temporaries per thread.
+            threads = max(1, min(cpu_threads(), rows))
+            return (ROTATION_BYTES_PER_COLUMN + SCRATCH_BYTES_PER_CELL * threads) * d
+        block = max(d, min(rows * d, BLOCK_CELLS))
+        threads = max(1, min(cpu_threads(), -(-rows * d // block)))
+        return SCRATCH_BYTES_PER_CELL * block * threads
+
+    def work_bytes(self, rows: int) -> int:
+        """Peak bytes of building ``rows`` rows at once: the rows in ``dtype`` plus the scratch."""
+        n, d = self.shape
+        return max(0, min(rows, n)) * d * ITEMSIZE[self.dtype] + self.scratch_bytes(rows)
+
+    def width_option(self) -> str:
+        """The option that sets the table's width (``--dim`` for most kinds), for error messages."""
+        d = self.shape[1]
+        if getattr(self, "dim", None) == d:
+            return "--dim"
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if isinstance(value, int) and not isinstance(value, bool) and value == d:
+                return spell(f.name)
+        return "--dim"
+
+    def ensure_rows_fit(self, rows: int, fix: str | None = None) -> None:
+        """Refuse, before anything is allocated, building ``rows`` rows that cannot fit in memory.
+
+        Raises :class:`~pecli.errors.TableTooLargeError` naming the rows, their width and dtype,
+        the output and scratch bytes, and ``fix`` (by default a smaller width, or fewer rows at once).
+        """
+        need = self.work_bytes(rows)
+        if need <= CHECK_WORK_ABOVE:
+            return
+        from pecli.resources import ensure_fits_in_memory, human_bytes
+
+        n, d = self.shape
+        rows = max(1, min(rows, n))
+        out = rows * d * ITEMSIZE[self.dtype]
+        what = "one row" if rows == 1 else f"{rows} rows"
+        if fix is None:
+            fix = f"use a smaller {self.width_option()}"
+            if rows > 1 and self.work_bytes(1) <= CHECK_WORK_ABOVE:
+                fix = "ask for fewer rows at once (--rows), or write the table with -o, which streams it in blocks"
+        ensure_fits_in_memory(
+            need,
+            f"computing {what} of {d} {self.dtype} values ({human_bytes(out)}, plus "
+            f"{human_bytes(need - out)} of float64 scratch)",
+            fix,
+        )
 
     # -- facts ---------------------------------------------------------------------------------
     def wavelengths(self) -> np.ndarray | None:
@@ -195,6 +280,23 @@ class Recipe:
         skip = ("length", "dim", "dtype", "grid") if short else ()
         text = " ".join(f"{k}={format_value(v)}" for k, v in self.params().items() if k not in skip)
         return text if short else f"{self.kind} {text}"
+
+
+def _checked_rows(rows: Callable[[Any, int, int], np.ndarray]) -> Callable[[Any, int, int], np.ndarray]:
+    """``rows`` preceded by :meth:`Recipe.ensure_rows_fit` (a range outside the table is left to ``rows``)."""
+
+    @functools.wraps(rows)
+    def checked(self: Recipe, r0: int, r1: int) -> np.ndarray:
+        try:
+            count = int(min(r1, self.shape[0]) - r0) if 0 <= r0 < r1 else 0
+        except TypeError:
+            count = 0  # not row numbers: ``rows`` says what is wrong
+        if count:
+            self.ensure_rows_fit(count)
+        return rows(self, r0, r1)
+
+    checked._checks_memory = True  # type: ignore[attr-defined]
+    return checked
 
 
 def _fit_fields(cls: type[Recipe], **values: Any) -> dict[str, Any]:
