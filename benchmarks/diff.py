@@ -47,6 +47,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _harness import Report, cli_env, mb, pecli_cmd, read_through, warm_memory
+
+REPORT = Report("peak anon / VmHWM: pecli | baseline")
 
 TARGET_GBS = 1.0
 TARGET_ANON = 256e6  # "256 MB", read as performance.py reads it (decimal, the stricter)
@@ -111,24 +114,7 @@ def make_all(a_path: Path, path: Path) -> None:
     del a, b
 
 
-def read_through(path: Path) -> None:
-    """Read the file once so that every timed read comes from the page cache."""
-    with open(path, "rb", buffering=0) as fp:
-        while fp.read(16 << 20):
-            pass
-
-
 # ----------------------------------------------------------------------------- running a process
-def warm_memory(nbytes: int) -> None:
-    """Touch and free ``nbytes`` so the next allocation gets memory the VM has backed (see
-    performance.py: memory idle for a few seconds is handed back to the host, and touching it
-    again runs at ~0.5 GB/s, which would penalise whichever side ran after a pause)."""
-    if nbytes > 0:
-        scratch = np.empty(nbytes, dtype=np.uint8)
-        scratch[::4096] = 1
-        del scratch
-
-
 def _status_kb(pid: int, keys: tuple[str, ...]) -> dict[str, int]:
     found: dict[str, int] = {}
     try:
@@ -174,40 +160,6 @@ def launch(cmd: list[str], env: dict[str, str], poll: float) -> tuple[float, int
     return wall, proc.returncode, anon * 1024, hwm * 1024
 
 
-def pecli_cmd() -> list[str]:
-    exe = shutil.which("pecli", path=str(Path(sys.executable).parent))
-    return [exe] if exe else [sys.executable, "-m", "pecli"]
-
-
-def cli_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(COLUMNS="100", NO_COLOR="1")
-    return env
-
-
-def mb(n: float) -> str:
-    return f"{n / 1e6:,.0f} MB" if n < 1e9 else f"{n / 1e9:.2f} GB"
-
-
-ROWS: list[list[str]] = []
-
-
-def row(case: str, pecli: str, baseline: str, ratio: str, target: str, ok: bool | None, mem: str) -> None:
-    mark = "" if ok is None else ("yes" if ok else "NO")
-    ROWS.append([case, pecli, baseline, ratio, target, mark, mem])
-    print("  " + " | ".join(ROWS[-1]), file=sys.stderr, flush=True)
-
-
-def print_table() -> None:
-    heads = ["case", "pecli", "baseline", "ratio", "target", "met", "peak anon / VmHWM: pecli | baseline"]
-    widths = [max(len(h), *(len(r[j]) for r in ROWS)) for j, h in enumerate(heads)]
-    line = "  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True))
-    print(line.rstrip())
-    print("-" * len(line))
-    for r in ROWS:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-
-
 # ------------------------------------------------------------------------------------------ cases
 def case_diff(a: Path, b: Path, label: str, runs: int, warm: int, poll: float, profile: bool) -> None:
     env = cli_env()
@@ -241,7 +193,7 @@ def case_diff(a: Path, b: Path, label: str, runs: int, warm: int, poll: float, p
     tp, tb = statistics.median(times["pecli"]), statistics.median(times["base"])
     mem = f"{mb(anon['pecli'])} / {mb(hwm['pecli'])} | {mb(anon['base'])} / {mb(hwm['base'])}"
     case = f"diff 2x{nbytes / 2 / 2**20:,.0f} MiB, {label}"
-    row(
+    REPORT.row(
         f"{case}: throughput",
         f"{nbytes / tp / 1e9:.2f} GB/s",
         f"{nbytes / tb / 1e9:.2f} GB/s",
@@ -250,7 +202,7 @@ def case_diff(a: Path, b: Path, label: str, runs: int, warm: int, poll: float, p
         nbytes / tp / 1e9 >= TARGET_GBS,
         mem,
     )
-    row(
+    REPORT.row(
         f"{case}: wall time",
         f"{tp:.2f} s",
         f"{tb:.2f} s",
@@ -259,7 +211,7 @@ def case_diff(a: Path, b: Path, label: str, runs: int, warm: int, poll: float, p
         tp <= tb,
         "",
     )
-    row(
+    REPORT.row(
         f"{case}: anon memory",
         mb(anon["pecli"]),
         mb(anon["base"]),
@@ -314,7 +266,7 @@ def main() -> None:
             case_diff(a, b, CASES[case].format(n=args.nudges), args.runs, warm, args.poll / 1e3, args.profile)
             b.unlink()
     print(f"load average after: {os.getloadavg()[0]:.2f}", file=sys.stderr)
-    print_table()
+    REPORT.print()
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ import io
 import json
 import os
 import pstats
-import shutil
 import statistics
 import subprocess
 import sys
@@ -44,6 +43,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _harness import Report, cli_env, mb, pecli_cmd, read_through, warm_memory
+
+REPORT = Report("peak RSS pecli / baseline")
 
 HERE = Path(__file__).resolve()
 TARGET_SECONDS = 2.0
@@ -146,23 +148,6 @@ def launch(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, in
     return float(report["wall"]), int(report["rss"])
 
 
-def warm_memory(nbytes: int) -> None:
-    """Touch and free ``nbytes`` so the next allocation gets memory the VM has backed (see
-    performance.py: memory idle for a few seconds is handed back to the host, and touching it
-    again runs at ~0.5 GB/s, which would penalise whichever side ran after a pause)."""
-    if nbytes > 0:
-        scratch = np.empty(nbytes, dtype=np.uint8)
-        scratch[::4096] = 1
-        del scratch
-
-
-def read_through(path: Path) -> None:
-    """Read the file once so that every timed read comes from the page cache."""
-    with open(path, "rb", buffering=0) as fp:
-        while fp.read(16 << 20):
-            pass
-
-
 def alternate(fns: dict[str, Callable[[], Any]], repeat: int, warm: int) -> dict[str, float]:
     times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(repeat):
@@ -172,40 +157,6 @@ def alternate(fns: dict[str, Callable[[], Any]], repeat: int, warm: int) -> dict
             fn()
             times[name].append(time.perf_counter() - t0)
     return {k: statistics.median(v) for k, v in times.items()}
-
-
-def mb(n: float) -> str:
-    return f"{n / 1e6:,.0f} MB" if n < 1e9 else f"{n / 1e9:.1f} GB"
-
-
-def pecli_cmd() -> list[str]:
-    exe = shutil.which("pecli", path=str(Path(sys.executable).parent))
-    return [exe] if exe else [sys.executable, "-m", "pecli"]
-
-
-def cli_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(COLUMNS="100", NO_COLOR="1")
-    return env
-
-
-ROWS: list[list[str]] = []
-
-
-def row(case: str, pecli: str, baseline: str, ratio: str, target: str, ok: bool | None, rss: str) -> None:
-    mark = "" if ok is None else ("yes" if ok else "NO")
-    ROWS.append([case, pecli, baseline, ratio, target, mark, rss])
-    print("  " + " | ".join(ROWS[-1]), file=sys.stderr, flush=True)
-
-
-def print_table() -> None:
-    heads = ["case", "pecli", "baseline", "ratio", "target", "met", "peak RSS pecli / baseline"]
-    widths = [max(len(h), *(len(r[j]) for r in ROWS)) for j, h in enumerate(heads)]
-    line = "  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True))
-    print(line)
-    print("-" * len(line))
-    for r in ROWS:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
 
 
 # ------------------------------------------------------------------------------ verify, the sides
@@ -284,7 +235,7 @@ def case_identify(where: Path, rows: int, dim: int, runs: int, names: list[str])
                 times[side].append(wall)
                 rss[side] = max(rss[side], peak)
         tp, tb = statistics.median(times["pecli"]), statistics.median(times["base"])
-        row(
+        REPORT.row(
             f"identify {rows}x{dim} {label} [{verdict}]",
             f"{tp:.2f} s",
             f"{tb:.2f} s",
@@ -344,7 +295,7 @@ def case_verify(where: Path, size_mb: float, dim: int, runs: int, checks: list[t
         lines.append(("pecli all", f"verify_all {'+'.join(n for n, _, _ in sized)} {size}", "blocks"))
     for side, case, base in lines:
         what = "vs mmap+rebuild+max|a-b|" if base == "blocks" else "vs load+array_equal"
-        row(
+        REPORT.row(
             f"{case} {what}",
             f"{gbs[side]:.2f} GB/s",
             f"{gbs[base]:.2f} GB/s",
@@ -417,7 +368,7 @@ def main() -> None:
             checks = [(c["name"], c["spec"]) for c in [report["best"], *report["alternatives"]]]
             case_verify(where, args.size, args.dim, args.runs, checks, args.profile)
     print(f"load average after: {os.getloadavg()[0]:.2f}", file=sys.stderr)
-    print_table()
+    REPORT.print()
 
 
 if __name__ == "__main__":
