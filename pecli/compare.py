@@ -96,6 +96,8 @@ class Comparison:
     worst: list[Element] = field(default_factory=list)
     worst_rows: list[RowDiff] = field(default_factory=list)
     explanations: list[Explanation] = field(default_factory=list)
+    #: Empty when the causes were tested on every row, else which rows they were tested on.
+    causes_checked_on: str = ""
     ulps: int = 0
 
     @property
@@ -129,6 +131,7 @@ class Comparison:
             "b": {"source": self.source_b, "shape": list(self.shape_b), "dtype": self.dtype_b},
             "tolerance": {"atol": self.atol, "rtol": self.rtol, "ulps": self.ulps, "equal_nan": self.equal_nan},
             "ulp_dtype": self.ulp_dtype,
+            "causes_checked_on": self.causes_checked_on or None,
             "metadata_differences": [{"key": k, "a": va, "b": vb} for k, va, vb in self.metadata_differences],
             "compared": self.compared,
             "mismatched": self.mismatched,
@@ -340,6 +343,7 @@ def compare(
         sample = DiffSample.from_windows(kept, col_a.parts, col_b.parts, first)
     same = acc is not None and acc.mismatched == 0
     explanations: list[Explanation] = []
+    checked_on = ""
     if suspects and not same:
         if sample is None:
             sample = DiffSample.read(a, b, plan, first)
@@ -349,6 +353,10 @@ def compare(
         last = first + max(a.shape[0], b.shape[0])
         rounding = _storage(bf16, stats, last) + _rounding(a, b, stats, acc.ulp_dtype if acc is not None else None)
         explanations = rounding or explain_sample(a, b, sample, atol, rtol, equal_nan)
+        sampled = sum(w.a.shape[0] for w in sample.windows)
+        if explanations and not rounding and a.shape[1] == b.shape[1] and sampled < a.shape[0]:
+            # The counts and maxima are over every element; a cause is tested on the sample.
+            checked_on = f"{sampled} sampled rows of {a.shape[0]}"
     return Comparison(
         same=same,
         source_a=a.source,
@@ -362,6 +370,7 @@ def compare(
         equal_nan=equal_nan,
         metadata_differences=metadata_differences(a, b),
         explanations=explanations,
+        causes_checked_on=checked_on,
         ulps=ulps,
         ulp_dtype=acc.ulp_dtype.name if acc is not None and acc.ulp_dtype is not None else None,
         **stats,

@@ -332,7 +332,8 @@ def diff_view(c: Any) -> list[RenderableType]:
                 out.append(
                     Text.assemble(
                         ("likely cause: ", "bold yellow"),
-                        f"{x.name}: {x.detail} (largest |a−b| left: {x.residual:.3g})",
+                        f"{x.name}: {x.detail} (largest |a−b| left: {x.residual:.3g}"
+                        + (f"; checked on {c.causes_checked_on})" if c.causes_checked_on else ")"),
                     )
                 )
         elif c.shapes_match:

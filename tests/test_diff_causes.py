@@ -112,3 +112,15 @@ def test_a_symmetric_table_is_not_called_transposed(tmp_path: Path) -> None:
     np.save(tmp_path / "b.npy", sym)
     out = CliRunner().invoke(cli, ["diff", str(tmp_path / "a.npy"), str(tmp_path / "b.npy")]).stdout
     assert "transposed" not in out
+
+
+def test_a_cause_found_on_a_sample_says_so(tmp_path: Path) -> None:
+    # Counts and maxima cover every element; a likely cause is tested on sampled rows of a long table.
+    np.save(tmp_path / "a.npy", paper(20000, 64, layout="split"))
+    result = CliRunner().invoke(
+        cli, ["diff", str(tmp_path / "a.npy"), "sinusoidal:len=20000,dim=64"], env={"COLUMNS": "300"}
+    )
+    cause = next(line for line in result.stdout.splitlines() if line.startswith("likely cause:"))
+    assert cause.startswith("likely cause: layout: ") and cause.endswith("; checked on 4096 sampled rows of 20000)")
+    short = CliRunner().invoke(cli, ["diff", str(tmp_path / "a.npy"), "sinusoidal:len=20000,dim=64", "--json"]).stdout
+    assert '"causes_checked_on": "4096 sampled rows of 20000"' in short
