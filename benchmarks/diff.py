@@ -20,7 +20,7 @@ anonymous memory at any size."
 
 - The sides, each a fresh process, exact comparison, alternated ``--runs`` times (medians of the
   wall times) after one untimed run of each (``.pyc`` files) and after every file has been read
-  once (page cache): (a) ``pecli diff A B -q``; (b) ``python -c "import numpy as np; a=np.load(A);
+  once (page cache): (a) ``pecli diff A B`` (the whole report, written to /dev/null); (b) ``python -c "import numpy as np; a=np.load(A);
   b=np.load(B); print(np.allclose(a, b, rtol=0, atol=0))"``.  Before each run, memory is touched
   and freed (see performance.py's ``warm_memory``: on this VM memory idle for a couple of seconds
   goes back to the host, and touching it again runs at ~0.5 GB/s).
@@ -163,7 +163,7 @@ def launch(cmd: list[str], env: dict[str, str], poll: float) -> tuple[float, int
 # ------------------------------------------------------------------------------------------ cases
 def case_diff(a: Path, b: Path, label: str, runs: int, warm: int, poll: float, profile: bool) -> None:
     env = cli_env()
-    ours = [*pecli_cmd(), "diff", str(a), str(b), "-q"]
+    ours = [*pecli_cmd(), "diff", str(a), str(b)]  # the whole report (to /dev/null)
     theirs = [sys.executable, "-c", _BASELINE, str(a), str(b)]
     expect = 0 if "copies" in label else 1
     read_through(a)
@@ -222,7 +222,7 @@ def case_diff(a: Path, b: Path, label: str, runs: int, warm: int, poll: float, p
     )
     if profile:
         out = subprocess.run(
-            [sys.executable, "-m", "cProfile", "-s", "cumulative", "-m", "pecli", "diff", str(a), str(b), "-q"],
+            [sys.executable, "-m", "cProfile", "-s", "cumulative", "-m", "pecli", "diff", str(a), str(b)],
             capture_output=True,
             text=True,
             env=env,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Generator
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from typing import Any, get_args, get_type_hints
 
@@ -19,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pecli import table as _table
+from pecli.diffstats import Accumulator, Collector, Element, RowDiff, narrower_float
 from pecli.errors import PecliInputError, RecipeError
 from pecli.explanations import (
     DiffSample,
@@ -28,37 +31,15 @@ from pecli.explanations import (
     explain_sample,
 )
 from pecli.inspection import json_number
+from pecli.kernels.threads import cpu_threads, prefetch, touch
 from pecli.kinds.base import Recipe
-from pecli.proof import isclose, verify_all
+from pecli.proof import verify_all
 from pecli.table import Progress, Table, first_position
 
 Arr = NDArray[np.float64]
 
-_FLOAT_ULPS = ("float16", "float32", "float64")
-
 
 # -- results ---------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Element:
-    """One element of both tables: where it is, both values, ``|a − b|`` and ``|a − b|/|b|``."""
-
-    position: int
-    dim: int
-    a: float
-    b: float
-    abs: float
-    rel: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class RowDiff:
-    """One row's largest ``|a − b|`` and its number of elements outside tolerance."""
-
-    position: int
-    max_abs: float
-    mismatched: int
-
-
 @dataclass(frozen=True)
 class Comparison:
     """Everything ``diff`` reports.  Statistics are ``None`` when the shapes differ (nothing compared).
@@ -164,51 +145,7 @@ def _value(x: float, dtype: str) -> float | int | None:
     return json_number(np.dtype(dtype).type(x)) if kind in "fiu" else _num(x)
 
 
-_ORDER_INT: dict[int, type[np.signedinteger[Any]]] = {2: np.int16, 4: np.int32, 8: np.int64}
-
-
-def _ordered(x: np.ndarray) -> NDArray[np.int64]:
-    """Float bit patterns as integers that sort like the floats (−0.0 and +0.0 both map to 0)."""
-    itype = _ORDER_INT[x.dtype.itemsize]
-    i = x.view(itype).astype(np.int64)
-    low = np.int64(np.iinfo(itype).min)
-    ordered: NDArray[np.int64] = np.where(i < 0, low - i, i)
-    return ordered
-
-
-def ulp_distance(a: np.ndarray, b: np.ndarray, dtype: np.dtype[Any]) -> Arr:
-    """How many values of ``dtype`` lie between a (rounded to ``dtype``) and b; −1 where either is
-    not finite.  Counting representable values stays meaningful across zero, where ``|a−b|`` over
-    ``spacing(b)`` would call 1.0 against 0.0 some 10⁴⁴ ulps."""
-    fa = np.asarray(a, dtype=dtype)
-    fb = np.asarray(b, dtype=dtype)
-    if fa.dtype.itemsize <= 4:  # ≤ 32-bit orderings: exact in float64, their difference too
-        itype = _ORDER_INT[fa.dtype.itemsize]
-        low = np.iinfo(itype).min
-        ia, ib = fa.view(itype), fb.view(itype)
-        # low − i stays in range for a negative i: the ordering in the integer type itself.
-        sa = np.where(ia < 0, low - ia, ia).astype(np.float64)
-        sb = np.where(ib < 0, low - ib, ib).astype(np.float64)
-        out32: Arr = np.where(np.isfinite(fa) & np.isfinite(fb), np.abs(sa - sb), -1.0)
-        return out32
-    oa, ob = _ordered(fa), _ordered(fb)
-    same_sign = (oa >= 0) == (ob >= 0)
-    with np.errstate(over="ignore"):
-        # Same sign: the int64 difference cannot overflow; opposite signs: add magnitudes in float.
-        near = np.abs(np.where(same_sign, oa - ob, 0)).astype(np.float64)
-        far = np.abs(oa.astype(np.float64)) + np.abs(ob.astype(np.float64))
-    dist = np.where(same_sign, near, far)
-    out: Arr = np.where(np.isfinite(fa) & np.isfinite(fb), dist, -1.0)
-    return out
-
-
 # -- compare ---------------------------------------------------------------------------------
-def narrower_float(a: np.dtype[Any], b: np.dtype[Any]) -> np.dtype[Any] | None:
-    """The float dtype (float16/32/64) with fewer bits of the two, where ulps are counted."""
-    floats = [d for d in (a, b) if d.name in _FLOAT_ULPS]
-    return min(floats, key=lambda d: d.itemsize) if floats else None
-
-
 #: Differences of at most this many ulps everywhere are rounding, not a different table.
 ROUNDING_ULPS = 4
 
@@ -284,9 +221,9 @@ def preset_names(recipe: Recipe) -> str:
 
     size = {
         f.name: getattr(recipe, f.name)
-        for f in fields(recipe)
+        for f in fields(recipe)  # type: ignore[arg-type]
         if f.name in ("length", "dim", "grid", "dtype", "heads", "start")
-    }  # type: ignore[arg-type]
+    }
     names = []
     for p in PRESETS.values():
         if p.kind != recipe.kind:
@@ -323,23 +260,17 @@ def compare(
         raise PecliInputError(f"top must be a whole number ≥ 0, got {top!r}")
     first = first_position(a, b)
     plan = SamplePlan.make(a.shape, b.shape)
-    acc: _Accumulator | None = None
+    acc: Accumulator | None = None
     sample: DiffSample | None = None
     if a.shape == b.shape:
-        acc = _Accumulator(top, atol, rtol, equal_nan, first, narrower_float(a.dtype, b.dtype), ulps)
+
+        def accumulator() -> Accumulator:
+            return Accumulator(top, atol, rtol, equal_nan, first, narrower_float(a.dtype, b.dtype), ulps)
+
         # The suspects' sample is copied out of the blocks as they pass: no second read.
         kept = plan if suspects else SamplePlan([], [])
         col_a, col_b = Collector(kept.a_windows, a.shape[1]), Collector(kept.b_windows, b.shape[1])
-        n, d = a.shape
-        step = max(1, _table.BLOCK_BYTES // max(1, d * 8))
-        for r0 in range(0, n, step):
-            r1 = min(r0 + step, n)
-            block_a, block_b = a.rows(r0, r1), b.rows(r0, r1)
-            acc.add(r0, block_a, block_b)
-            col_a.feed(r0, block_a)
-            col_b.feed(r0, block_b)
-            if progress is not None:
-                progress(r1 - r0)
+        acc = _stream(a, b, accumulator, (col_a, col_b), progress)
         sample = DiffSample.from_windows(kept, col_a.parts, col_b.parts, first)
     same = acc is not None and acc.mismatched == 0
     explanations: list[Explanation] = []
@@ -349,7 +280,7 @@ def compare(
             sample = DiffSample.read(a, b, plan, first)
     stats = acc.result() if acc is not None else _NO_STATS
     bf16 = stats.pop("bf16", None)
-    if suspects and not same:
+    if suspects and not same and sample is not None:
         last = first + max(a.shape[0], b.shape[0])
         rounding = _storage(bf16, stats, last) + _rounding(a, b, stats, acc.ulp_dtype if acc is not None else None)
         explanations = rounding or explain_sample(a, b, sample, atol, rtol, equal_nan)
@@ -377,6 +308,39 @@ def compare(
     )
 
 
+def _stream(
+    a: Table,
+    b: Table,
+    accumulator: Callable[[], Accumulator],
+    collect: tuple[Collector, Collector],
+    progress: Progress | None,
+) -> Accumulator:
+    """Every row of A and B through one accumulator, in row order.  A background thread reads (or
+    computes) the next blocks and touches their pages, so that page faults and file reads overlap
+    the arithmetic on the other core."""
+    n, d = a.shape
+    step = max(1, _table.BLOCK_BYTES // max(1, d * 8))
+    acc = accumulator()
+
+    def blocks() -> Generator[tuple[int, np.ndarray, np.ndarray], None, None]:
+        for r0 in range(0, n, step):
+            r1 = min(r0 + step, n)
+            block_a, block_b = np.asarray(a.rows(r0, r1)), np.asarray(b.rows(r0, r1))
+            touch(block_a)
+            touch(block_b)
+            yield r0, block_a, block_b
+
+    source = prefetch(blocks(), depth=2) if cpu_threads() > 1 and n > step else blocks()
+    with closing(source):
+        for r0, block_a, block_b in source:
+            collect[0].feed(r0, block_a)
+            collect[1].feed(r0, block_b)
+            acc.add(r0, block_a, block_b)
+            if progress is not None:
+                progress(len(block_a))
+    return acc
+
+
 def metadata_differences(a: Table, b: Table) -> list[tuple[str, Any, Any]]:
     """``(key, value in A, value in B)`` for every recipe parameter that differs (``pecli_version`` ignored)."""
     ra, rb = a.recipe, b.recipe
@@ -401,169 +365,3 @@ _NO_STATS: dict[str, Any] = {
     "max_ulp_at": None,
     "rms": None,
 }
-
-
-def _top(values: Arr, k: int, floor: float = 0.0) -> NDArray[np.intp]:
-    """Indices of the ``k`` largest values above ``floor`` (≥ 0), largest first, ties by index (as a
-    full sort would).  ``floor``: the k-th value kept so far, which a later element must beat."""
-    idx = np.flatnonzero(values > floor)
-    if k <= 0 or idx.size == 0:
-        return idx[:0]
-    if idx.size > k:
-        # Keep everything tied with the k-th largest so the tie-break by index stays exact.
-        kth = np.partition(values[idx], idx.size - k)[idx.size - k]
-        idx = idx[values[idx] >= kth]
-    order = np.lexsort((idx, -values[idx]))
-    return idx[order[:k]]
-
-
-class Collector:
-    """Copies the planned windows out of row blocks as they stream past."""
-
-    def __init__(self, windows: list[tuple[int, int]], d: int) -> None:
-        self.windows = windows
-        self.parts = [np.empty((e - s, d)) for s, e in windows]
-
-    def feed(self, r0: int, block: np.ndarray) -> None:
-        r1 = r0 + block.shape[0]
-        for (s, e), part in zip(self.windows, self.parts, strict=True):
-            lo, hi = max(s, r0), min(e, r1)
-            if lo < hi:
-                part[lo - s : hi - s] = block[lo - r0 : hi - r0]
-
-
-class _Accumulator:
-    """Running statistics over row blocks; bounded memory (``top`` candidates kept per list)."""
-
-    def __init__(
-        self,
-        top: int,
-        atol: float,
-        rtol: float,
-        equal_nan: bool,
-        first: int,
-        ulp_dtype: np.dtype[Any] | None,
-        ulps: int,
-    ):
-        self.top, self.atol, self.rtol, self.equal_nan, self.first = top, atol, rtol, equal_nan, first
-        self.ulp_dtype, self.ulps = ulp_dtype, ulps
-        #: Whether every value of A / B so far is a bfloat16 value (a float32 with a zero low half),
-        #: and the most bfloat16 ulps between A and B rounded to bfloat16.
-        self.bf16 = [True, True]
-        #: max(|a − b| − 2⁻⁸·|ref|) where one side is bfloat16: what bfloat16 rounding leaves
-        #: unexplained; and max |b| (the scale of a float32 pipeline's envelope).
-        self.bf16_excess = 0.0
-        self.b_absmax = 0.0
-        self.compared = self.mismatched = self.nonfinite = self.finite = 0
-        self.sumsq = 0.0
-        self.best: dict[str, tuple[float, Element | None]] = {k: (0.0, None) for k in ("abs", "rel", "ulp")}
-        self.worst: list[tuple[float, int, int, Element]] = []
-        self.worst_rows: list[tuple[float, int, RowDiff]] = []
-
-    def add(self, r0: int, block_a: np.ndarray, block_b: np.ndarray) -> None:
-        """Fold one block in.  Elements equal bit for bit (same dtype) or by value are within any
-        tolerance and add nothing but their count, so only the others are looked at in float64:
-        near-identical tables stream at memory speed."""
-        rows, d = block_a.shape
-        if rows * d == 0:
-            return
-        self._storage(block_a, block_b)
-        fa, fb = np.asarray(block_a).reshape(-1), np.asarray(block_b).reshape(-1)
-        if fa.dtype != fb.dtype:
-            fa, fb = fa.astype(np.float64), fb.astype(np.float64)
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            differ = fa != fb  # NaN pairs too: equal_nan decides below
-            where = np.flatnonzero(differ)
-            dense = 4 * where.size > fa.size  # mostly different: work on the whole block, not a gather
-            # Elements left out (equal by value) are finite exactly when A's are.
-            equal_finite = 0 if dense else int(np.count_nonzero(np.isfinite(fa) & ~differ))
-            pa, pb = (fa, fb) if dense else (fa[where], fb[where])
-            a = pa.astype(np.float64)
-            b = pb.astype(np.float64)
-            raw = np.abs(a - b)
-            absb = np.abs(b)
-            close = isclose(a, b, self.atol, self.rtol, self.equal_nan)
-            ulp = ulp_distance(pa, pb, self.ulp_dtype) if self.ulp_dtype is not None else None
-            if ulp is not None and self.ulps:
-                close |= (ulp >= 0) & (ulp <= self.ulps)
-            finite = np.isfinite(a) & np.isfinite(b)
-            # |a − b|, with matching NaN/inf pairs as 0 and mismatching non-finite pairs as +inf.
-            e = np.where(finite, raw, np.where(close, 0.0, np.inf))
-            far = ~close
-            self.compared += rows * d
-            self.mismatched += int(np.count_nonzero(far))
-            self.nonfinite += int(np.count_nonzero(far & ~finite))
-            self.finite += equal_finite + int(np.count_nonzero(finite))
-            self.sumsq += float(np.square(raw, where=finite, out=np.zeros_like(raw)).sum())
-            rel = np.divide(e, absb, out=np.full_like(e, -1.0), where=np.isfinite(b) & (b != 0))
-        if dense:
-            where = np.arange(fa.size)
-        if not where.size:
-            return
-
-        def element(j: int) -> Element:
-            row, col = divmod(int(where[j]), d)
-            av, bv, ev = float(a[j]), float(b[j]), float(e[j])
-            return Element(self.first + r0 + row, col, av, bv, ev, ev / abs(bv) if math.isfinite(bv) and bv else None)
-
-        def track(name: str, values: Arr) -> None:
-            j = int(np.argmax(values))  # the first occurrence wins, as with a whole-block argmax
-            if values[j] > self.best[name][0]:
-                self.best[name] = (float(values[j]), element(j))
-
-        track("abs", e)
-        track("rel", rel)
-        if ulp is not None:
-            track("ulp", ulp)
-        full = len(self.worst) >= self.top
-        for j in _top(e, self.top, -self.worst[-1][0] if full and self.worst else 0.0):
-            row, col = divmod(int(where[j]), d)
-            self.worst.append((-float(e[j]), r0 + row, col, element(int(j))))
-        self.worst.sort(key=lambda t: t[:3])
-        del self.worst[self.top :]
-        if dense:
-            row_max, row_far = e.reshape(rows, d).max(axis=1), far.reshape(rows, d).sum(axis=1)
-        else:
-            row_of = where // d
-            row_max = np.zeros(rows)
-            np.maximum.at(row_max, row_of, e)
-            row_far = np.bincount(row_of[far], minlength=rows)
-        full_rows = len(self.worst_rows) >= self.top
-        for i in _top(row_max, self.top, -self.worst_rows[-1][0] if full_rows and self.worst_rows else 0.0):
-            row = int(i)
-            diff = RowDiff(self.first + r0 + row, float(row_max[row]), int(row_far[row]))
-            self.worst_rows.append((-diff.max_abs, r0 + row, diff))
-        self.worst_rows.sort(key=lambda t: t[:2])
-        del self.worst_rows[self.top :]
-
-    def _storage(self, block_a: np.ndarray, block_b: np.ndarray) -> None:
-        """Keep track of bfloat16 storage (read as float32) on either side, and the distance in
-        bfloat16 ulps once both are rounded to it."""
-        for i, block in enumerate((block_a, block_b)):
-            if self.bf16[i]:
-                self.bf16[i] = block.dtype == np.float32 and not np.any(np.asarray(block).view(np.uint32) & 0xFFFF)
-        if self.bf16[0] != self.bf16[1]:
-            a, b = np.asarray(block_a, np.float64), np.asarray(block_b, np.float64)
-            ref = b if self.bf16[0] else a  # the side that is not bfloat16
-            with np.errstate(invalid="ignore"):
-                excess = np.abs(a - b) - 2.0**-8 * np.abs(ref)
-                self.bf16_excess = max(self.bf16_excess, float(np.nanmax(excess)))
-                self.b_absmax = max(self.b_absmax, float(np.nanmax(np.abs(ref))))
-
-    def result(self) -> dict[str, Any]:
-        ulp, ulp_at = self.best["ulp"] if self.ulp_dtype is not None else (None, None)
-        return {
-            "compared": self.compared,
-            "mismatched": self.mismatched,
-            "nonfinite_mismatched": self.nonfinite,
-            "max_abs": self.best["abs"][0],
-            "max_abs_at": self.best["abs"][1],
-            "max_rel": self.best["rel"][0],
-            "max_rel_at": self.best["rel"][1],
-            "max_ulp": ulp,
-            "max_ulp_at": ulp_at,
-            "rms": math.sqrt(self.sumsq / self.finite) if self.finite else None,
-            "bf16": (self.bf16[0], self.bf16[1], self.bf16_excess, self.b_absmax),
-            "worst": [t[3] for t in self.worst],
-            "worst_rows": [t[2] for t in self.worst_rows],
-        }

@@ -71,7 +71,8 @@ def on_circle(rows: Arr, sin_cols: Ids, cos_cols: Ids, radius: float = 1.0) -> b
 
 def pair_frequencies(windows: Sequence[Window], sin_cols: Ids, cos_cols: Ids, radius: float = 1.0) -> Arr | None:
     """Each ``(sin, cos)`` column pair's angle step per position, from windows of contiguous rows;
-    ``None`` when the pairs are not on the circle.
+    ``None`` when the pairs are not on the circle in the rows it reads (an estimate: callers
+    prove it by rebuilding the rows).
 
     The mean step over the first window (``ω < π``, so each step unwraps unambiguously), refined
     against the last row of each later window: the whole turns in between are the ones the current
@@ -81,15 +82,18 @@ def pair_frequencies(windows: Sequence[Window], sin_cols: Ids, cos_cols: Ids, ra
         return None
     if not on_circle(windows[0][0][:SCREEN_ROWS], sin_cols, cos_cols, radius):
         return None
-    if not all(on_circle(rows, sin_cols, cos_cols, radius) for rows, _ in windows):
+    # The rows the estimate uses: all of the first window's, each later window's last.
+    if not all(on_circle(rows[-1:], sin_cols, cos_cols, radius) for rows, _ in windows[1:]):
         return None
-    phases = [(np.arctan2(rows[:, sin_cols], rows[:, cos_cols]), positions) for rows, positions in windows]
-    first, p_first = phases[0]
+    if not on_circle(windows[0][0], sin_cols, cos_cols, radius):
+        return None
+    rows0, p_first = windows[0]
+    first = np.arctan2(rows0[:, sin_cols], rows0[:, cos_cols])
     omega: Arr = wrap(np.diff(first, axis=0)).sum(axis=0) / (p_first[-1] - p_first[0])
     theta0, p0 = first[0], p_first[0]
-    for theta, positions in phases[1:]:
+    for rows, positions in windows[1:]:  # only each later window's last row is needed
         dp = positions[-1] - p0
-        step = theta[-1] - theta0
+        step = np.arctan2(rows[-1, sin_cols], rows[-1, cos_cols]) - theta0
         omega = (step + 2 * np.pi * np.rint((omega * dp - step) / (2 * np.pi))) / dp
     return omega
 

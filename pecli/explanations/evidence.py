@@ -3,6 +3,7 @@ row, and the criteria a cause must meet to be reported (see :mod:`pecli.explanat
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ Arr = NDArray[np.float64]
 #: Rows of each table that :func:`explain` looks at (all of them for shorter tables).
 SAMPLE_ROWS = 4096
 #: Bytes of float64 sample per table; wide tables get fewer sample rows.
-SAMPLE_BYTES = 16 << 20
+SAMPLE_BYTES = 4 << 20
 #: Largest row shift tried, in both directions.
 MAX_SHIFT = 8
 #: At most this many all-zero rows are set aside as padding rows.
@@ -127,14 +128,15 @@ class DiffSample:
         ]
         return cls(ws, first)
 
-    def aligned(self, k: int) -> Aligned:
+    def aligned(self, k: int, first_only: bool = False) -> Aligned:
         """A's sampled rows r with B's rows r + k (views when the sample is one window).  Only the
         unshifted alignment is kept: every suspect asks for it, each shift is asked once, and
-        keeping them all would hold a copy of the sample per shift."""
-        if k in self._aligned:
+        keeping them all would hold a copy of the sample per shift.  ``first_only``: the first
+        window alone, as views (a screen: a suspect that fails on some rows fails on all)."""
+        if k in self._aligned and not first_only:
             return self._aligned[k]
         parts: list[tuple[Arr, Arr, NDArray[np.intp], NDArray[np.bool_], NDArray[np.bool_]]] = []
-        for w in self.windows:
+        for w in self.windows[:1] if first_only else self.windows:
             lo = max(w.a0, w.b0 - k)
             hi = min(w.a0 + w.a.shape[0], w.b0 + w.b.shape[0] - k)
             if lo < hi:
@@ -149,7 +151,7 @@ class DiffSample:
             a, b, rows = np.empty((0, d)), np.empty((0, d)), np.empty(0, dtype=np.intp)
             za = zb = np.empty(0, dtype=bool)
         found = Aligned(a, b, (self.first + rows + k).astype(np.float64), rows, za, zb)
-        if k == 0:
+        if k == 0 and not first_only:
             self._aligned[k] = found
         return found
 
@@ -186,6 +188,12 @@ class Criteria:
             diff = np.abs(a - b)
             exact_tol = self.atol == 0 and self.rtol == 0
             bound = self.slack if exact_tol else np.maximum(self.atol + self.rtol * np.abs(b), self.slack)
+            # A difference beyond every bound and the whole envelope fails at once (the usual verdict
+            # on a suspect that does not fit: no need to find each element that does not pass).
+            top = float(np.fmax.reduce(diff, axis=None))
+            widest = self.slack if exact_tol else float(np.fmax.reduce(bound, axis=None))
+            if top > widest and top > float(self.envelope(positions).max()):
+                return None
             # Most elements pass or most fail; look closer only at the few that did not pass.
             rows, cols = np.nonzero(~(diff <= bound))
             if not rows.size:
@@ -263,9 +271,12 @@ def envelope_note(level: int, crit: Criteria, positions: Arr) -> str:
     return f"; the rest is float32-angle rounding (within {env:.2g} at position {int(top)})"
 
 
+@functools.lru_cache(maxsize=16)
 def pairs(layout: str, d: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """The sin and cos column of each frequency that has both."""
-    return Sinusoidal(1, d, layout=layout).pairs()  # type: ignore[arg-type]
+    """The sin and cos column of each frequency that has both (read-only: shared by every caller)."""
+    sin_cols, cos_cols = Sinusoidal(1, d, layout=layout).pairs()  # type: ignore[arg-type]
+    sin_cols.flags.writeable = cos_cols.flags.writeable = False
+    return sin_cols, cos_cols
 
 
 def sinusoid(positions: Arr, d: int, base: float, layout: str) -> Arr:

@@ -16,6 +16,7 @@ from pecli.explanations.evidence import (
     MAX_SHIFT,
     SCREEN_ROWS,
     SLACK_FLOOR,
+    Aligned,
     Criteria,
     DiffSample,
     Explanation,
@@ -92,6 +93,8 @@ def shift_suspects(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> li
     a few rows that are all zeros in one table only (padding rows)."""
     (na, _), (nb, _) = a.shape, b.shape
     for k in sorted(range(-MAX_SHIFT, MAX_SHIFT + 1), key=lambda k: (abs(k), -k)):
+        if len(sample.windows) > 1 and not _fits_aligned(sample.aligned(k, first_only=True), crit):
+            continue  # fails on the first window: it cannot fit the whole sample
         al = sample.aligned(k)
         if al.rows.size < 2:
             continue
@@ -119,6 +122,14 @@ def shift_suspects(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> li
         kpos = al.positions[keep]
         return [Explanation(name, text + envelope_note(level, crit, kpos), worst_gap(al.a[keep], al.b[keep]))]
     return []
+
+
+def _fits_aligned(al: Aligned, crit: Criteria) -> bool:
+    """Whether A's rows fit B's rows r + k, padding rows (zeros on one side only) aside."""
+    if al.rows.size < 2:
+        return True  # too few rows to rule anything out
+    keep = np.flatnonzero(~(al.zero_a ^ al.zero_b))
+    return crit.fits(al.a, al.positions, take(al.b), keep) is not None
 
 
 def _shift_invariant(sample: DiffSample, k: int, crit: Criteria) -> bool:
@@ -235,15 +246,20 @@ class _BaseFit:
     residual: float
 
 
+def _base_estimate(windows: list[tuple[Arr, Arr]], layout: str, d: int) -> float | None:
+    """The least-squares base of a sinusoidal table's sampled windows (cheap: no rebuild), or ``None``."""
+    omega = pair_frequencies(windows, *pairs(layout, d))
+    # ω_0 = 1 for every base of the paper's rule; anything else is not this formula.
+    paper = omega is not None and omega.size >= 2 and abs(omega[0] - 1.0) <= 1e-3
+    return fit_base(omega, 2.0 * np.arange(omega.size) / d) if paper and omega is not None else None
+
+
 def _fit_table_base(
     rows: Arr, windows: list[tuple[Arr, Arr]], pos: Arr, layout: str, crit: Criteria
 ) -> _BaseFit | None:
     """The base a sinusoidal table was built with, proven by rebuilding the sampled rows with it."""
     d = rows.shape[1]
-    omega = pair_frequencies(windows, *pairs(layout, d))
-    # ω_0 = 1 for every base of the paper's rule; anything else is not this formula.
-    paper = omega is not None and omega.size >= 2 and abs(omega[0] - 1.0) <= 1e-3
-    estimate = fit_base(omega, 2.0 * np.arange(omega.size) / d) if paper and omega is not None else None
+    estimate = _base_estimate(windows, layout, d)
     if estimate is None:
         return None
     # Real bases are round numbers (1e4, 5e5): try those before the raw estimate, and prefer the
@@ -286,6 +302,8 @@ def base_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list
         (w.b[w.a0 - w.b0 : w.a0 - w.b0 + w.a.shape[0]], p) for w, (_, p) in zip(sample.windows, wins_a, strict=True)
     ]
     for layout in [recipe.layout] if recipe is not None else ["interleaved", "split"]:
+        if recipe_b is None and _base_estimate(wins_b, layout, d) is None:
+            continue  # B is not the paper's formula in this layout: nothing to compare a base with
         # A first: for most tables it fails at once (not on the unit circle, ω_0 ≠ 1, no base rebuilds it).
         fit_a = _fit_table_base(ra, wins_a, pos, layout, crit)
         if fit_a is None:
@@ -370,7 +388,7 @@ def transposed_table(a: Table, b: Table, atol: float, rtol: float) -> list[Expla
     theirs = cols.T
     scale = float(np.nanmax(np.abs(theirs))) if theirs.size else 1.0
     slack = max(SLACK_FLOOR * scale, atol)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         if not np.all(np.abs(mine - theirs) <= slack + rtol * np.abs(theirs)):
             return []
         if na == da:  # identifiable only if B is not its own transpose
