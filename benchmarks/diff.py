@@ -20,8 +20,9 @@ anonymous memory at any size."
 
 - The sides, each a fresh process, exact comparison, alternated ``--runs`` times (medians of the
   wall times) after one untimed run of each (``.pyc`` files) and after every file has been read
-  once (page cache): (a) ``pecli diff A B`` (the whole report, written to /dev/null); (b) ``python -c "import numpy as np; a=np.load(A);
-  b=np.load(B); print(np.allclose(a, b, rtol=0, atol=0))"``.  Before each run, memory is touched
+  once (page cache): (a) ``pecli diff A B`` (the whole report, written to /dev/null);
+  (b) ``python -c "import numpy as np; a=np.load(A); b=np.load(B); print(np.allclose(a, b, rtol=0,
+  atol=0))"``.  Before each run, memory is touched
   and freed (see performance.py's ``warm_memory``: on this VM memory idle for a couple of seconds
   goes back to the host, and touching it again runs at ~0.5 GB/s).
 - GB/s = (bytes of A + bytes of B) / pecli's wall seconds (the whole process: start-up, both

@@ -6,6 +6,7 @@ NumPy's own ulp ordering (``integer_repr``, what ``assert_array_max_ulp`` counts
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -58,7 +59,7 @@ def measured(
     n = a.shape[0]
     accs = []
     bounds = np.linspace(0, n, halves + 1).astype(int)
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+    for lo, hi in itertools.pairwise(bounds):
         acc = Accumulator(top, atol, rtol, True, 0, narrower_float(a.dtype, b.dtype), ulps)
         for r0 in range(lo, hi, 5):
             acc.add(r0, a[r0 : min(hi, r0 + 5)], b[r0 : min(hi, r0 + 5)])
