@@ -308,6 +308,12 @@ view_options = _stack(
 )
 
 
+def _nonempty_output(value: str | None) -> str | None:
+    if value == "":
+        raise click.BadParameter("the output path is empty: give a file name, e.g. -o table.npy, or - for stdout")
+    return value
+
+
 def _nonempty_key(value: str) -> str:
     if not value:
         raise click.BadParameter("the name of the table inside the file cannot be empty, e.g. --key pe")
@@ -335,6 +341,7 @@ output_options = _stack(
         "-o",
         "--output",
         metavar="PATH",
+        callback=lambda ctx, param, value: _nonempty_output(value),
         help="Write the table to PATH, in the format its extension names "
         "(.npy .npz .h5 .csv .tsv .json .safetensors .pt .h); '-' writes to stdout.",
     ),

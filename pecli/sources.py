@@ -161,6 +161,8 @@ def open_source(spec: str, fmt: str | None = None) -> Iterator[Any]:
     from pecli.formats import open_table
     from pecli.table import Table
 
+    if not spec:
+        raise FormatError("the SOURCE is empty: give a table file, FILE:KEY or a recipe such as sinusoidal:len=120,dim=8")
     if is_recipe_spec(spec):
         if fmt is not None:
             raise FormatError(f"--format applies to files, not to the recipe {spec!r}")

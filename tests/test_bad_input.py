@@ -121,6 +121,12 @@ def snapshot(d: Path) -> dict[str, str]:
 G = ["generate", "--len", "16", "--dim", "4"]
 E = ["export", "--len", "16", "--dim", "4"]
 CASES: list[tuple[list[str], str]] = [
+    # an empty SOURCE or output path (Path("") is the working directory: never read as ".")
+    (["inspect", ""], "the SOURCE is empty"),
+    (["identify", ""], "the SOURCE is empty"),
+    (["diff", "", "sinusoidal:len=4,dim=4"], "the SOURCE is empty"),
+    (["export", "", "-o", "out.npy"], "the SOURCE is empty"),
+    (["generate", "--len", "4", "--dim", "4", "-o", ""], "the output path is empty"),
     # sizes and recipe parameters
     (["generate", "--len", "0", "--dim", "4"], "length must be at least 1, got 0"),
     (["generate", "--len", "-5", "--dim", "4"], "length must be at least 1, got -5"),

@@ -102,8 +102,8 @@ def _arrays_to_list(source: str, fmt: str | None) -> list[Any] | None:
     from pecli.formats import list_arrays
     from pecli.sources import is_recipe_spec, split_file_key
 
-    if is_recipe_spec(source):
-        return None
+    if not source or is_recipe_spec(source):
+        return None  # an empty SOURCE is refused when it is opened
     path, key = split_file_key(source)
     from pathlib import Path
 
