@@ -3,6 +3,7 @@
     pe.h5                         a file (its only table, or /pe)
     model.safetensors:wpe.weight  one array of a multi-array file (h5 dataset, npz entry, tensor)
     sinusoidal:len=120,dim=8      a recipe: KIND:PARAM=VALUE,... with the same names as the options
+    -   -:KEY                     standard input (npy, npz, safetensors, json, csv or tsv: see formats.open_stream)
 
 Which one an operand is does not depend on the files in the working directory:
 
@@ -13,8 +14,10 @@ Which one an operand is does not depend on the files in the working directory:
   read such a file, write ``./rope`` (or ``./rope:KEY``).
 - ``NAME:PARAM=VALUE,…`` with an unknown NAME is a recipe too (so that it is told which kinds
   exist), unless a file or directory ``NAME`` exists, or one named like the whole operand.
+- ``-`` is standard input, ``-:KEY`` one array of it; the file named ``-`` is ``./-``.
 - Anything else is a file; ``FILE:KEY`` is split at the first colon whose left side is an
-  existing file (an HDF5 key may hold colons of its own).
+  existing file (an HDF5 key may hold colons of its own).  A pipe, FIFO or terminal named as a
+  file (``/dev/stdin``) is read as a stream, like ``-``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pecli.errors import FormatError, RecipeError
 from pecli.kinds import kinds
 from pecli.kinds.base import Recipe, format_value, parameter_types
 from pecli.presets import PRESETS
+from pecli.streams import is_stream
 
 #: Operand parameter names → recipe field names (the options' spellings).
 ALIASES = {"len": "length"}
@@ -38,7 +42,7 @@ def is_recipe_spec(spec: str) -> bool:
     """Whether ``spec`` is a recipe operand, by the rules in this module's docstring: a file path
     never is; a known kind or preset before the first colon always is; an unknown name that looks
     like one is, unless a file claims it (so that it gets a message naming the kinds)."""
-    if is_path_like(spec):
+    if is_path_like(spec) or is_stdin(spec):
         return False
     kind, sep, rest = spec.partition(":")
     if not sep:
@@ -47,6 +51,11 @@ def is_recipe_spec(spec: str) -> bool:
         return True
     looks_like = kind.replace("-", "_").isidentifier() and "=" in rest
     return looks_like and not _exists(spec) and not _exists(kind)
+
+
+def is_stdin(spec: str) -> bool:
+    """``-`` or ``-:KEY``: the table on standard input."""
+    return spec == "-" or spec.startswith("-:")
 
 
 def is_path_like(spec: str) -> bool:
@@ -149,7 +158,7 @@ def split_file_key(spec: str) -> tuple[str, str | None]:
     at = spec.find(":")
     while at != -1:
         head = spec[:at]
-        if head and Path(head).is_file():
+        if head and (Path(head).is_file() or is_stream(head)):
             return head, spec[at + 1 :] or None
         at = spec.find(":", at + 1)
     return spec, None
@@ -158,14 +167,20 @@ def split_file_key(spec: str) -> tuple[str, str | None]:
 @contextmanager
 def open_source(spec: str, fmt: str | None = None) -> Iterator[Any]:
     """A Table for any operand; files are closed when the block ends."""
-    from pecli.formats import open_table
+    from pecli.formats import open_stream, open_table
     from pecli.table import Table
 
     if not spec:
-        raise FormatError("the SOURCE is empty: give a table file, FILE:KEY or a recipe such as sinusoidal:len=120,dim=8")
+        raise FormatError(
+            "the SOURCE is empty: give a table file, FILE:KEY or a recipe such as sinusoidal:len=120,dim=8"
+        )
+    if is_stdin(spec):
+        with open_stream(None, fmt, spec[2:] or None) as table:
+            yield table
+        return
     if is_recipe_spec(spec):
         if fmt is not None:
-            raise FormatError(f"--format applies to files, not to the recipe {spec!r}")
+            raise FormatError(f"--from applies to files, not to the recipe {spec!r}")
         recipe = parse_recipe(spec)
         yield Table(recipe, recipe, recipe_spec(recipe))
         return

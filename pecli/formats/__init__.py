@@ -4,20 +4,27 @@ Every format stores the same metadata (``table_metadata``): inline where the for
 (HDF5 attributes, npz entry, safetensors ``__metadata__``, JSON field, .pt dict entry, C comment),
 otherwise in a ``FILE.json`` sidecar (.npy, .csv, .tsv).  Adding a format is one module with a
 ``Format`` entry, listed in ``FORMATS`` below, plus its tests.
+
+A stream (standard input, a pipe) is read through a temporary copy (:mod:`pecli.streams`) in
+the formats listed in ``STREAMABLE``, named by the caller or told by its first bytes.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
+import struct
+import warnings
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
 from pecli.atomic import atomic_paths, is_special
-from pecli.errors import FormatError, OutputError, TableTooLargeError
+from pecli.errors import FormatError, OutputError, PecliInputError, TableTooLargeError
 from pecli.formats._common import (
     DEFAULT_KEY,
     META_KEY,
@@ -34,26 +41,31 @@ from pecli.formats.safetensors import SAFETENSORS
 from pecli.formats.text import CSV, JSON, TSV
 from pecli.formats.torch import TORCH
 from pecli.resources import human_bytes
+from pecli.streams import STDIN, is_stream, stream_copy
 from pecli.table import Progress, Table
 
 __all__ = [
     "DEFAULT_KEY",
     "FORMATS",
+    "STREAMABLE",
     "ArrayInfo",
     "Format",
     "WriteOptions",
     "choose_key",
     "list_arrays",
+    "open_stream",
     "open_table",
     "resolve_format",
+    "sniff_format",
     "write_table",
 ]
 
 FORMATS: dict[str, Format] = {f.name: f for f in (NPY, NPZ, H5, CSV, TSV, JSON, SAFETENSORS, TORCH, CHEADER)}
 
 
-def resolve_format(path: str, name: str | None) -> Format:
-    """The format named by ``--format``, else the one the path's extension says."""
+def resolve_format(path: str, name: str | None, option: str = "--from") -> Format:
+    """The format named (by ``--from`` for an input, ``--to`` for an output), else the one the
+    path's extension says; ``option`` is the name the error tells the user to give."""
     if name is not None:
         wanted = name.lower()
         for fmt in FORMATS.values():
@@ -65,7 +77,7 @@ def resolve_format(path: str, name: str | None) -> Format:
         if any(lower.endswith(ext) for ext in fmt.extensions):
             return fmt
     known = ", ".join(e for f in FORMATS.values() for e in f.extensions)
-    raise FormatError(f"cannot tell the format of {path!r} from its extension: use one of {known} or --format")
+    raise FormatError(f"cannot tell the format of {path!r} from its extension: use one of {known} or {option}")
 
 
 def choose_key(path: Path, key: str | None, arrays: list[ArrayInfo]) -> str:
@@ -109,8 +121,15 @@ def _reader(p: Path, fmt: str | None) -> Format:
 
 @contextmanager
 def open_table(path: str | Path, fmt: str | None = None, key: str | None = None) -> Iterator[Table]:
-    """Open one table of a file for reading (lazily where the format allows); closes it on exit."""
+    """Open one table of a file for reading (lazily where the format allows); closes it on exit.
+
+    A pipe, FIFO or terminal (``/dev/stdin``) is read as a stream (:func:`open_stream`).
+    """
     p = Path(path)
+    if is_stream(p):
+        with open_stream(p, fmt, key) as table:
+            yield table
+        return
     _check_readable(p)
     f = _reader(p, fmt)
     assert f.read is not None
@@ -122,9 +141,116 @@ def open_table(path: str | Path, fmt: str | None = None, key: str | None = None)
         yield table
 
 
+#: Formats read from a stream (their readers need the bytes in order, nothing more).
+STREAMABLE = ("npy", "npz", "safetensors", "json", "csv", "tsv")
+#: What a format a stream cannot hold is called in its message (its name otherwise).
+_NEEDS_A_FILE = {"h5": "HDF5", "pt": "PyTorch .pt"}
+_HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+_MAX_SAFETENSORS_HEADER = 100_000_000
+
+
+def sniff_format(head: bytes) -> str | None:
+    """The format the first bytes of a table show, by its name in ``FORMATS``; None when they
+    show none.  Text is CSV, or TSV when its first line holds a tab.
+
+    >>> sniff_format(b"\\x93NUMPY\\x01\\x00"), sniff_format(b"d0\\td1\\n0\\t1\\n"), sniff_format(b"\\x00\\x01")
+    ('npy', 'tsv', None)
+    """
+    if head.startswith(b"\x93NUMPY"):
+        return "npy"
+    if head.startswith(b"PK\x03\x04"):
+        # torch.save writes a zip too; its first entry is ARCHIVE/data.pkl, an npz's NAME.npy.
+        size = int.from_bytes(head[26:28], "little")
+        first = head[30 : 30 + size]
+        return "pt" if not first.endswith(b".npy") and b"data.pkl" in head else "npz"
+    if head.startswith(_HDF5_MAGIC):
+        return "h5"
+    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return "pt"  # a pickle: the legacy torch.save format
+    if len(head) > 8 and head[8:9] == b"{":
+        (size,) = struct.unpack("<Q", head[:8])
+        if 2 <= size <= _MAX_SAFETENSORS_HEADER:  # text's first 8 bytes make a far larger number
+            return "safetensors"
+    text = _text_start(head)
+    if text is None:
+        return None
+    if text.lstrip()[:1] in ("[", "{"):
+        return "json"
+    return "tsv" if "\t" in text.partition("\n")[0] else "csv"
+
+
+def _text_start(head: bytes) -> str | None:
+    """``head`` as text, or None when it is not UTF-8 text (a control byte, an invalid sequence)."""
+    import codecs
+
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)  # a cut character is fine
+    except UnicodeDecodeError:
+        return None
+    if any(c < " " and c not in "\t\r\n" for c in text):
+        return None
+    return text
+
+
+@contextmanager
+def open_stream(path: str | Path | None = None, fmt: str | None = None, key: str | None = None) -> Iterator[Table]:
+    """The table on standard input (``path`` None) or on the stream ``path`` names, in the format
+    ``fmt``, else the one its first bytes show; ``key`` picks an npz entry or safetensors tensor.
+    It is read from a temporary copy, deleted on exit; HDF5 and .pt, which need the file itself,
+    are refused before anything is copied."""
+    words = STDIN if path is None else str(path)
+    label = "-" if path is None else str(path)  # as a SOURCE names it
+    chosen = _streamable(resolve_format(label, fmt), words) if fmt is not None else None
+
+    def suffix(head: bytes) -> str:
+        nonlocal chosen
+        if chosen is None:
+            name = sniff_format(head)
+            if name is None:
+                raise FormatError(
+                    f"cannot tell the format of {words} from its first bytes: pipe in "
+                    f"{', '.join(STREAMABLE[:-1])} or {STREAMABLE[-1]} data"
+                )
+            chosen = _streamable(FORMATS[name], words)
+        return chosen.extensions[0]
+
+    with stream_copy(path, suffix) as copy, ExitStack() as stack:
+        assert chosen is not None
+
+        def relabel(text: str) -> str:
+            # COPY:KEY names an array as a SOURCE does (-:KEY); the copy elsewhere is the stream.
+            return re.sub(re.escape(str(copy)) + r":(?=\S)", f"{label}:", text).replace(str(copy), words)
+
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                table = stack.enter_context(open_table(copy, chosen.name, key))
+        except PecliInputError as exc:
+            raise type(exc)(relabel(str(exc))) from exc
+        for w in caught:
+            warnings.warn(relabel(str(w.message)), w.category, stacklevel=3)
+        info = {k: relabel(v) if isinstance(v, str) else v for k, v in table.info.items()}
+        info["read_from"] = f"{words} (through a temporary copy)"
+        yield replace(table, source=table.source.replace(str(copy), label), info=info)
+
+
+def _streamable(f: Format, words: str) -> Format:
+    if f.read is None:
+        raise FormatError(f"{f.name} is a write-only format: pecli cannot read {words}")
+    if f.name not in STREAMABLE:
+        name, ext = _NEEDS_A_FILE.get(f.name, f.name), f.extensions[0]
+        raise FormatError(
+            f"{name} needs a seekable file: save {words} to a file first, e.g. cat > t{ext}, and read t{ext}"
+        )
+    return f
+
+
 def list_arrays(path: str | Path, fmt: str | None = None) -> list[ArrayInfo] | None:
-    """The arrays inside a multi-array file (None for single-table formats)."""
+    """The arrays inside a multi-array file (None for single-table formats, and for a stream,
+    which could not be read again for its table)."""
     p = Path(path)
+    if is_stream(p):
+        return None
     _check_readable(p)
     f = _reader(p, fmt)
     if f.list_keys is None:
@@ -161,7 +287,7 @@ def write_table(
         f.write(table, dest, options, progress)
         return
     path = Path(dest)
-    f = resolve_format(str(path), fmt)
+    f = resolve_format(str(path), fmt, "--to")
     has_meta = table.recipe is not None or bool(table.provenance)
     want_sidecar = sidecar and f.metadata == "sidecar" and has_meta and not is_special(path)
     _check_free_space(table, path, f)
