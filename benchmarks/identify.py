@@ -13,7 +13,7 @@ streams at ≥ 1 GB/s".
   Baseline: a fresh ``python -c`` that checks *one* guess known in advance: ``np.load`` + the same
   NumPy code + ``np.allclose`` (what a user runs when they already know the answer).  The two are
   alternated.  The verdict pecli printed (``--json``, an untimed first run) is in the case name.
-- verify: :func:`pecli.identify.verify` (the proof pass: every row of the table read, the
+- verify: :func:`pecli.identification.verify` (the proof pass: every row of the table read, the
   candidate rebuilt, compared) on a ``--size`` MB .npy opened with :func:`pecli.formats.open_table`
   (memory-mapped), in GB/s of table bytes read, against (a) ``np.load(mmap_mode="r")`` + the same
   table rebuilt by the user's NumPy code + ``np.abs(a - b).max()`` in 4096-row blocks, and
@@ -263,7 +263,7 @@ def case_verify(where: Path, size_mb: float, dim: int, runs: int, checks: list[t
     # identify's proof tolerance for each candidate at this length (what _decide passes to verify_all)
     from pecli.fitting import Sample
     from pecli.formats import open_table
-    from pecli.identify import tolerances
+    from pecli.identification import tolerances
 
     with open_table(path) as table:
         sample = Sample.read(table)
@@ -359,7 +359,7 @@ def main() -> None:
         if "verify" in cases:
             report = found.get("paper-f64")
             if report is None:  # identify not run: ask pecli once, in this process
-                from pecli.identify import identify
+                from pecli.identification import identify
                 from pecli.table import Table
 
                 small = maker("paper-f64")(args.rows, args.dim)

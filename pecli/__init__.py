@@ -6,6 +6,11 @@ The library is the product; the ``pecli`` command is wiring around it::
     >>> table = pecli.Sinusoidal(length=120, dim=8).build()   # (120, 8) float32
 
 Heavy modules load on first use, so importing pecli (and running ``pecli --help``) stays fast.
+
+The public API is the names in ``pecli.__all__`` (``dir(pecli)`` lists them), reached as
+``pecli.NAME`` or ``from pecli import NAME``.  The submodules are internal: their contents may
+change between releases.  No exported name is also a submodule's name, so ``pecli.compare`` is
+always the function, whatever has been imported.
 """
 
 from __future__ import annotations
@@ -17,10 +22,10 @@ from pecli.errors import FormatError, OutputError, PecliInputError, RecipeError,
 
 if TYPE_CHECKING:
     from pecli.analysis import decay, heatmap_sample, relative_residual, wavelengths
-    from pecli.compare import Comparison, compare
+    from pecli.comparison import Comparison, compare
     from pecli.explanations import explain
     from pecli.formats import open_table, write_table
-    from pecli.identify import Identification, identify
+    from pecli.identification import Identification, identify
     from pecli.inspection import describe, row_details
     from pecli.kinds import recipe_from_metadata
     from pecli.kinds.alibi import Alibi
@@ -72,15 +77,15 @@ _LAZY = {
     "Sinusoidal": "pecli.kinds.sinusoidal",
     "recipe_from_metadata": "pecli.kinds",
     **dict.fromkeys(("PRESETS", "get_preset", "make_recipe"), "pecli.presets"),
-    "identify": "pecli.identify",
-    "Identification": "pecli.identify",
+    "identify": "pecli.identification",
+    "Identification": "pecli.identification",
     "decay": "pecli.analysis",
     "heatmap_sample": "pecli.analysis",
     "relative_residual": "pecli.analysis",
     "wavelengths": "pecli.analysis",
-    "compare": "pecli.compare",
+    "compare": "pecli.comparison",
     "explain": "pecli.explanations",
-    "Comparison": "pecli.compare",
+    "Comparison": "pecli.comparison",
     "describe": "pecli.inspection",
     "row_details": "pecli.inspection",
     "open_table": "pecli.formats",
@@ -96,3 +101,7 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

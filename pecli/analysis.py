@@ -63,20 +63,32 @@ def heatmap_sample(table: Table, max_rows: int = 512, max_cols: int = 512) -> He
     """At most ``max_rows`` × ``max_cols`` values of ``table``, by striding: every s-th row and
     every t-th column from the first.  Only the sampled rows are read.
 
-    A column stride is made odd when it would be even, so an interleaved table keeps both its sin
-    and its cos columns (an even stride would show only one of the two).
+    A table whose recipe interleaves sin and cos columns (sin, cos, sin, cos, …) is sampled by
+    frequency: every t-th pair, its sin columns first and then its cos columns, so that the
+    picture does not alternate between the two.  Otherwise a column stride is made odd when it
+    would be even, so a table of unknown layout keeps both kinds of column.
     """
     max_rows, max_cols = _positive("max_rows", max_rows), _positive("max_cols", max_cols)
     n, d = table.shape
     rs = max(1, math.ceil(n / max_rows))
     cs = max(1, math.ceil(d / max_cols))
-    if cs > 1 and cs % 2 == 0:
-        cs += 1
     row_ids = np.arange(0, n, rs, dtype=np.intp)
-    col_ids = np.arange(0, d, cs, dtype=np.intp)
+    pairs = getattr(table.recipe, "layout", None) in ("interleaved", "pairs")
+    if cs > 1 and pairs:
+        every = max(1, math.ceil((d // 2) / max(1, max_cols // 2)))  # pairs: both columns of each fit
+        cs = 2 * every
+        sin_ids = np.arange(0, d - 1, cs, dtype=np.intp)
+        col_ids = np.concatenate([sin_ids, sin_ids + 1])
+        cols_text = (
+            f"every {_ordinal(every)} sin/cos pair ({col_ids.size} of {d} dims): its first columns, then its second"
+        )
+    else:
+        if cs > 1 and cs % 2 == 0:
+            cs += 1
+        col_ids = np.arange(0, d, cs, dtype=np.intp)
+        cols_text = f"all {d} dims" if cs == 1 else f"every {_ordinal(cs)} dim ({col_ids.size} of {d})"
     values = read_rows(table, row_ids, None if cs == 1 else col_ids)
     rows_text = f"all {n} positions" if rs == 1 else f"every {_ordinal(rs)} position ({row_ids.size} of {n})"
-    cols_text = f"all {d} dims" if cs == 1 else f"every {_ordinal(cs)} dim ({col_ids.size} of {d})"
     return HeatmapSample(values, row_ids, col_ids, f"{rows_text}, {cols_text}")
 
 

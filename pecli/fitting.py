@@ -4,7 +4,7 @@ A sinusoid's column pair ``(sin pω, cos pω)`` lies on the unit circle and its 
 ``ω`` per row; a lone ``cos pω`` (a RoPE cache) obeys ``c[p+k] + c[p−k] = 2·c[p]·cos kω``.
 Either way each frequency is measured from the data, and a frequency rule ``ω_i = base^(−e_i)``
 then gives the base by least squares.  Nothing here decides a verdict: a fitted recipe is only
-a candidate until :mod:`pecli.identify` has rebuilt the table with it and compared.
+a candidate until :mod:`pecli.identification` has rebuilt the table with it and compared.
 
 >>> import numpy as np
 >>> p = np.arange(64.0)

@@ -12,26 +12,89 @@ from typing import Any, TypeVar
 
 import click
 
+from pecli.paramtypes import CompressType, LazyChoice, SpanType
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class LazyChoice(click.Choice):
-    """A ``click.Choice`` whose names come from a registry, read on first use."""
+class AliasOption(click.Option):
+    """An old name of an option, kept for one release: it works, says so on stderr, and is not in
+    ``--help``.  ``target`` is the parameter it sets, ``use`` the name to use instead."""
 
-    def __init__(self, load: Callable[[], tuple[str, ...]], case_sensitive: bool = True) -> None:
-        self._load = load
-        self._names: tuple[str, ...] | None = None
-        self.case_sensitive = case_sensitive
+    def __init__(self, decls: list[str], *, target: str, use: str, **kwargs: Any) -> None:
+        kwargs.setdefault("help", f"Old name of {use} (goes in pecli 0.3).")
+        super().__init__(decls, hidden=True, **kwargs)
+        self.target, self.use = target, use
 
-    @property  # type: ignore[override]
-    def choices(self) -> tuple[str, ...]:
-        if self._names is None:
-            self._names = self._load()
-        return self._names
 
-    @choices.setter
-    def choices(self, value: tuple[str, ...]) -> None:
-        self._names = tuple(value)
+def alias_option(*decls: str, target: str, use: str, **kwargs: Any) -> Callable[[F], F]:
+    """A deprecated name for the option ``use`` (parameter ``target``)."""
+    return click.option(*decls, cls=AliasOption, target=target, use=use, **kwargs)
+
+
+#: ``ctx.meta`` key: -q/--quiet was given (nothing on stderr but errors).
+QUIET = "pecli.quiet"
+
+
+class PecliCommand(click.Command):
+    """Every pecli command: old option names mapped to the new ones (with a note on stderr)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rest = super().parse_args(ctx, args)
+        given = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
+        for p in self.params:
+            if not isinstance(p, AliasOption) or p.name not in ctx.params:
+                continue
+            value = ctx.params.pop(p.name)
+            if ctx.get_parameter_source(p.name) not in given:
+                continue
+            old = p.opts[0]
+            if ctx.get_parameter_source(p.target) in given:
+                if ctx.params[p.target] != value:
+                    raise click.UsageError(f"{old} (an old name of {p.use}) and {p.use} disagree: give {p.use}", ctx)
+            else:
+                ctx.params[p.target] = value
+            if not ctx.meta.get(QUIET):
+                click.echo(f"warning: {old} is now {p.use} ({old} goes in pecli 0.3)", err=True)
+        return rest
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_options(ctx, formatter)
+        if any(isinstance(p, RecipeOption) for p in self.params) and not ctx.meta.get(SHOW_EVERY_RECIPE_OPTION):
+            formatter.write_paragraph()
+            formatter.write_text(
+                "Options of one kind only (--scaling, --heads, --grid, --std, --freq, …) are listed kind by kind, "
+                "with each kind's defaults, by: pecli help recipes [KIND]"
+            )
+
+
+def quiet_enabled() -> bool:
+    """Whether the running command was given -q/--quiet."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(QUIET))
+
+
+def _remember_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.meta[QUIET] = True
+    return value
+
+
+def _completion(name: str) -> Callable[..., Any]:
+    """A shell-completion callback from :mod:`pecli.completion`, imported only when completing."""
+
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+        from pecli import completion
+
+        return getattr(completion, name)(ctx, param, incomplete)
+
+    return complete
+
+
+#: Completes a SOURCE: files, FILE:KEY keys, kind and preset names, a recipe's parameters.
+complete_source = _completion("complete_source")
+#: Completes a path to write.
+complete_file = _completion("complete_file")
 
 
 def kind_names() -> tuple[str, ...]:
@@ -69,7 +132,52 @@ def format_names(readable: bool) -> Callable[[], tuple[str, ...]]:
 
 
 class RecipeOption(click.Option):
-    """An option that is a recipe parameter (or ``--preset``/``--kind``): commands find them by type."""
+    """An option that is a recipe parameter (or ``--preset``/``--kind``): commands find them by type.
+
+    Its default is the kind's own (read from the kinds when help is shown: ``--layout`` is
+    interleaved for sinusoidal tables and half for rope).  Options of one kind only are left out
+    of a command's ``--help`` and listed, kind by kind, by ``pecli help recipes``.
+    """
+
+    def kinds_with_field(self) -> dict[str, Any]:
+        """``{kind: its default}`` for every kind that has this parameter (``None``: required)."""
+        from dataclasses import MISSING, fields
+
+        from pecli.kinds import kinds
+
+        found: dict[str, Any] = {}
+        for kind, cls in kinds().items():
+            for f in fields(cls):  # type: ignore[arg-type]
+                if f.name == self.name:
+                    found[kind] = None if f.default is MISSING else f.default
+        return found
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        if self.name in ("preset", "kind"):
+            return super().get_help_record(ctx)
+        owners = self.kinds_with_field()
+        if len(owners) < 2 and not ctx.meta.get(SHOW_EVERY_RECIPE_OPTION):
+            return None  # one kind's own option: `pecli help recipes`
+        record = super().get_help_record(ctx)
+        if record is None:
+            return None
+        defaults = {k: v for k, v in owners.items() if v is not None and not isinstance(v, bool)}
+        if not defaults or ctx.meta.get(SHOW_EVERY_RECIPE_OPTION):
+            return record
+        values = list(dict.fromkeys(_shown(v) for v in defaults.values()))
+        if len(values) == 1:
+            text = values[0]
+        else:
+            text = ", ".join(f"{_shown(v)} ({k})" for k, v in defaults.items())
+        return record[0], f"{record[1]}  [default: {text}]"
+
+
+#: ``ctx.meta`` key: show every recipe option, without per-kind defaults (``pecli help recipes``).
+SHOW_EVERY_RECIPE_OPTION = "pecli.every_recipe_option"
+
+
+def _shown(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def recipe_params(ctx: click.Context) -> list[str]:
@@ -88,42 +196,6 @@ def recipe_option(*names: str, **kwargs: Any) -> Callable[[F], F]:
     return click.option(*names, cls=RecipeOption, **kwargs)
 
 
-class SpanType(click.ParamType):
-    """``A:B`` (half-open), ``A:``, ``:B`` or ``A`` (just A)."""
-
-    name = "A:B"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, tuple):
-            return value
-        text = str(value).strip()
-        try:
-            if ":" not in text:
-                a = int(text)
-                return (a, a + 1)
-            left, right = text.split(":", 1)
-            return (int(left) if left.strip() else None, int(right) if right.strip() else None)
-        except ValueError:
-            self.fail(f"{value!r} is not a span like 10:20, 10: or :20", param, ctx)
-
-
-class IntListType(click.ParamType):
-    """``1,8,64``: whole numbers separated by commas."""
-
-    name = "N,N,…"
-
-    def __init__(self, example: str) -> None:
-        self.example = example
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, list):
-            return value
-        try:
-            return [int(x) for x in str(value).split(",") if x.strip()]
-        except ValueError:
-            self.fail(f"{value!r} is not a list of whole numbers like {self.example}", param, ctx)
-
-
 def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     def apply(f: F) -> F:
         for dec in reversed(decorators):
@@ -137,6 +209,7 @@ recipe_options = _stack(
     recipe_option(
         "--preset",
         metavar="NAME",
+        shell_complete=_completion("complete_preset"),
         help="Start from a framework's table (see `pecli presets`); other recipe options override it.",
     ),
     recipe_option(
@@ -151,16 +224,14 @@ recipe_options = _stack(
     recipe_option(
         "--base",
         type=float,
-        default=10000.0,
-        show_default=True,
+        default=None,
         metavar="B",
         help="Frequency base (max timescale; temperature for grids): ω_i = B^(−2i/D).",
     ),
     recipe_option(
         "--layout",
         type=LazyChoice(field_choices("layout")),
-        default="interleaved",
-        show_default=True,
+        default=None,
         help="interleaved: sin,cos,sin,cos… (the paper); split: all sin columns, then all cos (HuggingFace); "
         "cos-first: all cos, then all sin (MusicGen).  rope (default half): half = [f0…f_{h−1}, f0…f_{h−1}] "
         "(HF rotate_half, GPT-NeoX); pairs = [f0, f0, f1, f1, …] (GPT-J, lucidrains); once = [f0…f_{h−1}] "
@@ -169,39 +240,34 @@ recipe_options = _stack(
     recipe_option(
         "--start",
         type=int,
-        default=0,
-        show_default=True,
+        default=None,
         metavar="P",
         help="Position of the first row (e.g. a past-key-values offset).",
     ),
     recipe_option(
         "--dtype",
         type=LazyChoice(field_choices("dtype")),
-        default="float32",
-        show_default=True,
+        default=None,
         help="Output dtype; values are computed in extended precision and rounded once.",
     ),
     recipe_option(
         "--freq",
         type=LazyChoice(field_choices("freq")),
-        default="paper",
-        show_default=True,
+        default=None,
         help="Frequency rule: paper B^(−2i/D); t2t B^(−i/(half−1)) (tensor2tensor, fairseq, Whisper); "
         "half B^(−i/half).",
     ),
     recipe_option(
         "--min-timescale",
         type=float,
-        default=1.0,
-        show_default=True,
+        default=None,
         metavar="M",
         help="tensor2tensor's min_timescale: ω_i = M·(B/M)^(−e_i).",
     ),
     recipe_option(
         "--odd",
         type=LazyChoice(field_choices("odd")),
-        default="sin",
-        show_default=True,
+        default=None,
         help="Odd D: sin = one more sin column (HF); zero = zero last column (fairseq); "
         "truncate = build D+1, drop the last (positional-encodings); error = refuse.",
     ),
@@ -216,15 +282,13 @@ recipe_options = _stack(
     recipe_option(
         "--compute",
         type=LazyChoice(field_choices("compute")),
-        default="exact",
-        show_default=True,
+        default=None,
         help="exact: one rounding from the exact value; float64/float32: the framework's own pipeline.",
     ),
     recipe_option(
         "--form",
         type=LazyChoice(field_choices("form")),
-        default="exp",
-        show_default=True,
+        default=None,
         help="How that pipeline evaluates frequencies: exp(−k·ln B/n), 1/B^(k/n) (pow), or p/B^(k/n) (div).  "
         "alibi slopes: list (ofirpress, default), pow (Bloom), recip (MPT).",
     ),
@@ -232,11 +296,10 @@ recipe_options = _stack(
     recipe_option(
         "--order",
         type=LazyChoice(field_choices("order")),
-        default="mae",
-        show_default=True,
+        default=None,
         help="sincos2d: row and column order (mae, timm…, tatp = positional-encodings).",
     ),
-    recipe_option("--cls/--no-cls", default=False, show_default=True, help="sincos2d: a zero class-token row first."),
+    recipe_option("--cls/--no-cls", default=False, help="sincos2d: a zero class-token row first."),
     recipe_option(
         "--part",
         type=LazyChoice(field_choices("part")),
@@ -272,9 +335,7 @@ recipe_options = _stack(
     recipe_option("--mscale-all-dim", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
     recipe_option("--short-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
     recipe_option("--long-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
-    recipe_option(
-        "--truncate/--no-truncate", default=True, show_default=True, help="rope yarn: floor/ceil the ramp's ends."
-    ),
+    recipe_option("--truncate/--no-truncate", default=True, help="rope yarn: floor/ceil the ramp's ends."),
     recipe_option("--heads", type=int, default=None, metavar="N", help="alibi: number of attention heads."),
     recipe_option(
         "--origin",
@@ -294,17 +355,35 @@ recipe_options = _stack(
         "--offset", type=int, default=None, metavar="K", help="learned: K drawn rows before position 0 (BART: 2)."
     ),
 )
-view_options = _stack(
-    click.option("--rows", type=SpanType(), default=None, help="Show positions A:B (half-open) instead of a summary."),
-    click.option("--cols", type=SpanType(), default=None, help="Show columns C:D (half-open)."),
+span_options = _stack(
     click.option(
-        "--precision",
+        "--rows",
+        type=SpanType(),
+        default=None,
+        help="Positions A:B (half-open) only: shown instead of a summary, or written with -o.",
+    ),
+    click.option(
+        "--cols", type=SpanType(), default=None, help="Columns A:B (half-open) only: shown, or written with -o."
+    ),
+)
+view_options = _stack(
+    span_options,
+    click.option(
+        "--decimals",
         type=click.IntRange(0, 17),
         default=4,
         show_default=True,
         metavar="N",
         help="Digits after the decimal point on the terminal (files keep every bit).",
     ),
+    alias_option("--precision", type=click.IntRange(0, 17), target="decimals", use="--decimals"),
+)
+
+
+#: -o/--output, on every command that writes (one option, one meaning).
+OUTPUT_HELP = (
+    "Where to write, in the format the extension names: a table (.npy .npz .h5 .csv .tsv .json .safetensors "
+    ".pt .h; '-' for stdout) or, for plot, a picture (.png .svg)."
 )
 
 
@@ -320,20 +399,6 @@ def _nonempty_key(value: str) -> str:
     return value
 
 
-class CompressType(click.ParamType):
-    """``gzip`` or ``gzip:LEVEL`` (0-9)."""
-
-    name = "gzip[:LEVEL]"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, tuple):
-            return value
-        method, _, level = str(value).partition(":")
-        if method != "gzip" or (level and not (level.isdigit() and 0 <= int(level) <= 9)):
-            self.fail(f"{value!r} is not gzip or gzip:LEVEL with LEVEL 0-9", param, ctx)
-        return (method, int(level) if level else 4)
-
-
 force_option = click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 
 output_options = _stack(
@@ -342,15 +407,22 @@ output_options = _stack(
         "--output",
         metavar="PATH",
         callback=lambda ctx, param, value: _nonempty_output(value),
-        help="Write the table to PATH, in the format its extension names "
-        "(.npy .npz .h5 .csv .tsv .json .safetensors .pt .h); '-' writes to stdout.",
+        shell_complete=complete_file,
+        help=OUTPUT_HELP,
     ),
     click.option(
-        "--format",
+        "--to",
         "fmt",
         type=LazyChoice(format_names(readable=False), case_sensitive=False),
         default=None,
         help="Output format, overriding the extension (required with -o -).",
+    ),
+    alias_option(
+        "--format",
+        "old_format",
+        type=LazyChoice(format_names(readable=False), case_sensitive=False),
+        target="fmt",
+        use="--to",
     ),
     click.option(
         "--key",
@@ -381,22 +453,52 @@ output_options = _stack(
         show_default=True,
         help="For .npy, .csv and .tsv, store the recipe in PATH.json beside the file.",
     ),
-    click.option("-q", "--quiet", is_flag=True, help="No progress bar."),
 )
-OUTPUT_PARAMS = ("output", "fmt", "key", "compress", "digits", "force", "sidecar", "quiet")
+OUTPUT_PARAMS = ("output", "fmt", "key", "compress", "digits", "force", "sidecar")
 
 pos_option = click.option(
     "--pos", type=int, metavar="P", default=None, help="Explain the row of position P column by column."
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the same content as JSON on stdout.")
-input_format_option = click.option(
-    "--format",
-    "fmt",
+from_option = click.option(
+    "--from",
+    "from_fmt",
     type=LazyChoice(format_names(readable=True), case_sensitive=False),
     default=None,
     help="Read files as this format, overriding their extension.",
 )
-quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+#: --from, and its old name --format on the commands where --format meant the input's format.
+input_format_option = _stack(
+    from_option,
+    alias_option(
+        "--format",
+        "old_format",
+        type=LazyChoice(format_names(readable=True), case_sensitive=False),
+        target="from_fmt",
+        use="--from",
+    ),
+)
+quiet_option = click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    callback=_remember_quiet,
+    help="Nothing on stderr but errors: no progress bar, notes or warnings.",
+)
+
+
+def top_option(default: int, low: int) -> Callable[[F], F]:
+    """``-n/--top N``: how many entries every list of the report shows."""
+    return click.option(
+        "-n",
+        "--top",
+        type=click.IntRange(low, 1000),
+        default=default,
+        show_default=True,
+        metavar="N",
+        help="How many entries each list shows (worst elements and rows; nearest candidates).",
+    )
+
 
 tolerance_options = _stack(
     click.option(
@@ -423,15 +525,7 @@ tolerance_options = _stack(
     click.option(
         "--equal-nan/--no-equal-nan", default=True, show_default=True, help="NaNs in the same place count as equal."
     ),
-    click.option(
-        "-n",
-        "--top",
-        type=click.IntRange(0, 1000),
-        default=10,
-        show_default=True,
-        metavar="N",
-        help="How many worst elements and rows to list.",
-    ),
+    top_option(10, 0),
 )
 
 max_k_option = click.option(

@@ -28,7 +28,10 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 #: The message when matplotlib is missing (one line, with the fix).
-NEEDS_MATPLOTLIB = "plots need matplotlib: pip install 'pecli[plot]'"
+NEEDS_MATPLOTLIB = (
+    "plots need matplotlib: pip install matplotlib (the plot extra: pip install 'pecli[plot]', "
+    "or from a checkout pip install -e '.[plot]')"
+)
 FORMATS = {".png": "png", ".svg": "svg"}
 DPI = 100
 #: Positions a curves plot shows at most (the first ones; ``rows`` picks another span).

@@ -133,8 +133,10 @@ class _Grid:
         return grid
 
 
-def _window_grid(win: Window, cols: list[int | None], start: int, cells: dict[int, list[str]]) -> _Grid:
-    heads = ["pos", *(ELLIPSIS if c is None else str(c) for c in cols)]
+def _window_grid(
+    win: Window, cols: list[int | None], start: int, cells: dict[int, list[str]], label: str = "pos"
+) -> _Grid:
+    heads = [label, *(ELLIPSIS if c is None else str(c) for c in cols)]
     rows = []
     for k, r in enumerate(win.row_ids):
         if r is None:
@@ -177,7 +179,12 @@ def table_view(console: Console, table: Table, win: Window, precision: int) -> l
             else:
                 hi = k - 1
         cols = [*range(c0, c0 + lo), None, *range(c1 - lo, c1)]
-    grid = _window_grid(win, cols, table.start, cells)
+    # What a row is: a position, unless the recipe says otherwise (ALiBi's bias has one per head,
+    # its slopes one row of every head).
+    label = "pos" if table.recipe is None else table.recipe.row_label
+    if label == "head" and table.shape[0] == 1:
+        label = "row"
+    grid = _window_grid(win, cols, table.start, cells, label)
     out: list[RenderableType] = [Text(title(table)), grid]
     if win.summarised or None in cols:
         n, d = table.shape
@@ -314,7 +321,7 @@ def diff_view(c: Any) -> list[RenderableType]:
     if c.dtype_a != c.dtype_b:
         out.append(f"dtype differs: {c.dtype_a} vs {c.dtype_b}")
     for key, va, vb in c.metadata_differences:
-        out.append(_line(f"metadata {key}: {va!r} vs {vb!r}"))
+        out.append(_line(f"metadata {key}: {_stored(va)} vs {_stored(vb)}"))
     if c.max_abs is not None:
         lines = [
             ("max |a−b|", f"{_g(c.max_abs)} {_at(c.max_abs_at)}" if c.max_abs_at else _g(c.max_abs)),
@@ -386,7 +393,8 @@ def presets_view(presets: list[Any], detail: bool) -> list[RenderableType]:
     grid.add_column("preset", no_wrap=True, style="bold", min_width=name_width)
     grid.add_column("shape", no_wrap=True, justify="right", min_width=9)
     grid.add_column("values", no_wrap=True, min_width=7)
-    grid.add_column("reproduces", no_wrap=True, overflow="ellipsis", ratio=1)
+    # Wrapped at word boundaries on a narrow terminal or pipe (never cut mid-word).
+    grid.add_column("reproduces", overflow="fold", ratio=1, min_width=24)
     for p in presets:
         n, d = p.recipe().shape
         what = p.source.split("::")[-1].split("(")[0].split(".")[0]
@@ -398,9 +406,10 @@ def presets_view(presets: list[Any], detail: bool) -> list[RenderableType]:
 _SHADES = " ░▒▓█"
 
 
-def heatmap_view(table: Table, sample: Any) -> list[RenderableType]:
+def heatmap_view(table: Table, sample: Any, width: int = 80) -> list[RenderableType]:
     """The table as grey cells, −1 black, 0 grey, 1 white (the picture of "The Illustrated
-    Transformer"), one character per sampled value; each cell also carries a shade character for
+    Transformer"), each sampled value as wide as the terminal allows (up to 4 characters: a
+    narrow table is not 8 characters wide); each cell also carries a shade character for
     terminals without colour."""
     import numpy as np
     from rich.text import Text
@@ -410,12 +419,13 @@ def heatmap_view(table: Table, sample: Any) -> list[RenderableType]:
     values = np.clip(np.nan_to_num(np.asarray(sample.values, dtype=np.float64), nan=0.0), -1.0, 1.0)
     grey = np.rint((values + 1.0) * 127.5).astype(int)
     shade = np.rint((values + 1.0) * 2.0).astype(int)
-    width = len(str(table.start + int(sample.row_ids[-1])))
+    label = len(str(table.start + int(sample.row_ids[-1])))
+    cell = max(1, min(4, (width - label - 1) // max(1, grey.shape[1])))
     lines: list[RenderableType] = [_line(title(table)), f"{sample.description}; −1 black … 0 grey … 1 white"]
     for r, row in enumerate(grey):
-        line = Text(f"{table.start + int(sample.row_ids[r]):>{width}} ", style="bold")
+        line = Text(f"{table.start + int(sample.row_ids[r]):>{label}} ", style="bold")
         for g, s in zip(row, shade[r], strict=True):
-            line.append(_SHADES[s], style=f"rgb({g},{g},{g}) on rgb({g},{g},{g})")
+            line.append(_SHADES[s] * cell, style=f"rgb({g},{g},{g}) on rgb({g},{g},{g})")
         lines.append(line)
     return lines
 
@@ -508,3 +518,8 @@ def analysis_view(table: Table, decay: Any, residual: Any, waves: Any) -> list[R
             + (" …" if w.size > 8 else ""),
         ]
     return out
+
+
+def _stored(value: Any) -> str:
+    """A metadata value as diff prints it: ``none stored`` rather than Python's ``None``."""
+    return "none stored" if value is None else repr(value)

@@ -71,6 +71,15 @@ class Table:
         provenance = {**self.provenance, "converted_from": self.provenance.get("converted_from", self.dtype.name)}
         return Table(_Cast(self.data, np.dtype(dtype)), recipe, self.source, dict(self.info), provenance)
 
+    def section(self, r0: int, r1: int, c0: int, c1: int) -> Table:
+        """Rows ``[r0, r1)`` and columns ``[c0, c1)`` (indices) as a table of their own.  It keeps
+        the recipe only when it is the whole table: a slice is not what the recipe builds."""
+        n, d = self.shape
+        if (r0, r1, c0, c1) == (0, n, 0, d):
+            return self
+        info = {**self.info, "section": f"rows {r0}:{r1}, columns {c0}:{c1} of {self.source}"}
+        return Table(_Section(self, r0, r1, c0, c1), None, self.source, info, dict(self.provenance))
+
     @property
     def computed(self) -> bool:
         return isinstance(self.data, Recipe)
@@ -176,6 +185,19 @@ class Table:
                 yield block
                 if progress is not None:
                     progress(len(block))
+
+
+class _Section:
+    """An array-like of rows ``[r0, r1)`` and columns ``[c0, c1)`` of a table (read in row slices)."""
+
+    def __init__(self, table: Table, r0: int, r1: int, c0: int, c1: int) -> None:
+        self.table, self.r0, self.c0, self.c1 = table, r0, c0, c1
+        self.shape = (r1 - r0, c1 - c0)
+        self.dtype = table.dtype
+
+    def __getitem__(self, key: slice) -> Any:
+        start, stop, _ = key.indices(self.shape[0])
+        return self.table.rows(self.r0 + start, self.r0 + stop)[:, self.c0 : self.c1]
 
 
 class _Cast:

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import signal
 import struct
 import subprocess
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import click
 import h5py
 import numpy as np
 import pytest
@@ -151,16 +153,16 @@ CASES: list[tuple[list[str], str]] = [
     ([*G, "--rows", "20:30"], "--rows 20:30 is outside 0:16 or empty"),
     ([*G, "--rows", "5:5"], "--rows 5:5 is outside 0:16 or empty"),
     ([*G, "--cols", "a:b"], "'a:b' is not a span"),
-    ([*G, "--precision", "-1"], "-1 is not in the range 0<=x<=17"),
+    ([*G, "--decimals", "-1"], "-1 is not in the range 0<=x<=17"),
     (["generate", "--len", "100000", "--dim", "4", "--rows", "0:50000"], "more than the 10000 a terminal view shows"),
     # outputs
     ([*G, "-o", "existing.npy"], "existing.npy already exists: pass --force to overwrite it"),
     ([*G, "-o", "missing/dir/t.npy"], "directory missing/dir does not exist"),
     ([*G, "-o", "dir.npy"], "dir.npy is a directory: give a file name"),
     ([*G, "-o", "t.docx"], "cannot tell the format of 't.docx'"),
-    ([*G, "-o", "t.npy", "--format", "xlsx"], "'xlsx' is not one of"),
-    ([*G, "-o", "-"], "writing to stdout needs --format"),
-    ([*G, "-o", "-", "--format", "h5"], "h5 cannot be written to a stream"),
+    ([*G, "-o", "t.npy", "--to", "xlsx"], "'xlsx' is not one of"),
+    ([*G, "-o", "-"], "writing to stdout needs --to"),
+    ([*G, "-o", "-", "--to", "h5"], "h5 cannot be written to a stream"),
     ([*G, "-o", "t.csv", "--compress", "gzip"], "--compress applies to HDF5 output only"),
     ([*G, "-o", "t.h5", "--compress", "gzip:12"], "'gzip:12' is not gzip or gzip:LEVEL"),
     ([*G, "-o", "t.csv", "--digits", "0"], "0 is not in the range 1<=x<=17"),
@@ -205,7 +207,7 @@ CASES: list[tuple[list[str], str]] = [
     (["inspect", "sinusoidal:len=8"], "needs dim"),
     (["inspect", "sinusoidal:len=8,dim=4,bogus=1"], "unknown parameter 'bogus=1'"),
     (["inspect", "sinusoidal:len=8,dim=four"], "is not a whole number"),
-    (["inspect", "--format", "h", "good.npy"], "'h' is not one of"),
+    (["inspect", "--from", "h", "good.npy"], "'h' is not one of"),
     # diff
     (["diff", "good.npy"], "Missing argument 'B'"),
     (["diff", "good.npy", "nope.npy"], "nope.npy does not exist"),
@@ -260,12 +262,12 @@ CASES: list[tuple[list[str], str]] = [
     ([*G, "-o", "dside.npy"], "dside.npy.json already exists: pass --force"),
     # C header array names
     ([*G, "-o", "t.h", "--key", "int"], "--key int is a reserved word of C or C++"),
-    ([*G, "-o", "t.npy", "--format", "h", "--key", "int"], "--key int is a reserved word of C or C++"),
+    ([*G, "-o", "t.npy", "--to", "h", "--key", "int"], "--key int is a reserved word of C or C++"),
     ([*G, "-o", "t.hpp", "--key", "class"], "--key class is a reserved word of C or C++"),
     ([*G, "-o", "t.h", "--key", "sin"], "--key sin is already a name in <math.h>"),
     ([*G, "-o", "t.h", "--key", "linux"], "or a compiler macro"),
     ([*G, "-o", "t.h", "--key", "__x"], "--key __x is reserved for the C compiler"),
-    ([*G, "-o", "-", "--format", "h", "--key", "1pe"], "--key '1pe' is not a C identifier"),
+    ([*G, "-o", "-", "--to", "h", "--key", "1pe"], "--key '1pe' is not a C identifier"),
     (["export", "good.npy", "-o", "t.h", "--key", "a-b"], "--key 'a-b' is not a C identifier"),
     # more output mistakes
     ([*G, "-o", "t.npy", "--compress", "gzip"], "--compress applies to HDF5 output only"),
@@ -275,7 +277,7 @@ CASES: list[tuple[list[str], str]] = [
     (["export", "good.npy", "-o", "dir.npy"], "dir.npy is a directory: give a file name"),
     (["export", "good.npy", "-o", "t.docx"], "cannot tell the format of 't.docx'"),
     (["export", "good.npy", "-o", "nodir/t.npy"], "directory nodir does not exist"),
-    (["export", "good.npy", "-o", "-"], "writing to stdout needs --format"),
+    (["export", "good.npy", "-o", "-"], "writing to stdout needs --to"),
     (["export", "good.npy", "-o", "t.safetensors", "--key", "__metadata__"], "--key __metadata__ is reserved"),
     (["export", "good.npy", "-o", "t.csv", "--compress", "gzip"], "--compress applies to HDF5 output only"),
     (["export", "good.npy", "--dtype", "bfloat16", "-o", "t.npy"], "'bfloat16' is not one of"),
@@ -305,7 +307,7 @@ CASES: list[tuple[list[str], str]] = [
     (["inspect", "dtype.safetensors"], "tensor 'pe' has a malformed entry in the header"),
     (["inspect", "bad.pt"], "bad.pt is not a .pt file pecli can load safely"),
     (["inspect", "ragged.tsv"], "ragged.tsv line 3 has 1 values, expected 2"),
-    (["inspect", "good.npy", "--format", "csv"], "good.npy is not a text CSV file"),
+    (["inspect", "good.npy", "--from", "csv"], "good.npy is not a text CSV file"),
     # HDF5 links out of the file, and link loops
     (["inspect", "evil.h5:pe"], "evil.h5:pe: pe is an external link to /pe in secret.h5"),
     (["inspect", "evil.h5:via"], "evil.h5:via: g is an external link to / in secret.h5"),
@@ -360,7 +362,7 @@ CASES: list[tuple[list[str], str]] = [
     (["identify", "evil.h5:pe"], "pecli does not follow links out of the file"),
     (["identify", "multi.h5"], "multi.h5 holds several arrays (a, b)"),
     (["identify", "spiral:len=8,dim=4"], "unknown kind 'spiral'"),
-    (["identify", "good.npy", "--nearest", "-1"], "-1 is not in the range 1<=x<=50"),
+    (["identify", "good.npy", "--top", "0"], "0 is not in the range 1<=x<=1000"),
     (["identify", "good.npy", "--len", "5"], "not both (--len given with good.npy)"),
     (["identify", "empty.csv"], "empty.csv is empty"),
     (["identify", "good.h5:a\nb"], "good.h5 has no dataset 'a\\nb'"),
@@ -436,6 +438,25 @@ def test_bad_input(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: l
     assert message in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
     assert snapshot(tmp_path) == before
+    # A hint names only options this command has (the option it names is one the user can give).
+    assert _named_options(r.stderr) <= _options_of(args[0]), sorted(_named_options(r.stderr) - _options_of(args[0]))
+
+
+def _named_options(text: str) -> set[str]:
+    """The ``--option`` names an error line tells the user to give (not quoted values or paths)."""
+    line = re.sub(r"'[^']*'|\"[^\"]*\"", "", text.split(" (see 'pecli")[0])
+    return set(re.findall(r"(?<![\w/.-])--[a-z][a-z0-9-]*", line))
+
+
+def _options_of(command: str) -> set[str]:
+    from pecli.cli import cli
+    from pecli.options import AliasOption
+
+    ctx = click.Context(cli, info_name="pecli")
+    cmd = cli.get_command(ctx, command) or cli  # not a command: the group's own options
+    flags = {f for p in cmd.params if isinstance(p, click.Option) for f in (*p.opts, *p.secondary_opts)}
+    hidden = {f for p in cmd.params if isinstance(p, AliasOption) for f in p.opts}
+    return (flags - hidden) | {"--help", "--no-color", "--version"}
 
 
 @contextmanager
@@ -495,7 +516,7 @@ def test_matrix_is_big_enough() -> None:
 def test_disk_full_from_the_cli(run, tmp_path: Path) -> None:
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full here")
-    r = run("generate", "--len", "200000", "--dim", "64", "-o", "/dev/full", "--format", "npy")
+    r = run("generate", "--len", "200000", "--dim", "64", "-o", "/dev/full", "--to", "npy")
     assert r.exit_code == 2
     assert r.stderr == "Error: no space left on device while writing /dev/full: free some space or write elsewhere\n"
 

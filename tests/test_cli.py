@@ -60,7 +60,7 @@ def test_large_table_is_summarised_to_the_terminal_width(run) -> None:
 
 
 def test_rows_cols_precision_window(run) -> None:
-    r = run("generate", "--len", 1000, "--dim", 64, "--rows", "5:7", "--cols", "62:", "--precision", 6)
+    r = run("generate", "--len", 1000, "--dim", 64, "--rows", "5:7", "--cols", "62:", "--decimals", 6)
     assert r.exit_code == 0
     assert r.stdout.splitlines()[1:] == [
         "pos        62        63",
@@ -166,7 +166,7 @@ def test_inspect_file_json(run, tmp_path: Path) -> None:
 
 
 def test_stdout_gets_data_only(run) -> None:
-    r = run("generate", "--len", 3, "--dim", 4, "-o", "-", "--format", "csv")
+    r = run("generate", "--len", 3, "--dim", 4, "-o", "-", "--to", "csv")
     assert r.exit_code == 0 and r.stderr == ""
     assert r.stdout == (
         "d0,d1,d2,d3\n0,1,0,1\n0.841470957,0.540302277,0.00999983307,0.999949992\n"
@@ -177,7 +177,7 @@ def test_stdout_gets_data_only(run) -> None:
 def test_npy_to_stdout_is_a_valid_npy(run) -> None:
     import io
 
-    r = run("generate", "--len", 7, "--dim", 5, "--dtype", "float64", "-o", "-", "--format", "npy")
+    r = run("generate", "--len", 7, "--dim", 5, "--dtype", "float64", "-o", "-", "--to", "npy")
     assert r.exit_code == 0
     got = np.load(io.BytesIO(r.stdout_bytes), allow_pickle=False)
     assert np.array_equal(got, Sinusoidal(7, 5, dtype="float64").build())
@@ -222,15 +222,15 @@ def test_npy_to_stdout_is_a_valid_npy(run) -> None:
             "Invalid value for '--dtype': 'int8' is not one of",
         ),
         (
-            ["generate", "--len", "5", "--dim", "4", "-o", "x.npy", "--format", "xls"],
-            "Invalid value for '--format': 'xls' is not one of",
+            ["generate", "--len", "5", "--dim", "4", "-o", "x.npy", "--to", "xls"],
+            "Invalid value for '--to': 'xls' is not one of",
         ),
         (
             ["generate", "--len", "5", "--dim", "4", "-o", "-"],
-            "writing to stdout needs --format, e.g. --format npy or --format csv",
+            "writing to stdout needs --to, e.g. --to npy or --to csv",
         ),
         (
-            ["generate", "--len", "5", "--dim", "4", "-o", "-", "--format", "h5"],
+            ["generate", "--len", "5", "--dim", "4", "-o", "-", "--to", "h5"],
             "h5 cannot be written to a stream (it needs a seekable file): give a file path",
         ),
         (["generate", "--len", "5", "--dim", "4", "--rows", "9:12"], "--rows 9:12 is outside 0:5 or empty"),
@@ -249,8 +249,8 @@ def test_npy_to_stdout_is_a_valid_npy(run) -> None:
             "base 1e-300 makes angles too large to compute accurately",
         ),
         (
-            ["generate", "--len", "5", "--dim", "4", "--precision", "30"],
-            "Invalid value for '--precision': 30 is not in the range 0<=x<=17.",
+            ["generate", "--len", "5", "--dim", "4", "--decimals", "30"],
+            "Invalid value for '--decimals': 30 is not in the range 0<=x<=17.",
         ),
         (["inspect", "--len", "5", "--dim", "4", "--pos", "5"], "--pos 5 is outside the table's positions 0..4"),
         (

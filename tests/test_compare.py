@@ -15,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 import pecli.explanations.evidence
 import pecli.table
 from pecli import PecliInputError, Sinusoidal
-from pecli.compare import Comparison, compare, metadata_differences
+from pecli.comparison import Comparison, compare, metadata_differences
 from pecli.explanations import explain
 from pecli.table import Table
 

@@ -30,6 +30,8 @@ from pecli import Sinusoidal
 from pecli.formats import open_table
 from pecli.table import Table
 
+pytestmark = pytest.mark.slow  # real processes racing, pair after pair
+
 PAIRS = 20
 LENGTH, DIM = 1024, 32
 BASES = (10000.0, 500000.0)  # the two writers' recipes
@@ -119,7 +121,6 @@ def _reference(base: float) -> np.ndarray:
     return np.asarray(Sinusoidal(LENGTH, DIM, base=base).build())
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper forks the writers (POSIX only)")
 def test_concurrent_writers_leave_a_whole_file_and_its_own_recipe(tmp_path: Path) -> None:
     spec = {

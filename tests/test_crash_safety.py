@@ -22,6 +22,7 @@ import pecli
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow  # kills four large exports mid-write
 def test_sigkill_leaves_previous_file_or_complete_new_one(tmp_path: Path) -> None:
     argv = ["--runs", "4", "--formats", "npy,h5", "--len", "60000", "--dim", "64", "--seed", "1"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}

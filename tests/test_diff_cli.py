@@ -74,14 +74,14 @@ def test_shape_mismatch_is_a_difference(run, files: Path) -> None:
 
 def test_tolerance_turns_float32_noise_into_same(run, files: Path) -> None:
     run("generate", "--len", 256, "--dim", 64, "--dtype", "float64", "-o", "wide.npy")
-    assert run("diff", "paper.npy", "wide.npy", "-q").exit_code == 1
+    assert run("diff", "paper.npy", "wide.npy", "-s").exit_code == 1
     r = run("diff", "paper.npy", "wide.npy", "--rtol", "1e-7", "--atol", "1e-7")
     assert r.exit_code == 0, r.stdout
     assert "dtype differs: float32 vs float64" in r.stdout
 
 
 def test_quiet_prints_nothing(run, files: Path) -> None:
-    r = run("diff", "hf.safetensors", "paper.npy", "--quiet")
+    r = run("diff", "hf.safetensors", "paper.npy", "--brief")
     assert (r.exit_code, r.stdout, r.stderr) == (1, "", "")
 
 

@@ -125,6 +125,7 @@ def tables(seed: int, dtype: str) -> tuple[np.ndarray, np.ndarray]:
 CASES = [(seed, dtype) for dtype in ("float32", "float64", "float16") for seed in range(24)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seed", "dtype"), CASES)
 @pytest.mark.parametrize(("atol", "rtol", "ulps"), [(0.0, 0.0, 0), (1e-3, 0.0, 0), (0.0, 1e-2, 2)])
 def test_statistics_equal_whole_array_numpy(

@@ -254,7 +254,7 @@ def test_export_key_of_checkpoint_to_stdout(run, tmp_path: Path) -> None:
     wpe = np.random.default_rng(3).normal(size=(8, 4)).astype(np.float32)
     path = tmp_path / "gpt2.safetensors"
     st.save_file({"wpe.weight": wpe, "wte.weight": np.zeros((5, 4), np.float32)}, str(path))
-    r = run("export", f"{path}:wpe.weight", "-o", "-", "--format", "csv")
+    r = run("export", f"{path}:wpe.weight", "-o", "-", "--to", "csv")
     assert r.exit_code == 0
     assert np.array_equal(np.loadtxt(r.stdout.splitlines()[1:], delimiter=",", dtype=np.float32), wpe)
 
@@ -273,7 +273,7 @@ def test_export_key_of_checkpoint_to_stdout(run, tmp_path: Path) -> None:
             ["export", "--len", "5", "--dim", "4", "-o", "t.h5", "--compress", "zstd"],
             "'zstd' is not gzip or gzip:LEVEL",
         ),
-        (["export", "--len", "5", "--dim", "4", "-o", "-", "--format", "h5"], "h5 cannot be written to a stream"),
+        (["export", "--len", "5", "--dim", "4", "-o", "-", "--to", "h5"], "h5 cannot be written to a stream"),
         (
             ["export", "--len", "5", "--dim", "4", "-o", "t.npz", "--key", "pecli_recipe"],
             "reserved for pecli's metadata",
@@ -373,7 +373,7 @@ def test_inspect_checkpoint_position_from_the_cli(run, tmp_path: Path) -> None:
     st.save_file(
         {"embeddings.position_embeddings.weight": pos, "embeddings.word_embeddings.weight": pos[:10]}, str(path)
     )
-    r = run("inspect", f"{path}:embeddings.position_embeddings.weight", "--pos", 0, "--precision", 6)
+    r = run("inspect", f"{path}:embeddings.position_embeddings.weight", "--pos", 0, "--decimals", 6)
     assert r.exit_code == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == f"{path}:embeddings.position_embeddings.weight  (512, 6) float32  position 0"

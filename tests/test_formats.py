@@ -38,10 +38,10 @@ def test_every_format_name_and_alias_is_accepted_by_format(tmp_path: Path, name:
     fmt = next(f for f in FORMATS.values() if name in (f.name, *f.aliases))
     if fmt.requires is not None:
         pytest.importorskip(fmt.requires)
-    path = tmp_path / "table.bin"  # no extension: --format alone says what it is
-    written = CliRunner().invoke(cli, ["export", "--len", "4", "--dim", "2", "-o", str(path), "--format", name])
+    path = tmp_path / "table.bin"  # no extension: --from/--to alone says what it is
+    written = CliRunner().invoke(cli, ["export", "--len", "4", "--dim", "2", "-o", str(path), "--to", name])
     assert written.exit_code == 0, written.output
-    read = CliRunner().invoke(cli, ["inspect", str(path), "--format", name.upper()])
+    read = CliRunner().invoke(cli, ["inspect", str(path), "--from", name.upper()])
     assert read.exit_code == 0, read.output
 
 
@@ -322,5 +322,5 @@ def test_missing_directory_and_unknown_extension_on_read(tmp_path: Path) -> None
     (tmp_path / "t.xyz").write_text("1")
     with pytest.raises(FormatError, match="cannot tell the format"), open_table(tmp_path / "t.xyz"):
         pass
-    with open_table(write_bytes(tmp_path, "t.dat", b"0.5,1\n"), "csv") as t:  # --format overrides
+    with open_table(write_bytes(tmp_path, "t.dat", b"0.5,1\n"), "csv") as t:  # --from overrides
         assert t.shape == (1, 2)

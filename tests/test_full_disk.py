@@ -23,6 +23,8 @@ import pytest
 
 from pecli.formats import FORMATS
 
+pytestmark = pytest.mark.slow  # each case fills a real disk in a subprocess
+
 PECLI = [sys.executable, "-m", "pecli"]
 DIM = 256  # a row of float32 is 1 kB
 

@@ -144,6 +144,7 @@ def check(reader: str, sample: Any, directory: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------ properties
+@pytest.mark.slow
 @pytest.mark.parametrize("reader", READERS)
 @FUZZ
 @given(magic=st.booleans(), data=st.binary(max_size=2048))
@@ -152,6 +153,7 @@ def test_random_bytes(reader: str, magic: bool, data: bytes, workdir: Path, seed
     check(reader, Sample((fuzz.MAGIC[reader] if magic else b"") + data), workdir)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reader", READERS)
 @FUZZ
 @given(rng=st.randoms(use_true_random=False))
@@ -161,6 +163,7 @@ def test_mutated_pecli_files(reader: str, rng: Any, workdir: Path, seeds: Callab
     check(reader, Sample(fuzz.mutate(seed.data, rng), seed.sidecar), workdir)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reader", READERS)
 @FUZZ
 @given(rng=st.randoms(use_true_random=False))
@@ -171,6 +174,7 @@ def test_structural_edits(reader: str, rng: Any, workdir: Path, seeds: Callable[
     check(reader, fuzz.structured(reader, rng, seeds(reader), scratch), workdir)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(length=st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 1024)))
 def test_safetensors_header_length_field(length: int, workdir: Path, seeds: Callable[[str], list[Any]]) -> None:
@@ -178,6 +182,7 @@ def test_safetensors_header_length_field(length: int, workdir: Path, seeds: Call
     check("safetensors", Sample(struct.pack("<Q", length) + seed[8:]), workdir)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reader", fuzz.SIDECAR_READERS)
 @FUZZ
 @given(rng=st.randoms(use_true_random=False))
@@ -187,6 +192,7 @@ def test_sidecars(reader: str, rng: Any, workdir: Path, seeds: Callable[[str], l
     check(reader, Sample(seed.data, fuzz.sidecar_bytes(rng, (5, 6))), workdir)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(rng=st.randoms(use_true_random=False))
 def test_recipe_from_any_stored_metadata(rng: Any) -> None:
@@ -692,6 +698,7 @@ def _pecli_with_probe_limit(seconds: float, *args: str) -> list[str]:
     return [sys.executable, "-c", code]
 
 
+@pytest.mark.slow  # waits out the 2 s probe limit in a subprocess per command
 @pytest.mark.parametrize("command", ["inspect", "export"])
 def test_h5_object_header_hang_is_a_clean_error(command: str, header_hang: Path, workdir: Path) -> None:
     """The structure is walked first in a forked child; when it does not come back, exit 2 with one line.
@@ -713,6 +720,7 @@ def test_h5_object_header_hang_is_a_clean_error(command: str, header_hang: Path,
     assert not (workdir / "out.npy").exists()
 
 
+@pytest.mark.slow  # waits out the 1 s probe limit twice
 def test_h5_object_header_hang_through_the_library(header_hang: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pecli.formats.hdf5, "PROBE_SECONDS", 1)
     for call in (lambda: pecli.formats.list_arrays(header_hang), lambda: pecli.open_table(header_hang).__enter__()):
@@ -729,6 +737,7 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the probe child through /proc")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_while_the_h5_probe_runs(signum: int, header_hang: Path) -> None:

@@ -1,6 +1,6 @@
-"""Generated documentation is up to date: the README's preset table is cog output of
+"""Generated documentation is up to date: the preset table of docs/presets.md is cog output of
 docs/gen_presets.py (built from ``pecli.presets.PRESETS``); a registry change without
-``cog -r README.md`` fails here."""
+``cog -r docs/presets.md`` fails here."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from pathlib import Path
 from cogapp import Cog
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
-STALE = "README.md is stale: run `cog -r README.md`"
+PAGE = ROOT / "docs" / "presets.md"
+STALE = "docs/presets.md is stale: run `cog -r docs/presets.md`"
+TABLE_HEADER = "| preset | reproduces |"
 START = "<!-- [[[cog from docs.gen_presets import table; cog.out(table()) ]]] -->\n"
 END = "<!-- [[[end]]] -->\n"
 
@@ -35,28 +36,45 @@ def cog_check(path: Path) -> tuple[int, str]:
     return status, out.getvalue()
 
 
-def test_readme_preset_table_is_generated() -> None:
-    status, output = cog_check(README)
+def test_preset_table_is_generated() -> None:
+    status, output = cog_check(PAGE)
     assert status == 0, f"{STALE}\n{output}"
 
 
-def test_readme_preset_table_is_inside_the_cog_block() -> None:
+def test_option_table_is_generated_from_the_commands() -> None:
+    page = ROOT / "docs" / "options.md"
+    out = io.StringIO()
+    cog = Cog()
+    cog.set_output(stdout=out, stderr=out)
+    stale = "docs/options.md is stale: run `cog -r -I . docs/options.md`"
+    try:
+        status = cog.main(["cog", "--check", "--diff", "-I", str(ROOT), f"--check-fail-msg={stale}", str(page)])
+    finally:
+        forget_generator()
+    assert status == 0, f"{stale}\n{out.getvalue()}"
+    assert "| `--to` |" in page.read_text(encoding="utf-8")
+
+
+def test_preset_table_is_inside_the_cog_block() -> None:
     sys.path.insert(0, str(ROOT))
     try:
         from docs.gen_presets import table
     finally:
         sys.path.remove(str(ROOT))
         forget_generator()
-    readme = README.read_text(encoding="utf-8")
-    assert readme.count(START) == 1 and readme.count(END) == 1, "README.md lost its preset-table cog markers"
-    block = readme.split(START, 1)[1].split(END, 1)[0]
+    page = PAGE.read_text(encoding="utf-8")
+    assert page.count(START) == 1 and page.count(END) == 1, "docs/presets.md lost its preset-table cog markers"
+    block = page.split(START, 1)[1].split(END, 1)[0]
     assert block == table(), STALE
-    assert readme.count("| preset | reproduces |") == 1, "a second, hand-written preset table in README.md"
+    assert page.count(TABLE_HEADER) == 1, "a second, hand-written preset table in docs/presets.md"
+    others = [ROOT / "README.md", *(p for p in (ROOT / "docs").glob("*.md") if p != PAGE)]
+    copies = [p.name for p in others if TABLE_HEADER in p.read_text(encoding="utf-8")]
+    assert not copies, f"a hand-written copy of the preset table in {copies}: link to docs/presets.md instead"
 
 
 def test_stale_table_fails_the_check(tmp_path: Path) -> None:
-    readme = README.read_text(encoding="utf-8")
-    stale = tmp_path / "README.md"
-    stale.write_text(readme.replace("| `vaswani` | Vaswani et al.", "| `vaswani` | Vaswani and al."), encoding="utf-8")
+    page = PAGE.read_text(encoding="utf-8")
+    stale = tmp_path / "presets.md"
+    stale.write_text(page.replace("| `vaswani` | Vaswani et al.", "| `vaswani` | Vaswani and al."), encoding="utf-8")
     status, output = cog_check(stale)
     assert status == 5 and STALE in output and "Vaswani and al." in output

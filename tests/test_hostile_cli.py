@@ -63,6 +63,7 @@ PIPED = [
 ]
 
 
+@pytest.mark.slow  # a subprocess per command; test_process.py closes one pipe by default
 @pytest.mark.parametrize("args", PIPED, ids=[" ".join(a) for a in PIPED])
 def test_closed_pipe_exits_141_silently(files: Path, args: list[str]) -> None:
     """The reader is gone before pecli writes a byte (deterministic, unlike `| head`)."""
@@ -202,7 +203,7 @@ def test_c_header_refuses_names_that_do_not_compile(
     run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, rule: str, output: str
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    extra = ["--format", "h"] if output == "-" else []
+    extra = ["--to", "h"] if output == "-" else []
     r = run("generate", "--len", "3", "--dim", "4", "-o", output, *extra, "--key", key)
     assert rule in one_error_line(r)
     assert list(tmp_path.iterdir()) == []
@@ -221,6 +222,7 @@ def test_default_c_header_unchanged(run, tmp_path: Path) -> None:
     assert "static const float pe[PE_ROWS][PE_COLS] = {\n" in text
 
 
+@pytest.mark.slow  # 21 compiler runs; the default run compiles headers in test_export.py
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
 @pytest.mark.parametrize("key", ["pe", "pos_embed", "_1x", "_pe", "Sin", "integer", "PE2"])
 def test_accepted_names_compile(run, tmp_path: Path, key: str) -> None:

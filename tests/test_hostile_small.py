@@ -110,7 +110,7 @@ def test_pecli_no_fsync_skips_the_syncs(run, tmp_path: Path, monkeypatch, fsyncs
 
 @pytest.mark.skipif(not Path("/dev/null").exists(), reason="no /dev/null here")
 def test_devices_are_written_in_place_and_not_synced(run, fsyncs) -> None:
-    r = run("generate", "--len", "16", "--dim", "4", "-o", "/dev/null", "--format", "npy")
+    r = run("generate", "--len", "16", "--dim", "4", "-o", "/dev/null", "--to", "npy")
     assert r.exit_code == 0, r.output
     assert fsyncs == []
 
@@ -165,7 +165,7 @@ def test_heatmap_of_a_table_with_no_rows(run, empty_tables: Path, monkeypatch, n
 # ------------------------------------------------------------------------ 3. npz on a device
 @pytest.mark.skipif(not Path("/dev/null").exists(), reason="no /dev/null here")
 def test_npz_to_dev_null(run) -> None:
-    r = run("export", "--len", "4", "--dim", "2", "-o", "/dev/null", "--format", "npz")
+    r = run("export", "--len", "4", "--dim", "2", "-o", "/dev/null", "--to", "npz")
     assert (r.exit_code, r.output) == (0, "")
 
 
@@ -176,7 +176,7 @@ def test_npz_through_a_fifo_is_a_valid_archive(run, tmp_path: Path) -> None:
     received: list[bytes] = []
     reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
     reader.start()
-    r = run("export", "--len", "4", "--dim", "2", "-o", fifo, "--format", "npz")
+    r = run("export", "--len", "4", "--dim", "2", "-o", fifo, "--to", "npz")
     reader.join(30)
     assert r.exit_code == 0, r.output
     (tmp_path / "got.npz").write_bytes(received[0])
@@ -266,8 +266,8 @@ def test_dot_slash_makes_it_a_file_with_a_key(run, tmp_path: Path, monkeypatch) 
     monkeypatch.chdir(tmp_path)
     np.save(tmp_path / "t.npy", np.zeros((2, 2), np.float32))
     (tmp_path / "t.npy").rename(tmp_path / "rope")
-    refused(run, tmp_path, "inspect", "--format", "npy", "./rope:len=8", message="drop ':len=8'")
-    r = run("inspect", "--format", "npy", "./rope", "--json")
+    refused(run, tmp_path, "inspect", "--from", "npy", "./rope:len=8", message="drop ':len=8'")
+    r = run("inspect", "--from", "npy", "./rope", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["shape"] == [2, 2]
 

@@ -15,7 +15,7 @@ import pytest
 from pecli import Sinusoidal
 from pecli.fitting import Sample
 from pecli.formats import open_table
-from pecli.identify import Identification, identify
+from pecli.identification import Identification, identify
 from pecli.kinds.sincos2d import Sincos2d
 from pecli.presets import PRESETS, Preset
 from pecli.table import Table
@@ -216,6 +216,7 @@ def test_random_normal_tables_are_learned_and_uniform_ones_unknown() -> None:
     assert uniform.verdict == "unknown" and uniform.kind is None
 
 
+@pytest.mark.slow  # every preset; the kinds' examples come back in test_identify_cli.py by default
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_every_preset_comes_back(name: str) -> None:
     """Each preset's own table (lengths capped to keep this fast) is identified as that preset, or

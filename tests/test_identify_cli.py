@@ -48,6 +48,7 @@ def small(preset: str) -> Any:
     return p.recipe(**size)
 
 
+@pytest.mark.slow  # every preset; each kind's example below runs by default
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_the_printed_source_rebuilds_every_preset(tmp_path: Path, preset: str) -> None:
     path = tmp_path / "table.npy"

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pecli.plot import NEEDS_MATPLOTLIB
+
 
 def seed004_table(n: int, d: int) -> np.ndarray:
     """Seed 004's wrong formula: (pos/10000)^(2i/d) instead of pos/10000^(2i/d)."""
@@ -24,11 +26,14 @@ def test_heatmap_in_the_terminal_states_its_sampling(run) -> None:
     r = run("inspect", "--len", "32", "--dim", "128", "--start", "1", "--heatmap")
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
-    assert "every 3rd dim (43 of 128)" in lines[1]
+    # Interleaved: every 2nd (sin, cos) pair, the sin columns first, then the cos columns (an odd
+    # column stride used to alternate between the two, which drew a striped picture).
+    assert "every 2nd sin/cos pair (64 of 128 dims): its first columns, then its second" in lines[1]
     assert len(lines) == 2 + 32 and lines[2].startswith(" 1 ")
-    # Position 1: sin(1) = 0.84 → the brightest shade; the slow columns alternate (stride 3 keeps
-    # both parities): cos ≈ 1 white █, sin ≈ 0 grey ▒ — columns 117, 120, 123, 126.
-    assert lines[2][3] == "█" and lines[2].endswith("█▒█▒")
+    # Position 1, from the paper's formula: shade = round(2·(v + 1)) of " ░▒▓█", one character each.
+    omega = 10000.0 ** (-np.arange(0, 128, 4) / 128)
+    values = np.concatenate([np.sin(omega), np.cos(omega)])
+    assert lines[2][3:] == "".join(" ░▒▓█"[int(np.rint(2 * (v + 1)))] for v in values)
 
 
 def test_heatmap_refuses_pos(run) -> None:
@@ -74,5 +79,5 @@ def test_plot_without_matplotlib_says_how_to_install_it(run, tmp_path: Path, mon
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib → ImportError
     r = run("plot", "--len", "8", "--dim", "8", "-o", str(tmp_path / "x.png"))
     assert r.exit_code == 2
-    assert r.stderr.strip() == "Error: plots need matplotlib: pip install 'pecli[plot]'"
+    assert r.stderr.strip() == f"Error: {NEEDS_MATPLOTLIB}"
     assert not (tmp_path / "x.png").exists()

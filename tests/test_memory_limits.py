@@ -67,7 +67,7 @@ ROW_REFUSED = ("computing one row of 30000 float32 values", "but only 104.9 MB o
     [
         ["generate", "--len", "8", "--dim", WIDE],
         ["generate", "--len", "8", "--dim", WIDE, "-o", "t.npy"],
-        ["generate", "--len", "8", "--dim", WIDE, "-o", "-", "--format", "csv"],
+        ["generate", "--len", "8", "--dim", WIDE, "-o", "-", "--to", "csv"],
         ["export", "--len", "8", "--dim", WIDE, "-o", "t.csv"],
         ["export", f"sinusoidal:len=8,dim={WIDE}", "-o", "t.h5"],
         ["inspect", "--len", "8", "--dim", WIDE],
@@ -131,6 +131,7 @@ def test_recipe_rows_and_tables_refuse_before_allocating(small_machine: int) -> 
     assert Sinusoidal(8, 1000).rows(0, 8).shape == (8, 1000)  # small work never asks
 
 
+@pytest.mark.slow  # big table: 256 MB written and read back
 def test_a_long_table_of_moderate_width_still_streams(run, small_machine: int, tmp_path: Path) -> None:
     """256 MB of float32 under a 100 MB limit: written in blocks, shown as a summary."""
     out = tmp_path / "long.npy"
@@ -248,6 +249,7 @@ def _peak(code: str) -> dict[str, float]:
 
 
 @pytest.mark.skipif(sys.platform == "darwin", reason="ru_maxrss is in kB on Linux only")
+@pytest.mark.slow  # big table: a CSV of 2 M values per case, read in a subprocess
 @pytest.mark.parametrize("shape", [(2048, 1024), (1, 2_000_000)], ids=["2048x1024", "one-line"])
 def test_reading_a_csv_takes_at_most_four_times_the_file(tmp_path: Path, shape: tuple[int, int]) -> None:
     """Was 6.6x for an 8192x1024 float32 CSV (10x without its sidecar), 33x for a one-line CSV."""
@@ -351,7 +353,7 @@ def test_csv_without_sidecar_is_read_as_float32_when_every_number_is_one(tmp_pat
 
 
 # -- 3. a conversion that would overflow is refused, nothing written ------------------------------
-@pytest.mark.parametrize("output", [["-o", "t16.npy"], ["-o", "t16.csv"], ["-o", "-", "--format", "csv"]])
+@pytest.mark.parametrize("output", [["-o", "t16.npy"], ["-o", "t16.csv"], ["-o", "-", "--to", "csv"]])
 def test_export_refuses_values_beyond_the_new_dtype(
     run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output: list[str]
 ) -> None:
@@ -365,7 +367,7 @@ def test_export_refuses_values_beyond_the_new_dtype(
 def test_export_narrowing_edges(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "edge.csv").write_text("d0,d1\n65504,-65519\ninf,nan\n")  # -65519 rounds to -65504
-    r = run("export", "edge.csv", "--dtype", "float16", "-o", "-", "--format", "csv")
+    r = run("export", "edge.csv", "--dtype", "float16", "-o", "-", "--to", "csv")
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines()[1:] == ["65504,-65504", "inf,nan"]
     assert "RuntimeWarning" not in r.stderr and "overflow" not in r.stderr

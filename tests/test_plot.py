@@ -162,6 +162,13 @@ def test_missing_matplotlib_is_one_line_with_the_fix(monkeypatch: pytest.MonkeyP
     for draw in (heatmap, curves, decay_plot):
         with pytest.raises(MissingDependencyError) as info:
             draw(table, tmp_path / "x.png")
-        assert str(info.value) == NEEDS_MATPLOTLIB == "plots need matplotlib: pip install 'pecli[plot]'"
+        assert (
+            str(info.value)
+            == NEEDS_MATPLOTLIB
+            == (
+                "plots need matplotlib: pip install matplotlib (the plot extra: pip install 'pecli[plot]', "
+                "or from a checkout pip install -e '.[plot]')"
+            )
+        )
         assert isinstance(info.value, PecliInputError)
     assert not list(tmp_path.iterdir())

@@ -72,7 +72,7 @@ def test_existing_file_survives_sigint(tmp_path: Path) -> None:
 
 
 def test_broken_pipe_is_quiet() -> None:
-    cmd = f"{sys.executable} -m pecli generate --len 1000000 --dim 64 -o - --format csv | head -c 100"
+    cmd = f"{sys.executable} -m pecli generate --len 1000000 --dim 64 -o - --to csv | head -c 100"
     r = subprocess.run(["bash", "-c", f"set -o pipefail; {cmd}"], capture_output=True, text=True, check=False)
     assert r.stdout.startswith("d0,d1,d2")
     assert r.stderr == ""
@@ -81,7 +81,7 @@ def test_broken_pipe_is_quiet() -> None:
 
 def test_npy_through_a_pipe_is_loadable(tmp_path: Path) -> None:
     r = subprocess.run(
-        [*PECLI, "generate", "--len", "30", "--dim", "6", "-o", "-", "--format", "npy"], capture_output=True, check=True
+        [*PECLI, "generate", "--len", "30", "--dim", "6", "-o", "-", "--to", "npy"], capture_output=True, check=True
     )
     (tmp_path / "p.npy").write_bytes(r.stdout)
     assert np.load(tmp_path / "p.npy").shape == (30, 6)

@@ -6,7 +6,7 @@ so ``pecli --help`` stays fast.
 
 from __future__ import annotations
 
-from pecli.cli import diff, look, make, study
+from pecli.cli import diff, guide, look, make, study
 from pecli.cli.app import cli, main
 
 # Registered in this order (cli.commands keeps it; `pecli --help` lists them alphabetically).
@@ -19,6 +19,7 @@ for _command in (
     study.identify,
     study.analyze,
     study.plot,
+    guide.help_command,
 ):
     cli.add_command(_command)
 del _command

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from pecli.errors import PecliInputError
-from pecli.options import recipe_params
+from pecli.options import quiet_enabled, recipe_params
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -81,9 +81,10 @@ class App:
             self.out.print(r, soft_wrap=isinstance(r, str) or type(r).__name__ == "Text")
 
     @contextmanager
-    def progress(self, total: int, what: str, quiet: bool) -> Iterator[Callable[[int], None] | None]:
-        """A progress bar on stderr for work that lasts over a second, only on a terminal."""
-        if quiet or not self.err.is_terminal:
+    def progress(self, total: int, what: str, hide: bool = False) -> Iterator[Callable[[int], None] | None]:
+        """A progress bar on stderr for work that lasts over a second, only on a terminal (and
+        neither with -q/--quiet nor when ``hide``: machine output)."""
+        if hide or quiet_enabled() or not self.err.is_terminal:
             yield None
             return
         import time
@@ -144,10 +145,11 @@ def _visible(text: str) -> str:
 
 
 def _note(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-    """A library warning (a stale sidecar, say) as one line on stderr: ``note: …``."""
+    """A library warning (a stale sidecar, say) as one line on stderr: ``note: …`` (not with -q)."""
     from pecli.render import visible
 
-    click.echo(f"note: {visible(str(message))}", err=True)
+    if not quiet_enabled():
+        click.echo(f"note: {visible(str(message))}", err=True)
 
 
 class PecliGroup(click.Group):
@@ -182,6 +184,7 @@ class PecliGroup(click.Group):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        args = _global_options_first(sys.argv[1:] if args is None else list(args))
         handlers = _install_signal_handlers()
         _tolerate_unencodable()
         # Click would import shutil (and with it bz2, lzma, zlib: ~3 ms) just to ask the width.
@@ -214,6 +217,19 @@ class PecliGroup(click.Group):
             for signum, handler in handlers.items():
                 signal.signal(signum, handler)
         sys.exit(rv if isinstance(rv, int) else EXIT_OK)
+
+
+#: Options of `pecli` itself that are also accepted after the command (`pecli inspect t.npy --no-color`).
+GLOBAL_FLAGS = ("--no-color",)
+
+
+def _global_options_first(args: list[str]) -> list[str]:
+    """Move global flags given after the command to the front (up to a ``--``)."""
+    end = args.index("--") if "--" in args else len(args)
+    moved = [a for a in args[:end] if a in GLOBAL_FLAGS]
+    if not moved:
+        return args
+    return [*dict.fromkeys(moved), *(a for a in args[:end] if a not in GLOBAL_FLAGS), *args[end:]]
 
 
 def _install_signal_handlers() -> dict[int, Any]:
@@ -381,17 +397,17 @@ def write_output(app: App, table: Table, out: dict[str, Any]) -> None:
     from pecli.formats import WriteOptions, resolve_format, write_table
 
     options = WriteOptions(key=out["key"], compress=out["compress"], digits=out["digits"])
-    output, fmt, quiet = out["output"], out["fmt"], out["quiet"]
-    if out["compress"] is not None and (output == "-" or resolve_format(output, fmt).name != "h5"):
+    output, fmt = out["output"], out["fmt"]
+    if out["compress"] is not None and (output == "-" or resolve_format(output, fmt, "--to").name != "h5"):
         raise PecliError("--compress applies to HDF5 output only (.h5/.hdf5)")
     if output == "-":
         if fmt is None:
-            raise PecliError("writing to stdout needs --format, e.g. --format npy or --format csv")
-        with app.progress(table.shape[0], "writing", quiet) as advance:
+            raise PecliError("writing to stdout needs --to, e.g. --to npy or --to csv")
+        with app.progress(table.shape[0], "writing") as advance:
             write_table(table, sys.stdout.buffer, fmt, options=options, progress=advance)
             sys.stdout.buffer.flush()
         return
-    with app.progress(table.shape[0], f"writing {output}", quiet) as advance:
+    with app.progress(table.shape[0], f"writing {output}") as advance:
         write_table(table, output, fmt, options=options, force=out["force"], sidecar=out["sidecar"], progress=advance)
 
 

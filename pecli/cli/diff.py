@@ -5,15 +5,17 @@ from __future__ import annotations
 import click
 
 from pecli.cli.app import EPILOG, App, echo_json
-from pecli.options import json_option, tolerance_options
+from pecli.options import PecliCommand, complete_source, from_option, json_option, quiet_option, tolerance_options
 
 
-@click.command(epilog=EPILOG)
-@click.argument("a", metavar="A")
-@click.argument("b", metavar="B")
+@click.command(cls=PecliCommand, epilog=EPILOG)
+@click.argument("a", metavar="A", shell_complete=complete_source)
+@click.argument("b", metavar="B", shell_complete=complete_source)
 @tolerance_options
 @json_option
-@click.option("--quiet", "-q", is_flag=True, help="Print nothing; the exit status says it all (like cmp -s).")
+@click.option("-s", "--brief", is_flag=True, help="Print nothing on stdout; the exit status says it all (like cmp -s).")
+@from_option
+@quiet_option
 @click.pass_context
 def diff(
     ctx: click.Context,
@@ -26,6 +28,8 @@ def diff(
     equal_nan: bool,
     top: int,
     as_json: bool,
+    brief: bool,
+    from_fmt: str | None,
     quiet: bool,
 ) -> None:
     """Compare table A against the reference B, and say why they differ.
@@ -45,17 +49,18 @@ def diff(
       pecli diff exported.npy sinusoidal:len=2048,dim=512,layout=split
       pecli diff mine.safetensors:pe theirs.h5 --atol 1e-6
       pecli diff a.npy b.npy --json
+      pecli diff -s a.npy b.npy && echo same
     """
-    from pecli.compare import compare
+    from pecli.comparison import compare
     from pecli.sources import open_source
 
     app: App = ctx.obj
-    with open_source(a) as ta, open_source(b) as tb:
-        with app.progress(max(ta.shape[0], tb.shape[0]), "comparing", quiet or as_json) as advance:
+    with open_source(a, from_fmt) as ta, open_source(b, from_fmt) as tb:
+        with app.progress(max(ta.shape[0], tb.shape[0]), "comparing", brief or as_json) as advance:
             result = compare(ta, tb, atol=atol, rtol=rtol, ulps=ulps, equal_nan=equal_nan, top=top, progress=advance)
     if as_json:
         echo_json(result.to_dict(), allow_nan=False)
-    elif not quiet:
+    elif not brief:
         from pecli.render import diff_view
 
         app.show(diff_view(result))

@@ -8,6 +8,8 @@ import click
 
 from pecli.cli.app import EPILOG, App, PecliError, echo_json, table_input
 from pecli.options import (
+    PecliCommand,
+    complete_source,
     input_format_option,
     json_option,
     pos_option,
@@ -21,8 +23,8 @@ if TYPE_CHECKING:
     from pecli.table import Table
 
 
-@click.command(epilog=EPILOG)
-@click.argument("source", required=False, metavar="[SOURCE]")
+@click.command(cls=PecliCommand, epilog=EPILOG)
+@click.argument("source", required=False, metavar="[SOURCE]", shell_complete=complete_source)
 @recipe_options
 @pos_option
 @view_options
@@ -42,10 +44,10 @@ def inspect(
     pos: int | None,
     rows: Any,
     cols: Any,
-    precision: int,
+    decimals: int,
     heatmap: bool,
     as_json: bool,
-    fmt: str | None,
+    from_fmt: str | None,
     quiet: bool,
     **params: Any,
 ) -> None:
@@ -68,15 +70,15 @@ def inspect(
     if heatmap:
         if pos is not None or as_json:
             raise PecliError("--heatmap draws the whole table: drop --pos/--json (or use `pecli plot` for a file)")
-        with table_input(ctx, source, params, fmt) as table:
+        with table_input(ctx, source, params, from_fmt) as table:
             from pecli.analysis import heatmap_sample
             from pecli.render import heatmap_view
 
             width = app.out.width
             sample = heatmap_sample(table, max_rows=64, max_cols=max(8, width - 7))
-            app.show(heatmap_view(table, sample))
+            app.show(heatmap_view(table, sample, width))
         return
-    arrays = None if source is None or recipe_params(ctx) else _arrays_to_list(source, fmt)
+    arrays = None if source is None or recipe_params(ctx) else _arrays_to_list(source, from_fmt)
     if arrays is not None and pos is None:
         from pecli.errors import FormatError
         from pecli.sources import split_file_key
@@ -93,16 +95,16 @@ def inspect(
         if as_json:
             return
         app.out.print()
-    with table_input(ctx, source, params, fmt) as table:
-        _inspect(app, table, pos, rows, cols, precision, as_json, quiet)
+    with table_input(ctx, source, params, from_fmt) as table:
+        _inspect(app, table, pos, rows, cols, decimals, as_json)
 
 
 def _arrays_to_list(source: str, fmt: str | None) -> list[Any] | None:
     """The arrays of a multi-array file given without :KEY (None when there is nothing to list)."""
     from pecli.formats import list_arrays
-    from pecli.sources import is_recipe_spec, split_file_key
+    from pecli.sources import is_recipe_spec, is_stdin, split_file_key
 
-    if not source or is_recipe_spec(source):
+    if not source or is_recipe_spec(source) or is_stdin(source):
         return None  # an empty SOURCE is refused when it is opened
     path, key = split_file_key(source)
     from pathlib import Path
@@ -124,9 +126,7 @@ def _show_arrays(app: App, source: str, arrays: list[Any], as_json: bool) -> Non
     app.show(arrays_view(source, arrays))
 
 
-def _inspect(
-    app: App, table: Table, pos: int | None, rows: Any, cols: Any, precision: int, as_json: bool, quiet: bool
-) -> None:
+def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, precision: int, as_json: bool) -> None:
     from pecli import inspection as d
     from pecli import render
 
@@ -145,7 +145,7 @@ def _inspect(
         else:
             app.show(render.row_view(table, pos, details, precision))
         return
-    with app.progress(table.shape[0], "statistics", quiet) as advance:
+    with app.progress(table.shape[0], "statistics", as_json) as advance:
         desc = d.describe(table, advance)
     # A header view shows a taste of the data: edge rows only, unless --rows asks for more.
     win = d.window(table, rows, cols, threshold=0)
@@ -162,7 +162,7 @@ def _inspect(
     app.show(render.table_view(app.out, table, win, precision)[1:])
 
 
-@click.command(epilog=EPILOG)
+@click.command(cls=PecliCommand, epilog=EPILOG)
 @click.argument("names", nargs=-1, metavar="[NAME]...")
 @json_option
 @click.pass_obj

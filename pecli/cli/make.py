@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from pecli.cli.app import EPILOG, App, recipe_from_options, show_table, split_params, table_input, write_output
-from pecli.options import OUTPUT_PARAMS, output_options, recipe_options, recipe_params, view_options
+from pecli.options import (
+    OUTPUT_PARAMS,
+    PecliCommand,
+    complete_source,
+    from_option,
+    output_options,
+    quiet_option,
+    recipe_options,
+    recipe_params,
+    span_options,
+    view_options,
+)
+
+if TYPE_CHECKING:
+    from pecli.table import Table
 
 
-@click.command(epilog=EPILOG)
+@click.command(cls=PecliCommand, epilog=EPILOG)
 @recipe_options
 @view_options
 @output_options
+@quiet_option
 @click.pass_context
-def generate(ctx: click.Context, /, rows: Any, cols: Any, precision: int, **params: Any) -> None:
+def generate(ctx: click.Context, /, rows: Any, cols: Any, decimals: int, quiet: bool, **params: Any) -> None:
     """Build a table from a recipe: print it, or write it with -o.
 
     With --compute exact (the default) the angle p·ω_i is carried in double-double precision and
@@ -28,7 +43,8 @@ def generate(ctx: click.Context, /, rows: Any, cols: Any, precision: int, **para
       pecli generate --len 2048 --dim 512 --layout split -o pe.safetensors
       pecli generate --preset fairseq --len 2048 --dim 512 -o fairseq.npy
       pecli generate --preset mae --grid 14x14 --dim 768 -o mae.npy
-      pecli generate --len 120 --dim 8 -o - --format csv > pe.csv
+      pecli generate --len 120 --dim 8 -o - --to csv > pe.csv
+      pecli generate --len 4096 --dim 512 --rows 0:128 -o head.npy
     """
     from pecli.table import Table
 
@@ -37,18 +53,24 @@ def generate(ctx: click.Context, /, rows: Any, cols: Any, precision: int, **para
     # A recipe whose one row cannot be computed is refused here, before any work (Table checks it).
     table = Table.from_recipe(recipe_from_options(ctx, params))
     if out["output"] is None:
-        show_table(app, table, rows, cols, precision)
+        show_table(app, table, rows, cols, decimals)
     else:
+        table = section(table, rows, cols)
         table.ensure_streamable()  # before the output is opened: nothing is written
         write_output(app, table, out)
 
 
-@click.command(epilog=EPILOG)
-@click.argument("source", required=False, metavar="[SOURCE]")
+@click.command(cls=PecliCommand, epilog=EPILOG)
+@click.argument("source", required=False, metavar="[SOURCE]", shell_complete=complete_source)
 @recipe_options
+@span_options
 @output_options
+@from_option
+@quiet_option
 @click.pass_context
-def export(ctx: click.Context, /, source: str | None, **params: Any) -> None:
+def export(
+    ctx: click.Context, /, source: str | None, rows: Any, cols: Any, from_fmt: str | None, quiet: bool, **params: Any
+) -> None:
     """Write a table to a file for another framework or runtime.
 
     SOURCE is a file, FILE:KEY (an array inside .h5/.npz/.safetensors/.pt) or a recipe such as
@@ -62,13 +84,14 @@ def export(ctx: click.Context, /, source: str | None, **params: Any) -> None:
       pecli export pe.h5 -o pe.npz
       pecli export model.safetensors:wpe.weight -o wpe.csv
       pecli export pe.npy -o pe.h --dtype float32
+      pecli export pe.npy --rows 0:512 --cols 0:64 -o head.npy
     """
     app: App = ctx.obj
     out = split_params(params, OUTPUT_PARAMS)
     if out["output"] is None:
         raise click.UsageError("Missing option -o/--output: give the file to write (or - for stdout).", ctx)
     dtype_given = "dtype" in recipe_params(ctx)
-    with table_input(ctx, source, params, None, allow=("dtype",)) as table:
+    with table_input(ctx, source, params, from_fmt, allow=("dtype",)) as table:
         if source is not None and dtype_given:
             from pecli.table import ensure_values_fit
 
@@ -76,5 +99,15 @@ def export(ctx: click.Context, /, source: str | None, **params: Any) -> None:
             # Values beyond the new dtype's range are refused before anything is written.
             ensure_values_fit(table, params["dtype"])
             table = table.converted(params["dtype"])
+        table = section(table, rows, cols)
         table.ensure_streamable()
         write_output(app, table, out)
+
+
+def section(table: Table, rows: Any, cols: Any) -> Table:
+    """The part of ``table`` that --rows (positions) and --cols select, for writing."""
+    from pecli.inspection import resolve_span
+
+    r0, r1 = resolve_span(rows, table.start, table.shape[0], "--rows")
+    c0, c1 = resolve_span(cols, 0, table.shape[1], "--cols")
+    return table.section(r0, r1, c0, c1)

@@ -8,25 +8,34 @@ from typing import Any
 import click
 
 from pecli.cli.app import EPILOG, App, PecliError, echo_json, table_input
-from pecli.options import IntListType, force_option, input_format_option, json_option, max_k_option, recipe_options
-
-
-@click.command(epilog=EPILOG)
-@click.argument("source", required=False, metavar="[SOURCE]")
-@recipe_options
-@click.option(
-    "--nearest",
-    type=click.IntRange(1, 50),
-    default=5,
-    show_default=True,
-    metavar="N",
-    help="How many nearest candidates to list.",
+from pecli.options import (
+    OUTPUT_HELP,
+    PecliCommand,
+    alias_option,
+    complete_file,
+    complete_source,
+    force_option,
+    input_format_option,
+    json_option,
+    max_k_option,
+    quiet_option,
+    recipe_options,
+    top_option,
 )
+from pecli.paramtypes import IntListType
+
+
+@click.command(cls=PecliCommand, epilog=EPILOG)
+@click.argument("source", required=False, metavar="[SOURCE]", shell_complete=complete_source)
+@recipe_options
+@top_option(5, 1)
+@alias_option("--nearest", type=click.IntRange(1, 1000), target="top", use="--top")
 @json_option
 @input_format_option
+@quiet_option
 @click.pass_context
 def identify(
-    ctx: click.Context, /, source: str | None, nearest: int, as_json: bool, fmt: str | None, **params: Any
+    ctx: click.Context, /, source: str | None, top: int, as_json: bool, from_fmt: str | None, quiet: bool, **params: Any
 ) -> None:
     """Which recipe made this table?  Tries every kind and preset, then proves the answer.
 
@@ -44,20 +53,21 @@ def identify(
       pecli identify checkpoint.safetensors:embed_positions.weight
       pecli identify rope_cos.npy --json
     """
-    from pecli.identify import identify as find
+    from pecli.identification import identify as find
     from pecli.render import identify_view
 
     app: App = ctx.obj
-    with table_input(ctx, source, params, fmt) as table, app.progress(table.shape[0], "proving", False) as advance:
-        found = find(table, nearest=nearest, progress=advance)
+    with table_input(ctx, source, params, from_fmt) as table:
+        with app.progress(table.shape[0], "proving", as_json) as advance:
+            found = find(table, nearest=top, progress=advance)
     if as_json:
         echo_json(found.to_dict(), allow_nan=False)
     else:
         app.show(identify_view(found))
 
 
-@click.command(epilog=EPILOG)
-@click.argument("source", required=False, metavar="[SOURCE]")
+@click.command(cls=PecliCommand, epilog=EPILOG)
+@click.argument("source", required=False, metavar="[SOURCE]", shell_complete=complete_source)
 @recipe_options
 @max_k_option
 @click.option(
@@ -69,6 +79,7 @@ def identify(
 )
 @json_option
 @input_format_option
+@quiet_option
 @click.pass_context
 def analyze(
     ctx: click.Context,
@@ -77,7 +88,8 @@ def analyze(
     max_k: int | None,
     ks: list[int],
     as_json: bool,
-    fmt: str | None,
+    from_fmt: str | None,
+    quiet: bool,
     **params: Any,
 ) -> None:
     """The properties the papers describe, measured on a table.
@@ -95,7 +107,7 @@ def analyze(
     from pecli.render import analysis_view
 
     app: App = ctx.obj
-    with table_input(ctx, source, params, fmt) as table:
+    with table_input(ctx, source, params, from_fmt) as table:
         n = table.shape[0]
         if n < 2:
             raise PecliError(f"the table has {n} row: the properties need at least 2 positions")
@@ -114,10 +126,10 @@ def analyze(
         app.show(analysis_view(table, decay, residual, waves))
 
 
-@click.command(epilog=EPILOG)
-@click.argument("source", required=False, metavar="[SOURCE]")
+@click.command(cls=PecliCommand, epilog=EPILOG)
+@click.argument("source", required=False, metavar="[SOURCE]", shell_complete=complete_source)
 @recipe_options
-@click.option("-o", "--output", required=True, metavar="FIG", help="The picture to write: .png or .svg.")
+@click.option("-o", "--output", required=True, metavar="PATH", help=OUTPUT_HELP, shell_complete=complete_file)
 @click.option(
     "--what",
     type=click.Choice(["heatmap", "curves", "decay"]),
@@ -132,6 +144,7 @@ def analyze(
 @max_k_option
 @force_option
 @input_format_option
+@quiet_option
 @click.pass_context
 def plot(
     ctx: click.Context,
@@ -142,7 +155,8 @@ def plot(
     dims: list[int] | None,
     max_k: int | None,
     force: bool,
-    fmt: str | None,
+    from_fmt: str | None,
+    quiet: bool,
     **params: Any,
 ) -> None:
     """Draw a table as a picture (PNG or SVG; needs matplotlib: pip install 'pecli[plot]').
@@ -155,11 +169,12 @@ def plot(
     from pecli import plot as plots
 
     app: App = ctx.obj
-    with table_input(ctx, source, params, fmt) as table:
+    with table_input(ctx, source, params, from_fmt) as table:
         if what == "heatmap":
             done = plots.heatmap(table, output, force=force)
         elif what == "curves":
             done = plots.curves(table, output, dims, force=force)
         else:
             done = plots.decay_plot(table, output, max_k, force=force)
-    app.err.print(f"wrote {done.path} ({done.size[0]}×{done.size[1]} px; {done.description})", soft_wrap=True)
+    if not quiet:
+        app.err.print(f"wrote {done.path} ({done.size[0]}×{done.size[1]} px; {done.description})", soft_wrap=True)

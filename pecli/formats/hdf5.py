@@ -379,7 +379,7 @@ def _read_h5_unchecked(path: Path, key: str | None, stack: ExitStack) -> Table:
         "layout": f"chunked {ds.chunks}" if ds.chunks else "contiguous",
         "compression": compression,
         "storage size": ds.id.get_storage_size(),
-        "file size": path.stat().st_size,
+        "file_size": path.stat().st_size,
     }
     return array_table(ds, f"{path}:{name}" if key else str(path), info, meta)
 

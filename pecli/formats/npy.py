@@ -73,7 +73,7 @@ def _read_npy(path: Path, key: str | None, stack: ExitStack) -> Table:
     info: dict[str, Any] = {
         "format": f"npy (version {version[0]}.{version[1]})",
         "order": "Fortran" if arr.flags.f_contiguous and not arr.flags.c_contiguous else "C",
-        "file size": path.stat().st_size,
+        "file_size": path.stat().st_size,
     }
     return array_table(arr, str(path), info, sidecar_of=path)
 
@@ -185,7 +185,7 @@ def _read_npz(path: Path, key: str | None, stack: ExitStack) -> Table:
         # A member that is not an .npy comes back as raw bytes: no metadata either.
         if isinstance(stored, np.ndarray) and stored.dtype.kind == "U" and stored.ndim == 0:
             meta = decode_metadata(str(stored), key=name)
-    info = {"format": "npz", "key": name, "file size": path.stat().st_size}
+    info = {"format": "npz", "key": name, "file_size": path.stat().st_size}
     return array_table(arr, f"{path}:{name}", info, meta)
 
 

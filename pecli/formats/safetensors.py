@@ -169,7 +169,7 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
         "format": "safetensors",
         "tensor": name,
         "stored dtype": code,
-        "file size": path.stat().st_size,
+        "file_size": path.stat().st_size,
     }
     if code == "BF16":
         data = _BFloat16(data)

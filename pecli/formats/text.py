@@ -426,7 +426,7 @@ def _delimited_reader(sep: str, name: str) -> Callable[[Path, str | None, ExitSt
         info: dict[str, Any] = {
             "format": name,
             "header": "yes" if reader.has_header else "no",
-            "file size": path.stat().st_size,
+            "file_size": path.stat().st_size,
         }
         # What array_table does with text data, without its whole-array temporaries: the stored
         # dtype, else float32 when every number is a float32 value (checked piece by piece above).
@@ -527,7 +527,7 @@ def _read_json(path: Path, key: str | None, stack: ExitStack) -> Table:
     if "shape" in doc and list(arr.shape) != doc["shape"]:
         raise FormatError(f"{path} declares shape {doc['shape']} but holds {list(arr.shape)}")
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    return array_table(arr, str(path), {"format": "json", "file size": path.stat().st_size}, meta)
+    return array_table(arr, str(path), {"format": "json", "file_size": path.stat().st_size}, meta)
 
 
 CSV = Format(

@@ -95,7 +95,7 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     info = {
         "format": "pt (torch.load weights_only=True)",
         "tensor": name or "(the file's only tensor)",
-        "file size": path.stat().st_size,
+        "file_size": path.stat().st_size,
     }
     return array_table(tensor.numpy(), f"{path}:{name}" if key else str(path), info, meta)
 

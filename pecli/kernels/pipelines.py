@@ -5,7 +5,7 @@ ulp or so but not always correctly rounded; the closest a portable emulation get
 each step in float64 and round it once to float32, with every Python scalar rounded to float32
 first (as torch does for a float32 tensor).  The kinds compose these steps in their framework's
 order (see each kind's ``pipeline`` docstring); what the emulation leaves off is one float32 ulp
-of a step, and the tolerances in ``pecli.identify`` say what that becomes in the table.
+of a step, and the tolerances in ``pecli.identification`` say what that becomes in the table.
 """
 
 from __future__ import annotations

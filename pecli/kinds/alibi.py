@@ -56,6 +56,8 @@ class Alibi(Recipe):
     dtype: DType = "float32"
 
     kind: ClassVar[str] = "alibi"
+    #: bias: one row per head; slopes: one row holding every head's slope.
+    row_label: ClassVar[str] = "head"
     core: ClassVar[tuple[str, ...]] = ("heads", "part", "dtype")
     required: ClassVar[tuple[str, ...]] = ("heads",)
     example: ClassVar[str] = "--kind alibi --heads 16"

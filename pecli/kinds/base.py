@@ -104,6 +104,8 @@ class Recipe:
     """A kind's frozen, validated description of a table (subclasses are dataclasses)."""
 
     kind: ClassVar[str]
+    #: What a row of the table is, as a column heading ("pos": one row per position).
+    row_label: ClassVar[str] = "pos"
     #: Fields shown even at their default value (the rest only when changed).
     core: ClassVar[tuple[str, ...]]
     #: Parameters a recipe of this kind cannot be built without.

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import references as ref
 
-from pecli.identify import identify
+from pecli.identification import identify
 from pecli.table import Table
 
-pytestmark = pytest.mark.conformance
+pytestmark = [pytest.mark.conformance, pytest.mark.slow]
 
 
 def _needs(module: str) -> Any:

@@ -41,7 +41,7 @@ from click.testing import CliRunner
 
 from pecli.cli import cli
 
-pytestmark = pytest.mark.conformance
+pytestmark = [pytest.mark.conformance, pytest.mark.slow]
 
 VERDICTS = ("match", "close", "unknown", "learned")
 RIGHT_SHARE = 0.95

@@ -20,7 +20,7 @@ import references as ref
 
 from pecli.presets import get_preset
 
-pytestmark = pytest.mark.conformance
+pytestmark = [pytest.mark.conformance, pytest.mark.slow]
 
 Case = tuple[str, dict[str, Any], Callable[[], np.ndarray], str]
 

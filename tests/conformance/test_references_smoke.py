@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import references as R
 
-pytestmark = pytest.mark.conformance
+pytestmark = [pytest.mark.conformance, pytest.mark.slow]
 
 F32 = np.float32
 
