@@ -1,8 +1,8 @@
-"""The README's preset table, generated from the preset registry (``pecli.presets.PRESETS``).
+"""The preset table of docs/presets.md, generated from the preset registry (``pecli.presets.PRESETS``).
 
-README.md calls :func:`table` from a cog block; regenerate with ``cog -r README.md`` and check
-with ``cog --check README.md`` (tests/test_generated_docs.py does that).  Run as a script to
-print the table.
+docs/presets.md calls :func:`table` from a cog block; regenerate with ``cog -r docs/presets.md``
+and check with ``cog --check docs/presets.md`` (tests/test_generated_docs.py does that).  Run as a
+script to print the table.
 """
 
 from __future__ import annotations
