@@ -3,7 +3,7 @@ per-dimension curves ("The Annotated Transformer") and the long-range decay (TEN
 2019).  Written as PNG or SVG (chosen by the file's extension), atomically, never clobbering an
 existing file without ``force``.
 
-matplotlib is optional (``pip install 'pecli[plot]'``) and imported only inside these functions,
+matplotlib is optional (``pip install matplotlib``, or the ``plot`` extra from a checkout) and imported only inside these functions,
 always with the non-interactive Agg canvas: nothing here opens a window or touches pyplot's
 global state.
 """
@@ -28,10 +28,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 #: The message when matplotlib is missing (one line, with the fix).
-NEEDS_MATPLOTLIB = (
-    "plots need matplotlib: pip install matplotlib (the plot extra: pip install 'pecli[plot]', "
-    "or from a checkout pip install -e '.[plot]')"
-)
+NEEDS_MATPLOTLIB = "plots need matplotlib: pip install matplotlib (or, in pecli's checkout, pip install -e '.[plot]')"
 FORMATS = {".png": "png", ".svg": "svg"}
 DPI = 100
 #: Positions a curves plot shows at most (the first ones; ``rows`` picks another span).

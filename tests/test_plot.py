@@ -165,10 +165,7 @@ def test_missing_matplotlib_is_one_line_with_the_fix(monkeypatch: pytest.MonkeyP
         assert (
             str(info.value)
             == NEEDS_MATPLOTLIB
-            == (
-                "plots need matplotlib: pip install matplotlib (the plot extra: pip install 'pecli[plot]', "
-                "or from a checkout pip install -e '.[plot]')"
-            )
+            == ("plots need matplotlib: pip install matplotlib (or, in pecli's checkout, pip install -e '.[plot]')")
         )
         assert isinstance(info.value, PecliInputError)
     assert not list(tmp_path.iterdir())

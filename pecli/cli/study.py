@@ -159,7 +159,7 @@ def plot(
     quiet: bool,
     **params: Any,
 ) -> None:
-    """Draw a table as a picture (PNG or SVG; needs matplotlib: pip install 'pecli[plot]').
+    """Draw a table as a picture (PNG or SVG; needs matplotlib: pip install matplotlib).
 
     \b
       pecli plot --len 32 --dim 128 --start 1 -o heatmap.png
