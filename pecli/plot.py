@@ -3,9 +3,9 @@ per-dimension curves ("The Annotated Transformer") and the long-range decay (TEN
 2019).  Written as PNG or SVG (chosen by the file's extension), atomically, never clobbering an
 existing file without ``force``.
 
-matplotlib is optional (``pip install matplotlib``, or the ``plot`` extra from a checkout) and imported only inside these functions,
-always with the non-interactive Agg canvas: nothing here opens a window or touches pyplot's
-global state.
+matplotlib is optional (``pip install matplotlib``, or the ``plot`` extra from a checkout) and
+imported only inside these functions, always with the non-interactive Agg canvas: nothing here
+opens a window or touches pyplot's global state.
 """
 
 from __future__ import annotations
