@@ -324,3 +324,19 @@ def test_missing_directory_and_unknown_extension_on_read(tmp_path: Path) -> None
         pass
     with open_table(write_bytes(tmp_path, "t.dat", b"0.5,1\n"), "csv") as t:  # --from overrides
         assert t.shape == (1, 2)
+
+
+def test_h5_dataset_with_nothing_written_reads_as_its_fill_value(tmp_path: Path) -> None:
+    """Rows of a chunked dataset none of whose chunks were written are the fill value, as h5py
+    itself reads them (pecli answers without visiting each unwritten chunk)."""
+    import h5py
+
+    path = tmp_path / "empty.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("pe", shape=(1000, 4096), dtype="float32", chunks=(1, 8), fillvalue=0.25)
+    with h5py.File(path, "r") as f:
+        want = f["pe"][[0, 1, 999], :]
+    with open_table(path) as t:
+        got = np.concatenate([t.rows(0, 2), t.rows(999, 1000)])
+        assert t.shape == (1000, 4096) and t.dtype == np.float32
+    assert np.array_equal(got, want) and float(got[0, 0]) == 0.25
