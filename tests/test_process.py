@@ -61,11 +61,16 @@ def test_existing_file_survives_sigint(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
-    while len(list(tmp_path.iterdir())) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 30
+        while len(list(tmp_path.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:  # never leave a 50-million-row writer behind (a shell that ignores SIGINT, a timeout)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130
     assert out.read_text() == "keep me\n"
     assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
