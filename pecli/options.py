@@ -1,7 +1,7 @@
 """Every option is defined once here and stacked by name on the commands that use it.
 
 Nothing here imports the kinds or the formats: their names (``--kind``, ``--layout``,
-``--format`` …) are read from the registries the first time a command needs them, so
+``--to``, ``--from`` …) are read from the registries the first time a command needs them, so
 ``pecli --help`` stays fast while no list of names is kept here by hand.
 """
 
