@@ -32,6 +32,7 @@ def alias_option(*decls: str, target: str, use: str, **kwargs: Any) -> Callable[
     return click.option(*decls, cls=AliasOption, target=target, use=use, **kwargs)
 
 
+_STDIN_MARK = "\x00stdin"
 #: ``ctx.meta`` key: -q/--quiet was given (nothing on stderr but errors).
 QUIET = "pecli.quiet"
 
@@ -40,7 +41,14 @@ class PecliCommand(click.Command):
     """Every pecli command: old option names mapped to the new ones (with a note on stderr)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # `-:KEY` (an array of standard input) is an operand, not an option: hidden from Click's
+        # option parser under a mark no option starts with, and restored once parsed.
+        end = args.index("--") if "--" in args else len(args)
+        args = [_STDIN_MARK + a[1:] if i < end and a.startswith("-:") else a for i, a in enumerate(args)]
         rest = super().parse_args(ctx, args)
+        for name, value in ctx.params.items():
+            if isinstance(value, str) and value.startswith(_STDIN_MARK):
+                ctx.params[name] = "-" + value[len(_STDIN_MARK) :]
         given = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
         for p in self.params:
             if not isinstance(p, AliasOption) or p.name not in ctx.params:

@@ -152,6 +152,23 @@ def test_key_of_stdin_after_double_dash(run, feed, tmp_path: Path) -> None:
     assert bits(np.load(tmp_path / "out.npy")) == bits(b)
 
 
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_key_of_stdin_is_an_operand_not_an_option(run, tmp_path: Path, where: str) -> None:
+    """`-:KEY` needs no `--`: Click would read it as an unknown option; the operands keep their order."""
+    b = np.arange(6, dtype=np.float64).reshape(3, 2)
+    buf = io.BytesIO()
+    np.savez(buf, a=np.zeros((3, 2), np.float32), b=b)
+    np.save(tmp_path / "ref.npy", b + 1)
+    args = ["-:b", str(tmp_path / "ref.npy")] if where == "first" else [str(tmp_path / "ref.npy"), "-:b"]
+    r = run("diff", *args, "-n", "1", input=buf.getvalue())
+    assert r.exit_code == 1 and r.stdout.startswith("DIFFERENT: 6 of 6"), r.output
+    a_line = next(line for line in r.stdout.splitlines() if line.startswith("A "))
+    assert a_line.startswith("A -:b" if where == "first" else f"A {tmp_path / 'ref.npy'}")
+    r = run("export", "-:b", "-o", tmp_path / "out.npy", input=buf.getvalue())
+    assert (r.exit_code, r.stderr) == (0, "")
+    assert bits(np.load(tmp_path / "out.npy")) == bits(b)
+
+
 def test_key_names_a_tensor_and_inline_metadata_is_read(feed) -> None:
     feed(table_bytes("safetensors"))
     with open_source("-:pe") as t:
