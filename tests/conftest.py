@@ -27,9 +27,9 @@ def run() -> Callable[..., Result]:
 
 
 def reference(length: int, dim: int, base: float = 10000.0, layout: str = "interleaved", start: int = 0) -> np.ndarray:
-    """Float64 table written from the seeds' description, element by element in plain Python.
+    """Float64 table written from the published formula, element by element in plain Python.
 
-    Seed 000 / HuggingFace: angle = pos / base^(2·(j//2)/d); even j → sin, odd j → cos;
+    HuggingFace (`SinusoidalPositionalEmbedding`): angle = pos / base^(2·(j//2)/d); even j → sin, odd j → cos;
     interleaved keeps that order, split puts all sin columns (⌈d/2⌉ of them) first.
     """
     angles = [[pos / base ** (2 * (j // 2) / dim) for j in range(dim)] for pos in range(start, start + length)]

@@ -51,7 +51,8 @@ def test_float64_within_one_ulp_of_exact(dim: int, base: float, layout: str) -> 
 
 
 def test_float32_angle_arithmetic_would_fail_this_bar() -> None:
-    # The bar is not trivial: float32 angles (seed 003's torch code) are off by far more.
+    # The bar is not trivial: float32 angles (as PyTorch code like the tutorial's PositionalEncoding forms
+    # them) are off by far more.
     positions = [10**6 - k for k in range(8)]
     exact = exact_rows(64, 10000.0, "interleaved", positions)
     p = np.array(positions, dtype=np.float32)[:, None]

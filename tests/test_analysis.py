@@ -1,5 +1,6 @@
 """Heatmap sampling, decay, the relative-position residual and wavelengths, against float64
-closed forms written here and the seeds' claims (001: long-range decay; 002: PE(p+k) is linear in PE(p))."""
+closed forms written here and the published claims (long-range decay, as blog walkthroughs of "Attention
+Is All You Need" plot it; Vaswani et al. §3.5: PE(p+k) is linear in PE(p))."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def test_heatmap_sample_rejects_bad_limits(bad: Any) -> None:
         heatmap_sample(plain(np.zeros((4, 4))), bad, 4)
 
 
-# -- decay (seed 001) ------------------------------------------------------------------------
+# -- decay (blog walkthroughs of "Attention Is All You Need") --------------------------------
 def test_decay_equals_the_closed_form() -> None:
     # PE(p)·PE(p+k) = Σ_i sin(pω)sin((p+k)ω) + cos(pω)cos((p+k)ω) = Σ_i cos(kω_i), for every p.
     t = plain(closed_form(512, 128))
@@ -104,7 +105,7 @@ def test_decay_equals_the_closed_form() -> None:
 
 
 def test_cosine_similarity_decays_with_the_offset_on_average() -> None:
-    """Seed 001: nearby positions look alike, far ones less so (d = 128, small k)."""
+    """Long-range decay, as blog walkthroughs show it: nearby positions look alike, far ones less so (d = 128, small k)."""
     cos = decay(Table.from_recipe(Sinusoidal(512, 128)), 64).cosine
     means = [cos[a : a + 16].mean() for a in (1, 17, 33, 49)]
     assert cos[0] == pytest.approx(1.0)
@@ -142,7 +143,7 @@ def test_decay_errors() -> None:
         decay(t, 3, positions=[7])
 
 
-# -- the relative-position residual (seed 002) -------------------------------------------------
+# -- the relative-position residual (Vaswani et al. §3.5) -------------------------------------
 @pytest.mark.parametrize("layout", ["interleaved", "split"])
 def test_exact_sinusoids_are_linear_in_the_offset(layout: str) -> None:
     t = plain(closed_form(1024, 128, layout=layout))

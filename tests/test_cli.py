@@ -12,7 +12,9 @@ import pytest
 from pecli import Sinusoidal
 from pecli.cli import cli
 
-SEED_003 = """\
+# The paper's formula for 3 positions and d_model = 4: the values PyTorch prints for a float32
+# implementation of it, `[[0, 1, 0, 1], [0.8415, 0.5403, 0.0100, 0.9999], [0.9093, -0.4161, 0.0200, 0.9998]]`.
+PAPER_TABLE_3X4 = """\
 sinusoidal (3, 4) float32  base=10000 layout=interleaved start=0
 pos       0        1       2       3
 ────────────────────────────────────
@@ -22,12 +24,12 @@ pos       0        1       2       3
 """
 
 
-def test_generate_prints_seed_003(run) -> None:
+def test_generate_prints_the_papers_3x4_table_with_pytorchs_printed_values(run) -> None:
     r = run("generate", "--len", 3, "--dim", 4)
-    assert (r.exit_code, r.stdout, r.stderr) == (0, SEED_003, "")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, PAPER_TABLE_3X4, "")
 
 
-def test_generate_seed_001_row_2_on_screen(run) -> None:
+def test_generate_shows_the_blog_walkthroughs_worked_example_row_2(run) -> None:
     r = run("generate", "--len", 120, "--dim", 8)
     assert r.exit_code == 0
     lines = r.stdout.splitlines()

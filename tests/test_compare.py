@@ -33,7 +33,8 @@ def names(c: Comparison) -> list[str]:
 
 
 def float32_angles(length: int, dim: int, start: int = 0) -> np.ndarray:
-    """Seed 003's PyTorch code, step for step in NumPy float32 (angles formed in float32)."""
+    """A hand-written PyTorch implementation (`denom = torch.pow(10000, 2 * i / d_model)`, `angle = pos / denom`),
+    step for step in NumPy float32 (angles formed in float32)."""
     pos = np.arange(start, start + length, dtype=np.float32)[:, None]
     i = np.arange(0, dim // 2, dtype=np.float32)
     denom = np.power(np.float32(10000), 2 * i / np.float32(dim))
@@ -44,8 +45,8 @@ def float32_angles(length: int, dim: int, start: int = 0) -> np.ndarray:
     return pe
 
 
-def seed_004(length: int, dim: int) -> np.ndarray:
-    """Seed 004's last code block, which is wrong: angle = (pos/10000) ** (2i/d)."""
+def wrong_formula(length: int, dim: int) -> np.ndarray:
+    """The common wrong formula, as a blog walkthrough's code block has it: angle = (pos/10000) ** (2i/d)."""
     a = np.arange(0, length, dtype=np.float32) / np.float32(10000)
     a = np.repeat(a[:, None], dim // 2, axis=1)
     e = np.arange(0, dim // 2, dtype=np.float32) * 2 / np.float32(dim)
@@ -439,9 +440,9 @@ def test_suspects_can_be_skipped() -> None:
 
 
 # -- and that do not ---------------------------------------------------------------------------
-def test_seed_004_formula_is_a_real_difference() -> None:
+def test_the_wrong_formula_is_a_real_difference() -> None:
     for length, dim in [(100, 512), (256, 64)]:
-        a = plain(seed_004(length, dim), "seed004.npy")
+        a = plain(wrong_formula(length, dim), "wrong_formula.npy")
         c = compare(a, recipe(length=length, dim=dim))
         assert not c.same and c.exit_code == 1
         assert c.explanations == [], c.explanations

@@ -11,8 +11,8 @@ import pytest
 from pecli import Sinusoidal
 
 
-def seed_004(length: int, dim: int) -> np.ndarray:
-    """Seed 004's wrong formula: angle = (pos/10000) ** (2i/d), interleaved."""
+def wrong_formula(length: int, dim: int) -> np.ndarray:
+    """The common wrong formula: angle = (pos/10000) ** (2i/d), interleaved."""
     pos = np.arange(length, dtype=np.float64)[:, None]
     i = np.arange(0, dim, 2, dtype=np.float64)[None, :] / dim
     angle = (pos / 10000.0) ** i
@@ -27,7 +27,7 @@ def files(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     run("generate", "--len", 256, "--dim", 64, "-o", "paper.npy")
     run("generate", "--len", 256, "--dim", 64, "--layout", "split", "-o", "hf.safetensors")
     run("generate", "--len", 256, "--dim", 64, "--start", 2, "-o", "offset.h5")
-    np.save("seed004.npy", seed_004(256, 64))
+    np.save("wrong_formula.npy", wrong_formula(256, 64))
     return tmp_path
 
 
@@ -58,8 +58,8 @@ def test_offset_only_difference_is_named(run, files: Path) -> None:
     assert "metadata start: 2 vs 0" in r.stdout
 
 
-def test_seed_004_is_a_real_difference(run, files: Path) -> None:
-    r = run("diff", "seed004.npy", "sinusoidal:len=256,dim=64")
+def test_the_wrong_formula_is_a_real_difference(run, files: Path) -> None:
+    r = run("diff", "wrong_formula.npy", "sinusoidal:len=256,dim=64")
     assert r.exit_code == 1
     assert "likely cause" not in r.stdout
     assert "no known cause fits" in r.stdout

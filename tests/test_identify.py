@@ -1,5 +1,5 @@
 """identify(): tables built by pecli's presets, and tables written here from the frameworks' own
-formulas (fairseq, MAE, timm, HF Marian/XLM, seed 004's broken snippet) with NumPy, must come out as
+formulas (fairseq, MAE, timm, HF Marian/XLM, the common wrong formula) with NumPy, must come out as
 the right recipe, or as "no known recipe"."""
 
 from __future__ import annotations
@@ -97,8 +97,8 @@ def hf_create_weight(n_pos: int, dim: int, split: bool, start: int = 0) -> np.nd
     return out
 
 
-def seed_004_table(length: int, dim: int) -> np.ndarray:
-    """Seed 004's last code block, wrong on purpose: sin/cos((pos/10000) ** (2i/d))."""
+def wrong_formula_table(length: int, dim: int) -> np.ndarray:
+    """The common wrong formula, wrong on purpose: sin/cos((pos/10000) ** (2i/d))."""
     pe = np.empty((length, dim))
     for pos in range(length):
         for i in range(dim // 2):
@@ -199,8 +199,8 @@ def test_float32_and_float64_pipelines_are_told_apart_on_long_tables() -> None:
     assert exact.max_abs > 100 * exact.tolerance
 
 
-def test_seed_004_is_no_known_recipe() -> None:
-    result = identify(plain(seed_004_table(100, 512)))
+def test_the_wrong_formula_is_no_known_recipe() -> None:
+    result = identify(plain(wrong_formula_table(100, 512)))
     assert result.verdict == "unknown" and result.best is None and result.confidence == 0
     assert result.summary.startswith("no known recipe; nearest")
     assert result.nearest and all(c.max_abs > 0.5 for c in result.nearest)

@@ -12,8 +12,8 @@ import pytest
 from pecli.plot import NEEDS_MATPLOTLIB
 
 
-def seed004_table(n: int, d: int) -> np.ndarray:
-    """Seed 004's wrong formula: (pos/10000)^(2i/d) instead of pos/10000^(2i/d)."""
+def wrong_formula_table(n: int, d: int) -> np.ndarray:
+    """The common wrong formula (pos/10000)^(2i/d) instead of pos/10000^(2i/d)."""
     pos = np.arange(n)[:, None]
     i = np.arange(0, d, 2)[None, :]
     a = (pos / 10000) ** (i / d)
@@ -41,12 +41,12 @@ def test_heatmap_refuses_pos(run) -> None:
     assert r.exit_code == 2 and "--heatmap draws the whole table" in r.stderr
 
 
-def test_identify_names_fairseq_and_refuses_seed_004(run, tmp_path: Path) -> None:
+def test_identify_names_fairseq_and_refuses_the_wrong_formula(run, tmp_path: Path) -> None:
     r = run("identify", "fairseq:len=500,dim=64", "--json")
     assert r.exit_code == 0, r.output
     found = json.loads(r.stdout)
     assert found["verdict"] == "match" and "fairseq" in found["best"]["names"]
-    np.save(tmp_path / "bad.npy", seed004_table(256, 64))
+    np.save(tmp_path / "bad.npy", wrong_formula_table(256, 64))
     r = run("identify", str(tmp_path / "bad.npy"))
     assert r.exit_code == 0 and "NO KNOWN RECIPE" in r.stdout, r.stdout
 

@@ -57,7 +57,7 @@ def grey_at(image: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
 
 @needs_matplotlib
 def test_heatmap_png_matches_the_closed_form_cell_by_cell(tmp_path: Path) -> None:
-    """Seed 000's picture (32 positions × 128 dims): −1 black, 0 grey, 1 white."""
+    """The picture blog posts draw ("The Illustrated Transformer"; 32 positions × 128 dims): −1 black, 0 grey, 1 white."""
     out = tmp_path / "pe.png"
     plot = heatmap(Table.from_recipe(Sinusoidal(32, 128)), out)
     image = imread(out)
@@ -129,7 +129,7 @@ def test_the_format_comes_from_the_extension(tmp_path: Path) -> None:
 
 
 @needs_matplotlib
-def test_curves_default_to_seed_001s_dimensions(tmp_path: Path) -> None:
+def test_curves_default_to_dims_0_32_64_as_blog_walkthroughs_plot_them(tmp_path: Path) -> None:
     assert default_dims(128) == [0, 32, 64]
     assert default_dims(2) == [0, 1] and default_dims(1) == [0]
     out = tmp_path / "curves.png"

@@ -13,7 +13,7 @@ import numpy as np
 PECLI = [sys.executable, "-m", "pecli"]
 
 
-def test_module_entry_point_prints_seed_001() -> None:
+def test_module_entry_point_prints_the_blog_walkthroughs_worked_example() -> None:
     r = subprocess.run(
         [*PECLI, "generate", "--len", "120", "--dim", "8"],
         capture_output=True,
