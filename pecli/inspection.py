@@ -19,7 +19,7 @@ Span = tuple[int | None, int | None]
 def json_number(x: Any) -> float | int | None:
     """A table value for JSON: the shortest text that round-trips in its own dtype; NaN/±Inf → None.
 
-    JSON has no NaN or Infinity, so they are written as ``null`` (documented in the README).
+    JSON has no NaN or Infinity, so they are written as ``null`` (documented in docs/inspect.md).
     """
     if isinstance(x, (int, np.integer)):
         return int(x)

@@ -4,7 +4,7 @@ Each preset is a kind plus parameters, the default size of the model it comes fr
 the table comes from (framework, class or function, version read).  ``--len``/``--dim``/``--grid``
 and any other recipe option override a preset's values.  No NumPy here (``--help`` stays fast).
 
-How exact each one is (see README "Presets"): ``float64`` presets reproduce the framework's
+How exact each one is (see docs/presets.md): ``float64`` presets reproduce the framework's
 float64 pipeline and match it bit for bit; ``float32`` presets emulate the framework's float32
 steps and match it to within its own exp/pow/sin rounding (a few float32 ulps of the angle, so
 the difference grows with the position); ``exact`` presets are the mathematically exact table

@@ -402,7 +402,7 @@ def presets_view(presets: list[Any], detail: bool) -> list[RenderableType]:
     return [grid, "pecli presets NAME shows one in full; pecli generate --preset NAME [--len N --dim D] builds it."]
 
 
-#: Shades from −1 to 1, so the picture survives without colour (NO_COLOR, pipes, the README).
+#: Shades from −1 to 1, so the picture survives without colour (NO_COLOR, pipes, the docs).
 _SHADES = " ░▒▓█"
 
 

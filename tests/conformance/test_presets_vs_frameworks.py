@@ -1,6 +1,6 @@
 """Every preset against its framework's own code (the wrappers in references.py).
 
-Expected (README "How exact each preset is"): float64 dialects bit-exact; float32 dialects within
+Expected (docs/presets.md, "How exact each preset is"): float64 dialects bit-exact; float32 dialects within
 ``4·2⁻²⁴·max(1, p)`` of the framework, p the largest position in the table (torch's float32
 exp/pow/sin are not correctly rounded for every input, so bit-exactness is impossible there);
 ``exact`` presets within one float32 ulp of the float64 pipeline they are the exact value of.
