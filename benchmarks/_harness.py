@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -65,3 +66,17 @@ class Report:
         print("-" * len(line))
         for r in self.rows:
             print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+def profile_pecli(args: list[str], title: str) -> None:
+    """cProfile's top entries (cumulative) for one ``pecli ARGS`` process, on stderr."""
+    out = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-s", "cumulative", "-m", "pecli", *args],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+    )
+    lines = out.stdout.splitlines()
+    start = next((i for i, s in enumerate(lines) if "ncalls" in s), 0)
+    print(f"--- cProfile, one {title} process (cumulative):", file=sys.stderr)
+    print("\n".join(lines[max(0, start - 3) : start + 40]), file=sys.stderr)

@@ -48,7 +48,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _harness import Report, cli_env, mb, pecli_cmd, read_through, warm_memory
+from _harness import Report, cli_env, mb, pecli_cmd, profile_pecli, read_through, warm_memory
 
 REPORT = Report("peak anon / VmHWM: pecli | baseline")
 
@@ -222,16 +222,7 @@ def case_diff(a: Path, b: Path, label: str, runs: int, warm: int, poll: float, p
         "",
     )
     if profile:
-        out = subprocess.run(
-            [sys.executable, "-m", "cProfile", "-s", "cumulative", "-m", "pecli", "diff", str(a), str(b)],
-            capture_output=True,
-            text=True,
-            env=env,
-        )
-        lines = out.stdout.splitlines()
-        start = next((i for i, s in enumerate(lines) if "ncalls" in s), 0)
-        print(f"--- cProfile, one `pecli diff` process, {label} (cumulative):", file=sys.stderr)
-        print("\n".join(lines[max(0, start - 3) : start + 40]), file=sys.stderr)
+        profile_pecli(["diff", str(a), str(b)], f"`pecli diff`, {label}")
 
 
 def main() -> None:

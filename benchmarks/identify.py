@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _harness import Report, cli_env, mb, pecli_cmd, read_through, warm_memory
+from _harness import Report, cli_env, mb, pecli_cmd, profile_pecli, read_through, warm_memory
 
 REPORT = Report("peak RSS pecli / baseline")
 
@@ -318,17 +318,7 @@ def case_verify(where: Path, size_mb: float, dim: int, runs: int, checks: list[t
 
 
 def profile_identify(where: Path, name: str) -> None:
-    path = where / f"{name}.npy"
-    out = subprocess.run(
-        [sys.executable, "-m", "cProfile", "-s", "cumulative", "-m", "pecli", "identify", str(path)],
-        capture_output=True,
-        text=True,
-        env=cli_env(),
-    )
-    lines = out.stdout.splitlines()
-    start = next((i for i, s in enumerate(lines) if "ncalls" in s), 0)
-    print(f"--- cProfile, one `pecli identify {path.name}` process (cumulative):", file=sys.stderr)
-    print("\n".join(lines[max(0, start - 3) : start + 40]), file=sys.stderr)
+    profile_pecli(["identify", str(where / f"{name}.npy")], f"`pecli identify {name}.npy`")
 
 
 def main() -> None:
