@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from pecli.dtypes import DTYPES
 from pecli.table import Table, read_rows, spread_windows
 
 if TYPE_CHECKING:
@@ -277,11 +278,17 @@ class Sample:
     def d(self) -> int:
         return self.table.shape[1]
 
-    @property
+    @cached_property
     def dtype(self) -> str:
-        """The table's dtype as a recipe names it (float64 for anything wider or integral)."""
-        name = self.table.dtype.name
-        return name if name in ("float16", "float32", "float64") else "float64"
+        """The dtype recipes fitted to the table are built in: the table's, ``bfloat16`` for
+        bfloat16 storage and for float32 values that are all bfloat16 values (bfloat16 weights or
+        caches saved as float32), float64 for anything wider or integral."""
+        name = self.table.dtype_name
+        if name == "float32":
+            raw = np.asarray(self.values, dtype=np.float32)
+            if raw.size and not np.any(raw.view(np.uint32) & 0xFFFF) and np.any(raw != np.rint(raw)):
+                return "bfloat16"
+        return name if name in DTYPES else "float64"
 
     @cached_property
     def scale(self) -> float:
@@ -290,21 +297,15 @@ class Sample:
         top = float(finite.max()) if finite.size else 0.0
         return top if top > 0 else 1.0
 
-    @cached_property
+    @property
     def storage(self) -> str:
-        """The precision the values really have: ``bfloat16`` when every sampled float32 value has
-        a zero low half (bfloat16 weights or caches read as float32), else the dtype."""
-        if self.dtype == "float32":
-            raw = np.asarray(self.values, dtype=np.float32)
-            if raw.size and not np.any(raw.view(np.uint32) & 0xFFFF) and np.any(raw != np.rint(raw)):
-                return "bfloat16"
+        """The precision the values really have (the same as :attr:`dtype`)."""
         return self.dtype
 
     @cached_property
     def eps(self) -> float:
-        """The rounding unit of the values: the dtype's epsilon, or half of bfloat16's (2⁻⁸) for
-        bfloat16 values read as float32."""
-        if self.storage == "bfloat16":
+        """The rounding unit of the values: the dtype's epsilon, or half of bfloat16's (2⁻⁸)."""
+        if self.dtype == "bfloat16":
             return 2.0**-8
         return float(np.finfo(self.dtype).eps)
 

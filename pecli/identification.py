@@ -371,10 +371,9 @@ def identify(table: Table, *, nearest: int = 5, progress: Progress | None = None
     if n == 0 or d == 0:
         raise PecliInputError(f"{table.source} is empty ({n}×{d}): there is nothing to identify")
     sample = Sample.read(table)
-    if sample.storage != sample.dtype:
+    if sample.dtype != table.dtype.name:
         sample.notes.append(
-            f"the values are {sample.storage} (read as {sample.dtype}): candidates are judged within "
-            f"{sample.storage} rounding"
+            f"the values are {sample.dtype} (read as {table.dtype.name}): candidates are built in {sample.dtype}"
         )
     presets = [(p, r) for p in PRESETS.values() for r in preset_recipes(p, sample)]
     found = _proposals(sample, presets)
@@ -401,7 +400,7 @@ def identify(table: Table, *, nearest: int = 5, progress: Progress | None = None
     return Identification(
         source=table.source,
         shape=(n, d),
-        dtype=table.dtype.name,
+        dtype=table.dtype_name,
         verdict=verdict,
         kind=kind,
         best=best,

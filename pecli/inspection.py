@@ -140,7 +140,7 @@ def header(table: Table) -> dict[str, Any]:
     return {
         "source": table.source,
         "shape": list(table.shape),
-        "dtype": table.dtype.name,
+        "dtype": table.dtype_name,
         "byte_order": byte_order,
         "nbytes": table.nbytes,
         "storage": info,

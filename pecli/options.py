@@ -256,7 +256,8 @@ recipe_options = _stack(
         "--dtype",
         type=LazyChoice(field_choices("dtype")),
         default=None,
-        help="Output dtype; values are computed in extended precision and rounded once.",
+        help="Output dtype; values are computed in extended precision and rounded once (a "
+        "framework's float32 pipeline: from its float32 values, as torch casts them).",
     ),
     recipe_option(
         "--freq",

@@ -58,7 +58,7 @@ def title(table: Table) -> str:
     """``sinusoidal (120, 8) float32  base=10000 layout=interleaved start=0``, after the file name
     when the table was read from a file."""
     n, d = table.shape
-    head = f"({n}, {d}) {table.dtype.name}"
+    head = f"({n}, {d}) {table.dtype_name}"
     where = "" if table.computed else f"{table.source}  "
     if table.recipe is None:
         return visible(f"{where}{head}")

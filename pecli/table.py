@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from pecli.dtypes import is_float, numpy_dtype, precision_of, round_to
 from pecli.errors import FormatError, PecliInputError
 from pecli.kernels.threads import prefetch
 from pecli.kinds.base import CHECK_WORK_ABOVE, Recipe, check_row_range
@@ -46,6 +47,9 @@ class Table:
     info: dict[str, Any] = field(default_factory=dict)
     #: Extra metadata written with the recipe (e.g. ``converted_from`` after a dtype change).
     provenance: dict[str, Any] = field(default_factory=dict)
+    #: The dtype the file stores the values in when it is not ``dtype``: ``"bfloat16"`` for
+    #: bfloat16 data served as float32 (exactly).  Writers write such a table back as bfloat16.
+    storage: str | None = None
 
     def __post_init__(self) -> None:
         # A recipe whose single row cannot be computed is refused before any work starts: every
@@ -63,13 +67,25 @@ class Table:
         A recipe is rebuilt at the new dtype (one rounding from the exact value); file data is
         cast, and the metadata records the dtype it came from.
         """
-        if np.dtype(dtype) == self.dtype:
-            return self
+        if numpy_dtype(dtype) == self.dtype:
+            if self.storage is None or self.storage == dtype:
+                return self
+            # bfloat16 read as float32, asked for as float32: the values stay, the storage goes.
+            return replace(self, storage=None, provenance={**self.provenance, "converted_from": self.storage})
+        if self.storage == dtype:
+            return self.as_stored()
         if self.computed:
             return Table.from_recipe(replace(self.data, dtype=dtype))
         recipe = replace(self.recipe, dtype=dtype) if self.recipe is not None else None
         provenance = {**self.provenance, "converted_from": self.provenance.get("converted_from", self.dtype.name)}
-        return Table(_Cast(self.data, np.dtype(dtype)), recipe, self.source, dict(self.info), provenance)
+        return Table(_Cast(self.data, dtype), recipe, self.source, dict(self.info), provenance)
+
+    def as_stored(self) -> Table:
+        """The table in the dtype its file stores it in (bfloat16 read as float32 goes back to
+        bfloat16, exactly); itself when that is its dtype."""
+        if self.storage is None or self.computed:
+            return self
+        return replace(self, data=_Cast(self.data, self.storage), storage=None)
 
     def section(self, r0: int, r1: int, c0: int, c1: int) -> Table:
         """Rows ``[r0, r1)`` and columns ``[c0, c1)`` (indices) as a table of their own.  It keeps
@@ -78,7 +94,7 @@ class Table:
         if (r0, r1, c0, c1) == (0, n, 0, d):
             return self
         info = {**self.info, "section": f"rows {r0}:{r1}, columns {c0}:{c1} of {self.source}"}
-        return Table(_Section(self, r0, r1, c0, c1), None, self.source, info, dict(self.provenance))
+        return Table(_Section(self, r0, r1, c0, c1), None, self.source, info, dict(self.provenance), self.storage)
 
     @property
     def computed(self) -> bool:
@@ -91,8 +107,16 @@ class Table:
 
     @property
     def dtype(self) -> np.dtype[Any]:
+        if self.computed:
+            return numpy_dtype(self.data.dtype)
         dtype: np.dtype[Any] = np.dtype(self.data.dtype)
         return dtype
+
+    @property
+    def dtype_name(self) -> str:
+        """The dtype the values are held in, as people name it: the file's storage (``bfloat16``,
+        served as float32) or ``dtype``."""
+        return self.storage or self.dtype.name
 
     @property
     def start(self) -> int:
@@ -101,8 +125,10 @@ class Table:
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the values as held (bfloat16 storage: 2 per value)."""
         n, d = self.shape
-        return n * d * self.dtype.itemsize
+        precision = precision_of(self.dtype_name)
+        return n * d * (precision.itemsize if precision is not None else self.dtype.itemsize)
 
     # -- memory ------------------------------------------------------------------------------------
     def work_bytes(self, rows: int, copies: int = 1) -> int:
@@ -201,17 +227,18 @@ class _Section:
 
 
 class _Cast:
-    """An array-like whose slices come out in another dtype (refused where a value overflows it)."""
+    """An array-like whose slices come out in another dtype, rounded once (refused where a value
+    overflows it)."""
 
-    def __init__(self, data: Any, dtype: np.dtype[Any]) -> None:
-        self.data, self.dtype, self.shape = data, dtype, data.shape
+    def __init__(self, data: Any, dtype: str) -> None:
+        self.data, self.name, self.dtype, self.shape = data, dtype, numpy_dtype(dtype), data.shape
 
     def __getitem__(self, key: slice) -> Any:
         block = np.asarray(self.data[key])
         with np.errstate(over="ignore"):
-            out = block.astype(self.dtype)
-        if out.dtype.kind == "f" and block.dtype.kind == "f" and out.dtype.itemsize < block.dtype.itemsize:
-            check_fits_dtype(block, self.dtype, (key.start or 0) if isinstance(key, slice) else 0, out)
+            out = round_to(block, self.name)
+        if is_float(block.dtype) and out.dtype.itemsize < block.dtype.itemsize:
+            check_fits_dtype(block, self.name, (key.start or 0) if isinstance(key, slice) else 0, out)
         return out
 
 
@@ -220,13 +247,13 @@ def check_fits_dtype(block: np.ndarray, dtype: Any, first_row: int = 0, cast: np
 
     The message names the largest such value, its row and ``dtype``'s largest finite value.
     """
-    dtype = np.dtype(dtype)
-    if dtype.kind != "f" or block.size == 0:
+    precision = precision_of(dtype)
+    if precision is None or block.size == 0:
         return
     if cast is None:
         with np.errstate(over="ignore"):
-            cast = block.astype(dtype)
-    overflow = np.isinf(cast)
+            cast = round_to(block, precision.name)
+    overflow = np.isinf(cast.astype(np.float32) if precision.name == "bfloat16" else cast)
     if not overflow.any():
         return
     overflow &= np.isfinite(block)
@@ -237,7 +264,7 @@ def check_fits_dtype(block: np.ndarray, dtype: Any, first_row: int = 0, cast: np
     k = int(np.argmax(np.abs(values)))
     row = first_row + int(where[k]) // max(1, block.shape[-1] if block.ndim > 1 else 1)
     raise FormatError(
-        f"row {row} holds {float(values[k]):g}, beyond {dtype.name}'s largest value {float(np.finfo(dtype).max):g}: "
+        f"row {row} holds {float(values[k]):g}, beyond {precision.name}'s largest value {precision.max:g}: "
         f"keep a wider --dtype (float32 or float64), or scale the values"
     )
 
@@ -245,8 +272,8 @@ def check_fits_dtype(block: np.ndarray, dtype: Any, first_row: int = 0, cast: np
 def ensure_values_fit(table: Table, dtype: Any, progress: Progress | None = None) -> None:
     """Read ``table`` once, in blocks, and refuse it if a finite value overflows ``dtype`` (before
     anything is written: a conversion refused halfway would have written part of a stream)."""
-    dtype = np.dtype(dtype)
-    if table.computed or dtype.kind != "f" or dtype.itemsize >= table.dtype.itemsize:
+    precision = precision_of(dtype)
+    if table.computed or precision is None or precision.itemsize >= table.dtype.itemsize:
         return
     row = 0
     for block in table.blocks(progress):

@@ -144,7 +144,9 @@ def test_a_bfloat16_copy_is_storage_for_diff_and_identify(tmp_path: Path) -> Non
     result = CliRunner().invoke(cli, ["identify", str(tmp_path / "bf16.npy"), "--json"])
     doc = json.loads(result.stdout)
     assert doc["verdict"] == "match" and "fairseq" in doc["names"], doc["notes"]
-    assert "the values are bfloat16 (read as float32): candidates are judged within bfloat16 rounding" in doc["notes"]
+    # The candidates are built in bfloat16, so the rebuild it prints is a bfloat16 table.
+    assert "the values are bfloat16 (read as float32): candidates are built in bfloat16" in doc["notes"]
+    assert "dtype=bfloat16" in doc["check"]
     check = CliRunner().invoke(cli, doc["check"].split()[1:])
     assert check.exit_code == 0
 

@@ -190,7 +190,7 @@ def test_digits_override_for_text(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------ C header
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_c_header_compiles_to_the_same_bits(tmp_path: Path, dtype: str) -> None:
     r = Sinusoidal(50, 7, start=1000, dtype=dtype)
     header = tmp_path / "pe_table.h"

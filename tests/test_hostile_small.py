@@ -189,9 +189,9 @@ def test_npz_through_a_fifo_is_a_valid_archive(run, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["inspect", "ld.npy"], "ld.npy holds float128 values: pecli reads float16, float32 and float64"),
-        (["inspect", "ld.npz"], "ld.npz:pe holds float128 values: pecli reads float16, float32 and float64"),
-        (["export", "ld.npy", "-o", "out.safetensors"], "(and bfloat16 in safetensors or .pt)"),
+        (["inspect", "ld.npy"], "ld.npy holds float128 values: pecli reads float16, bfloat16, float32 and float64"),
+        (["inspect", "ld.npz"], "ld.npz:pe holds float128 values: pecli reads float16, bfloat16, float32 and float64"),
+        (["export", "ld.npy", "-o", "out.safetensors"], "pecli reads float16, bfloat16, float32 and float64 tables"),
         (["diff", "ld.npy", "ld.npy"], "holds float128 values"),
     ],
 )

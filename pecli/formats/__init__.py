@@ -278,6 +278,7 @@ def write_table(
     ``force``.  Formats without room for metadata get a ``PATH.json`` sidecar with the recipe.
     """
     options = options or WriteOptions()
+    table = table.as_stored()  # bfloat16 read as float32 is written as bfloat16
     if not isinstance(dest, (str, Path)):
         if fmt is None:
             raise FormatError("writing to a stream needs a format name")

@@ -15,6 +15,7 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
+from pecli.dtypes import DTYPES, is_bfloat16, round_to
 from pecli.errors import FormatError, StaleMetadataWarning
 from pecli.kinds import recipe_from_metadata
 from pecli.kinds.base import SCHEMA
@@ -23,8 +24,6 @@ from pecli.table import Progress, Table
 SIDECAR_SCHEMA = "pecli-sidecar/1"
 #: Name of the table inside multi-array files pecli writes (h5 dataset, npz entry, tensor name).
 DEFAULT_KEY = "pe"
-#: Significant digits that make text round-trip bit-exactly, per dtype.
-ROUND_TRIP_DIGITS = {"float16": 5, "float32": 9, "float64": 17}
 #: Entry/attribute holding the JSON metadata in formats that store it next to the data.
 META_KEY = "pecli_recipe"
 
@@ -99,11 +98,15 @@ def fingerprint(table: Table) -> str:
     from pecli.table import spread_windows
 
     n, d = table.shape
-    h = hashlib.blake2b(f"{n}x{d}:{table.dtype.name}".encode(), digest_size=12)
+    name = table.storage or table.dtype.name  # bfloat16 read as float32 hashes as bfloat16
+    h = hashlib.blake2b(f"{n}x{d}:{name}".encode(), digest_size=12)
     for a, b in spread_windows(n, FINGERPRINT_WINDOWS, FINGERPRINT_ROWS):
         rows = np.ascontiguousarray(table.rows(a, b))
+        if name == "bfloat16":
+            rows = (rows.view(np.uint32) >> 16).astype("<u2") if rows.dtype == np.float32 else rows.view("<u2")
         h.update(rows.astype(rows.dtype.newbyteorder("<"), copy=False).tobytes())
-    return f"{n * d * table.dtype.itemsize}:{h.hexdigest()}"
+    itemsize = DTYPES[name].itemsize if name in DTYPES else table.dtype.itemsize
+    return f"{n * d * itemsize}:{h.hexdigest()}"
 
 
 class NumberTooLarge(ValueError):
@@ -190,6 +193,27 @@ class Rows:
         return block[a - o0 * per : b - o0 * per]
 
 
+class Bfloat16Rows:
+    """bfloat16 values stored as 2-byte words (safetensors' BF16, a ``|V2`` .npy as
+    ``jax.numpy.save`` writes it, a bfloat16 array), served as float32: exact, a bfloat16 is the
+    top half of a float32.  pecli computes and compares in float32/float64, so reading bfloat16
+    as float32 loses nothing; the table remembers its storage (:attr:`Table.storage`) and writes
+    it back as bfloat16."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw, self.shape, self.dtype = raw, raw.shape, np.dtype(np.float32)
+
+    def __getitem__(self, key: Any) -> Any:
+        return (np.asarray(self.raw[key]).view("<u2").astype(np.uint32) << 16).view(np.float32)
+
+
+def is_bfloat16_storage(dtype: np.dtype[Any]) -> bool:
+    """Whether an array of ``dtype`` holds bfloat16 values: ml_dtypes' bfloat16, or a 2-byte
+    void (``|V2``), which is how NumPy saves bfloat16 without ml_dtypes' help (JAX's
+    ``jax.numpy.load`` reads it back as bfloat16 too)."""
+    return is_bfloat16(dtype) or (dtype.kind == "V" and dtype.itemsize == 2 and dtype.fields is None)
+
+
 def array_table(
     data: Any,
     source: str,
@@ -197,17 +221,24 @@ def array_table(
     metadata: dict[str, Any] | None = None,
     sidecar_of: Path | None = None,
     text_data: bool = False,
+    storage: str | None = None,
 ) -> Table:
     """Wrap a readable array as a Table: check it is a 2-D float table, attach its recipe.
 
     ``text_data``: the values were parsed from text into float64; the stored metadata's dtype is
-    restored (exact, because the text holds enough digits to round-trip).
+    restored (exact, because the text holds enough digits to round-trip).  ``storage``: the
+    dtype the values are stored in when the reader serves them in another (``bfloat16`` served
+    as float32); bfloat16 arrays (and ``|V2`` ones) are served that way here.
     """
     meta = dict(metadata or {})
     if not meta and sidecar_of is not None:
         meta = read_sidecar(Path(str(sidecar_of) + ".json"), tuple(data.shape), info)
-    if text_data and isinstance(meta.get("dtype"), str) and meta["dtype"] in ROUND_TRIP_DIGITS:
-        data = data.astype(meta["dtype"])
+    if is_bfloat16_storage(np.dtype(data.dtype)):
+        data, storage = Bfloat16Rows(data), "bfloat16"
+    if text_data and isinstance(meta.get("dtype"), str) and meta["dtype"] in DTYPES:
+        data = round_to(data, meta["dtype"])
+        if meta["dtype"] == "bfloat16":
+            data, storage = Bfloat16Rows(data), "bfloat16"
     elif text_data and data.dtype == np.float64 and round_trips_float32(data):
         # Text says nothing of its dtype: numbers that are all float32 values were float32.
         data = data.astype(np.float32)
@@ -216,7 +247,7 @@ def array_table(
     if dtype.kind != "f" or dtype.name not in ("float16", "float32", "float64"):
         raise FormatError(
             f"{source} holds {dtype} values: pecli reads floating-point tables (float16/32/64; "
-            "bfloat16 in safetensors or .pt)"
+            "bfloat16 read as float32)"
         )
     shape = tuple(int(s) for s in data.shape)
     if not shape:
@@ -229,19 +260,22 @@ def array_table(
             info["reshaped"] = f"{shape} → {view.shape}" + ("" if len(view.inner) <= 2 else " (leading axes as rows)")
         data = view
     info.setdefault("byte order", byte_order(dtype))
+    if storage is not None:
+        info.setdefault("stored dtype", storage)
+        info.setdefault("note", f"{storage} values are shown as float32 (exactly)")
     recipe = recipe_from_metadata(meta) if meta else None
-    if recipe is not None and (recipe.shape != tuple(data.shape) or recipe.dtype != dtype.name):
+    if recipe is not None and (recipe.shape != tuple(data.shape) or recipe.dtype not in (dtype.name, storage)):
         info["note"] = f"stored recipe {recipe.shape} {recipe.dtype} does not match the data; ignored"
         recipe = None
     provenance = {k: v for k, v in meta.items() if k == "converted_from"}
-    table = Table(data, recipe, source, info, provenance)
+    table = Table(data, recipe, source, info, provenance, storage)
     stored = meta.get("fingerprint")
     if recipe is not None and stored is not None and stored != fingerprint(table):
         # The data was rewritten after pecli wrote it: the recipe would label other numbers.
         where = info.get("metadata", "the stored metadata")
         info["note"] = f"{where} was written for other data (its fingerprint does not match): recipe ignored"
         warnings.warn(f"{source}: {info['note']}", StaleMetadataWarning, stacklevel=2)
-        table = Table(data, None, source, info, provenance)
+        table = Table(data, None, source, info, provenance, storage)
     return table
 
 
@@ -319,7 +353,10 @@ def sidecar_text(table: Table) -> str:
 
 
 def text_digits(table: Table, options: WriteOptions) -> int:
-    return options.digits if options.digits is not None else ROUND_TRIP_DIGITS.get(table.dtype.name, 17)
+    if options.digits is not None:
+        return options.digits
+    precision = DTYPES.get(table.dtype.name)
+    return precision.digits if precision is not None else 17
 
 
 def write_all(fp: IO[bytes], chunks: Any) -> None:

@@ -2,7 +2,7 @@
 
 float32 values are written with 9 significant digits and an ``f`` suffix, float64 with 17: a C
 compiler reads both back to the same bits (checked in the tests by compiling the header).
-float16 has no standard C type and is written as exact float literals.
+float16 and bfloat16 have no standard C type and are written as exact float literals.
 """
 
 from __future__ import annotations

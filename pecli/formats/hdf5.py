@@ -42,13 +42,17 @@ def _write_h5(table: Table, path: Path, options: WriteOptions, progress: Progres
         rows = max(1, min(n, _CHUNK_BYTES // max(1, d * table.dtype.itemsize)))
         kwargs = {"compression": name, "compression_opts": level, "shuffle": True, "chunks": (rows, d)}
     with h5py.File(path, "w") as f:
+        bf16 = table.dtype.name == "bfloat16"
         try:
-            ds = f.create_dataset(options.key, shape=table.shape, dtype=table.dtype, **kwargs)
+            dtype = h5py.Datatype(bfloat16_type()) if bf16 else table.dtype
+            ds = f.create_dataset(options.key, shape=table.shape, dtype=dtype, **kwargs)
         except ValueError as exc:
             raise FormatError(f"cannot create dataset {options.key!r}: {first_line(exc)}") from exc
         start = 0
         for block in table.blocks(progress):
-            ds[start : start + len(block)] = block
+            # bfloat16 goes in as float32, which holds every bfloat16 value: HDF5's conversion to
+            # the file's bfloat16 type is then exact.
+            ds[start : start + len(block)] = block.astype(np.float32) if bf16 else block
             start += len(block)
         meta = _table_metadata(table)
         for key, value in meta.items():
@@ -57,6 +61,31 @@ def _write_h5(table: Table, path: Path, options: WriteOptions, progress: Progres
             # The one pecli reads back, as a fixed-length byte string: reading a variable-length
             # string from an untrusted file can make libhdf5 loop or allocate gigabytes.
             ds.attrs.create(META_KEY, np.bytes_(json.dumps(meta).encode()))
+
+
+def bfloat16_type() -> Any:
+    """HDF5's description of bfloat16: a 2-byte little-endian IEEE-style float with 1 sign, 8
+    exponent (bias 127) and 7 mantissa bits, the layout of HDF5 2.0's ``H5T_FLOAT_BFLOAT16LE``.
+    Any HDF5 reader converts it to a standard float (h5py reads it as float32, exactly)."""
+    import h5py
+
+    t = h5py.h5t.IEEE_F32LE.copy()
+    t.set_fields(15, 7, 8, 0, 7)  # sign bit, exponent at bit 7 (8 bits), mantissa at 0 (7 bits)
+    t.set_size(2)
+    t.set_ebias(127)
+    return t
+
+
+def _is_bfloat16(t: Any) -> bool:
+    """Whether an HDF5 datatype is bfloat16 (:func:`bfloat16_type`'s layout, either byte order)."""
+    import h5py
+
+    return (
+        isinstance(t, h5py.h5t.TypeFloatID)
+        and t.get_size() == 2
+        and t.get_fields() == (15, 7, 8, 0, 7)
+        and t.get_ebias() == 127
+    )
 
 
 def _open(path: Path, stack: ExitStack) -> Any:
@@ -388,7 +417,8 @@ def _read_h5_unchecked(path: Path, key: str | None, stack: ExitStack) -> Table:
         # chunk of a row to fill it (seconds for one row of a file declaring 10⁶ × 10⁶ in (1, 8)
         # chunks); a broadcast view answers at once, with no memory.
         data = np.broadcast_to(np.asarray(ds.fillvalue, dtype=ds.dtype), ds.shape)
-    return array_table(data, f"{path}:{name}" if key else str(path), info, meta)
+    storage = "bfloat16" if _is_bfloat16(ds.id.get_type()) else None  # h5py reads it as float32
+    return array_table(data, f"{path}:{name}" if key else str(path), info, meta, storage=storage)
 
 
 H5 = Format(

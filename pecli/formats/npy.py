@@ -13,6 +13,7 @@ from typing import IO, Any, cast
 
 import numpy as np
 
+from pecli.dtypes import DTYPES
 from pecli.errors import FormatError
 from pecli.formats._common import (
     META_KEY,
@@ -35,11 +36,13 @@ def _npy_header(table: Table) -> dict[str, Any]:
 def _write_npy(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
     np.lib.format.write_array_header_1_0(fp, _npy_header(table))
     for block in table.blocks(progress):
-        fp.write(np.ascontiguousarray(block).data)
+        fp.write(np.ascontiguousarray(block).view(np.uint8).data)  # bytes: bfloat16 has no buffer format
 
 
-#: The float widths pecli computes, compares and writes in every format.
+#: The float widths NumPy names that pecli reads from .npy/.npz (bfloat16 is stored as ``|V2``:
+#: see ``array_table``).
 FLOAT_DTYPES = ("float16", "float32", "float64")
+_READABLE = ", ".join(list(DTYPES)[:-1]) + " and " + list(DTYPES)[-1]
 
 
 def _check_float_width(dtype: np.dtype[Any], source: str) -> None:
@@ -47,8 +50,8 @@ def _check_float_width(dtype: np.dtype[Any], source: str) -> None:
     objects) are refused by ``array_table`` with its own message."""
     if dtype.kind == "f" and dtype.name not in FLOAT_DTYPES:
         raise FormatError(
-            f"{source} holds {dtype.name} values: pecli reads float16, float32 and float64 tables "
-            "(and bfloat16 in safetensors or .pt); convert it, e.g. with numpy's astype('float64')"
+            f"{source} holds {dtype.name} values: pecli reads {_READABLE} tables; "
+            "convert it, e.g. with numpy's astype('float64')"
         )
 
 

@@ -21,6 +21,7 @@ from pecli.errors import FormatError
 from pecli.formats._common import (
     META_KEY,
     ArrayInfo,
+    Bfloat16Rows,
     Format,
     WriteOptions,
     array_table,
@@ -48,7 +49,7 @@ _DTYPES = {
     "U64": "<u8",
     "BOOL": "?",
 }
-_CODES = {"float16": "F16", "float32": "F32", "float64": "F64"}
+_CODES = {"float16": "F16", "bfloat16": "BF16", "float32": "F32", "float64": "F64"}
 
 
 def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
@@ -66,8 +67,10 @@ def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progres
     text += b" " * (-len(text) % 8)  # the reference writer pads the header to 8 bytes
     fp.write(struct.pack("<Q", len(text)))
     fp.write(text)
-    little = table.dtype.newbyteorder("<")
+    little = np.dtype("<u2") if table.dtype.name == "bfloat16" else table.dtype.newbyteorder("<")
     for block in table.blocks(progress):
+        if table.dtype.name == "bfloat16":
+            block = block.view(np.uint16)  # the bits as they are: BF16 is stored little-endian
         fp.write(np.ascontiguousarray(block, dtype=little).data)
 
 
@@ -140,16 +143,6 @@ def _list(path: Path) -> list[ArrayInfo]:
     return _arrays(_header(path)[0])
 
 
-class _BFloat16:
-    """bfloat16 stored as uint16, served as float32 (exact: bf16 is the top half of an f32)."""
-
-    def __init__(self, raw: Any) -> None:
-        self.raw, self.shape, self.dtype = raw, raw.shape, np.dtype(np.float32)
-
-    def __getitem__(self, key: Any) -> Any:
-        return (np.asarray(self.raw[key]).astype(np.uint32) << 16).view(np.float32)
-
-
 def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     from pecli.formats import choose_key
 
@@ -172,13 +165,13 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
         "file_size": path.stat().st_size,
     }
     if code == "BF16":
-        data = _BFloat16(data)
-        info["note"] = "bfloat16 values are shown as float32 (exactly)"
+        data = Bfloat16Rows(data)
     stored = header.get("__metadata__")
     meta = decode_metadata(stored.get(META_KEY), key=name) if isinstance(stored, dict) else {}
     if isinstance(stored, dict):
         info["metadata keys"] = ", ".join(sorted(stored)) or "none"
-    return array_table(data, f"{path}:{name}" if key else str(path), info, meta)
+    storage = "bfloat16" if code == "BF16" else None
+    return array_table(data, f"{path}:{name}" if key else str(path), info, meta, storage=storage)
 
 
 SAFETENSORS = Format(

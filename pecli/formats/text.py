@@ -11,10 +11,10 @@ from typing import IO, Any
 
 import numpy as np
 
+from pecli.dtypes import DTYPES, round_to
 from pecli.errors import FormatError
 from pecli.formats._common import (
     READ_AS_FLOAT32,
-    ROUND_TRIP_DIGITS,
     Format,
     NumberTooLarge,
     WriteOptions,
@@ -432,8 +432,8 @@ def _delimited_reader(sep: str, name: str) -> Callable[[Path, str | None, ExitSt
         # dtype, else float32 when every number is a float32 value (checked piece by piece above).
         meta = read_sidecar(Path(str(path) + ".json"), tuple(arr.shape), info)
         dtype = meta.get("dtype")
-        if isinstance(dtype, str) and dtype in ROUND_TRIP_DIGITS:
-            arr = arr.astype(dtype, copy=False)
+        if isinstance(dtype, str) and dtype in DTYPES:
+            arr = round_to(arr, dtype)
         elif reader.narrow:
             arr = arr.astype(np.float32)
             info["read as"] = READ_AS_FLOAT32
@@ -511,8 +511,8 @@ def _read_json(path: Path, key: str | None, stack: ExitStack) -> Table:
     if key is not None and key != doc.get("key"):
         raise FormatError(f"{path} holds one table named {doc.get('key')!r}, not {key!r}")
     dtype = doc.get("dtype", "float64")
-    if dtype not in ("float16", "float32", "float64"):
-        raise FormatError(f"{path} declares dtype {dtype!r}: expected float16, float32 or float64")
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise FormatError(f"{path} declares dtype {dtype!r}: expected {', '.join(DTYPES)}")
     rows = doc["data"]
     width = len(rows[0]) if rows and isinstance(rows[0], list) else -1
     values = []
@@ -523,11 +523,17 @@ def _read_json(path: Path, key: str | None, stack: ExitStack) -> Table:
             values.append([_NONFINITE[v] if isinstance(v, str) else float(v) for v in row])
         except (KeyError, TypeError, ValueError, OverflowError):
             raise FormatError(f"{path} row {k} holds a value that is not a number") from None
-    arr = np.array(values, dtype=np.float64).reshape(len(values), max(width, 0)).astype(dtype)
+    arr = round_to(np.array(values, dtype=np.float64).reshape(len(values), max(width, 0)), dtype)
     if "shape" in doc and list(arr.shape) != doc["shape"]:
         raise FormatError(f"{path} declares shape {doc['shape']} but holds {list(arr.shape)}")
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     return array_table(arr, str(path), {"format": "json", "file_size": path.stat().st_size}, meta)
+
+
+def _digits(dtype: np.dtype[Any]) -> int:
+    """Significant digits a value of ``dtype`` is written with (what round-trips it)."""
+    precision = DTYPES.get(dtype.name)
+    return precision.digits if precision is not None else 17
 
 
 CSV = Format(
@@ -538,7 +544,7 @@ CSV = Format(
     _delimited_writer(","),
     _delimited_reader(",", "csv"),
     "sidecar",
-    lambda dt: 0.8 * {"float16": 5, "float32": 9}.get(dt.name, 17),
+    lambda dt: 0.8 * _digits(dt),
 )
 TSV = Format(
     "tsv",
@@ -548,7 +554,7 @@ TSV = Format(
     _delimited_writer("\t"),
     _delimited_reader("\t", "tsv"),
     "sidecar",
-    lambda dt: 0.8 * {"float16": 5, "float32": 9}.get(dt.name, 17),
+    lambda dt: 0.8 * _digits(dt),
 )
 JSON = Format(
     "json",
@@ -558,5 +564,5 @@ JSON = Format(
     _write_json,
     _read_json,
     "inline",
-    lambda dt: 0.8 * {"float16": 6, "float32": 10}.get(dt.name, 18),
+    lambda dt: 0.8 * (_digits(dt) + 1),
 )

@@ -39,7 +39,11 @@ def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progres
     for block in table.blocks(progress):
         data[start : start + len(block)] = block
         start += len(block)
-    obj: dict[str, Any] = {options.key: torch.from_numpy(data)}
+    if table.dtype.name == "bfloat16":  # torch takes no ml_dtypes array: the same bits as int16
+        tensor = torch.from_numpy(data.view(np.int16)).view(torch.bfloat16)
+    else:
+        tensor = torch.from_numpy(data)
+    obj: dict[str, Any] = {options.key: tensor}
     meta = _table_metadata(table)
     if meta:
         obj[META_KEY] = json.dumps({**meta, "key": options.key})
@@ -89,15 +93,16 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     if tensor.dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64) or tensor.is_conj():
         raise FormatError(f"{path}:{name} holds {tensor.dtype} values: pecli reads float16/32/64 and bfloat16 tensors")
     ensure_fits_in_memory(tensor.numel() * tensor.element_size(), f"reading {path}:{name}")
+    storage = None
     if tensor.dtype == torch.bfloat16:
-        tensor = tensor.float()  # exact: bfloat16 is the top half of a float32
+        tensor, storage = tensor.float(), "bfloat16"  # exact: bfloat16 is the top half of a float32
     meta = decode_metadata(obj.get(META_KEY), key=name) if isinstance(obj.get(META_KEY), str) else {}
     info = {
         "format": "pt (torch.load weights_only=True)",
         "tensor": name or "(the file's only tensor)",
         "file_size": path.stat().st_size,
     }
-    return array_table(tensor.numpy(), f"{path}:{name}" if key else str(path), info, meta)
+    return array_table(tensor.numpy(), f"{path}:{name}" if key else str(path), info, meta, storage=storage)
 
 
 TORCH = Format(

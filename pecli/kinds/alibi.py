@@ -15,13 +15,13 @@ from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 
+from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
 from pecli.kernels.exact import frequencies
 from pecli.kernels.pipelines import f32
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param
 
-DType = Literal["float16", "float32", "float64"]
 AlibiPart = Literal["slopes", "bias"]
 AlibiOrigin = Literal["first", "last"]
 AlibiForm = Literal["list", "pow", "recip"]

@@ -12,9 +12,10 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pecli.dtypes import DTYPES, round_to
 from pecli.errors import RecipeError
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
 #: Version of the metadata schema written next to every table (see ``to_metadata``).
 SCHEMA = "pecli/1"
-ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8}
 
 #: float64 temporaries a kernel holds per cell of the row block it works on (measured: the exact
 #: kernel peaks at ~130 bytes per cell of a one-row block, the float32/float64 pipelines at ~70).
@@ -134,7 +134,7 @@ class Recipe:
     @property
     def nbytes(self) -> int:
         n, d = self.shape
-        return n * d * ITEMSIZE[self.dtype]
+        return n * d * DTYPES[self.dtype].itemsize
 
     def rows(self, r0: int, r1: int) -> np.ndarray:
         """Rows ``[r0, r1)`` of the table, built directly (bit-identical to the whole table's)."""
@@ -169,12 +169,16 @@ class Recipe:
             return (ROTATION_BYTES_PER_COLUMN + SCRATCH_BYTES_PER_CELL * threads) * d
         block = max(d, min(rows * d, BLOCK_CELLS))
         threads = max(1, min(cpu_threads(), -(-rows * d // block)))
-        return SCRATCH_BYTES_PER_CELL * block * threads
+        scratch = SCRATCH_BYTES_PER_CELL * block * threads
+        if self.dtype == "bfloat16":
+            # The rows in the carrier dtype, and float32 temporaries of their rounding.
+            scratch += rows * d * (DTYPES[self.carrier()].itemsize + 12)
+        return scratch
 
     def work_bytes(self, rows: int) -> int:
         """Peak bytes of building ``rows`` rows at once: the rows in ``dtype`` plus the scratch."""
         n, d = self.shape
-        return max(0, min(rows, n)) * d * ITEMSIZE[self.dtype] + self.scratch_bytes(rows)
+        return max(0, min(rows, n)) * d * DTYPES[self.dtype].itemsize + self.scratch_bytes(rows)
 
     def width_option(self) -> str:
         """The option that sets the table's width (``--dim`` for most kinds), for error messages."""
@@ -200,7 +204,7 @@ class Recipe:
 
         n, d = self.shape
         rows = max(1, min(rows, n))
-        out = rows * d * ITEMSIZE[self.dtype]
+        out = rows * d * DTYPES[self.dtype].itemsize
         what = "one row" if rows == 1 else f"{rows} rows"
         if fix is None:
             fix = f"use a smaller {self.width_option()}"
@@ -225,6 +229,13 @@ class Recipe:
     def max_position(self) -> float:
         """The largest position (angle multiplier) the table holds: what rounding grows with."""
         return float(self.start + self.shape[0])
+
+    def carrier(self) -> str:
+        """The dtype a bfloat16 table is built in before its one rounding to bfloat16: float32 when
+        the recipe reproduces a float32 pipeline (the framework's way: torch computes in float32
+        and casts, as ``LlamaRotaryEmbedding`` does for a bfloat16 input), else float64 (the
+        exact table, or a float64 pipeline, rounded once)."""
+        return "float32" if getattr(self, "compute", None) == "float32" else "float64"
 
     def pipeline(self) -> str:
         """How the values are computed: ``exact`` or the framework pipeline's name."""
@@ -285,7 +296,8 @@ class Recipe:
 
 
 def _checked_rows(rows: Callable[[Any, int, int], np.ndarray]) -> Callable[[Any, int, int], np.ndarray]:
-    """``rows`` preceded by :meth:`Recipe.ensure_rows_fit` (a range outside the table is left to ``rows``)."""
+    """``rows`` preceded by :meth:`Recipe.ensure_rows_fit` (a range outside the table is left to
+    ``rows``); a bfloat16 recipe's rows are its :meth:`Recipe.carrier` rows rounded once."""
 
     @functools.wraps(rows)
     def checked(self: Recipe, r0: int, r1: int) -> np.ndarray:
@@ -295,6 +307,8 @@ def _checked_rows(rows: Callable[[Any, int, int], np.ndarray]) -> Callable[[Any,
             count = 0  # not row numbers: ``rows`` says what is wrong
         if count:
             self.ensure_rows_fit(count)
+        if self.dtype == "bfloat16":
+            return round_to(rows(replace(self, dtype=self.carrier()), r0, r1), "bfloat16")  # type: ignore[type-var]
         return rows(self, r0, r1)
 
     checked._checks_memory = True  # type: ignore[attr-defined]
@@ -329,7 +343,6 @@ def parameter_types(cls: type[Recipe]) -> dict[str, str]:
 
 
 __all__ = [
-    "ITEMSIZE",
     "SCHEMA",
     "Recipe",
     "check_row_range",

@@ -13,11 +13,11 @@ from typing import ClassVar, Literal, get_args
 
 import numpy as np
 
+from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
 
-DType = Literal["float16", "float32", "float64"]
 Init = Literal["normal", "truncated-normal"]
 
 

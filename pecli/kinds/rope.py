@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 
+from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Arr, Sample, cosine_frequencies, fit_base, round_number
 from pecli.kernels.exact import row_blocks, sincos, turns
@@ -24,7 +25,6 @@ from pecli.kernels.pipelines import f32
 from pecli.kernels.rope_scaling import inv_freq_float32, inv_freq_float64, yarn_mscale
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, optional_float, positive_float, spell
 
-DType = Literal["float16", "float32", "float64"]
 RopeLayout = Literal["half", "pairs", "once"]
 RopePart = Literal["cos", "sin", "angle", "inv_freq"]
 Scaling = Literal["default", "linear", "dynamic", "yarn", "longrope", "llama3"]

@@ -16,13 +16,13 @@ from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 
+from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Arr, Ids, Sample
 from pecli.kernels.exact import frequencies, sincos
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, positive_float
 
-DType = Literal["float16", "float32", "float64"]
 Compute = Literal["exact", "float64", "float32"]
 Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp"]
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal, cast, get_args
 
 import numpy as np
 
+from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Ids, Sample, nonzero_runs, pair_frequencies, start_position
 from pecli.kernels.exact import frequencies, row_blocks
@@ -23,7 +24,6 @@ from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.rotation import fill_sincos
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
 
-DType = Literal["float16", "float32", "float64"]
 Layout = Literal["interleaved", "split", "cos-first"]
 Freq = Literal["paper", "t2t", "half"]
 Odd = Literal["sin", "zero", "truncate", "error"]

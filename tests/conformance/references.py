@@ -335,6 +335,7 @@ def hf_llama_rope(
     position_ids: Iterable[int] | np.ndarray,
     head_dim: int = 64,
     max_position_embeddings: int = 2048,
+    x_dtype: str = "float32",
 ) -> Arrays:
     """transformers ``models/llama/modeling_llama.py::LlamaRotaryEmbedding`` (checked: 5.23.0).
 
@@ -345,7 +346,8 @@ def hf_llama_rope(
     truncate]}``; longrope ``{short_factor, long_factor, original_max_position_embeddings[, factor,
     attention_factor]}`` (lists of length ``dim/2``); llama3 ``{factor, low_freq_factor, high_freq_factor,
     original_max_position_embeddings, rope_theta}``), then calls the module's ``forward(x, position_ids)``
-    once with all of ``position_ids`` (float32 ``x``).
+    once with all of ``position_ids`` (``x`` of ``x_dtype``: forward casts cos/sin to it, e.g. bfloat16;
+    bfloat16 results are returned as float32, exactly).
 
     Returns ``cos``/``sin`` ``(n, head_dim)`` float32 (rotate_half layout ``[f0..f_{h-1}, f0..f_{h-1}]``,
     already multiplied by ``attention_scaling``), ``inv_freq`` *as used by that forward* (dynamic and
@@ -372,9 +374,11 @@ def hf_llama_rope(
     )
     with torch.no_grad():
         module = LlamaRotaryEmbedding(config)
-        x = torch.zeros(1, dtype=torch.float32)
+        x = torch.zeros(1, dtype=getattr(torch, x_dtype))
         ids = _position_ids(position_ids)
         cos, sin = module(x, ids)
+        if cos.dtype == torch.bfloat16:  # NumPy has no bfloat16: float32 holds it exactly
+            cos, sin = cos.float(), sin.float()
         freqs = ids[..., None].float() * module.inv_freq.to(dtype=torch.float)  # forward's own first line
         return {
             "cos": _np(cos[0]),

@@ -238,6 +238,39 @@ def test_rope_presets_match_transformers(name: str, overrides: dict[str, Any]) -
     assert base.attention_scaling() == pytest.approx(float(hf["attention_scaling"]), rel=1e-7)
 
 
+def _bf16_spacing(v: np.ndarray) -> np.ndarray:
+    """The distance between neighbouring bfloat16 values at ``v`` (8 significant bits)."""
+    _, e = np.frexp(np.abs(v).astype(np.float64))
+    return np.ldexp(1.0, np.maximum(e - 1, -126) - 7)
+
+
+@pytest.mark.parametrize(("name", "overrides"), ROPE_CASES, ids=[f"{n}-{o}" for n, o in ROPE_CASES])
+@HF
+def test_rope_presets_in_bfloat16_match_transformers_with_a_bfloat16_input(
+    name: str, overrides: dict[str, Any]
+) -> None:
+    """``--dtype bfloat16``: LlamaRotaryEmbedding's forward for a bfloat16 ``x`` (cos/sin in float32,
+    then ``.to(x.dtype)``): within one bfloat16 ulp of it plus the float32 bound (the float32 values
+    may differ by that bound and round to neighbouring bfloat16 values), and equal wherever the
+    float32 values are."""
+    base = get_preset(name).recipe(**overrides)
+    params, max_pos = _hf_rope_parameters(base)
+    positions = np.arange(base.start, base.start + base.length)
+    hf = ref.hf_llama_rope(params, positions, head_dim=base.dim, max_position_embeddings=max_pos, x_dtype="bfloat16")
+    hf32 = ref.hf_llama_rope(params, positions, head_dim=base.dim, max_position_embeddings=max_pos)
+    for part in ("cos", "sin"):
+        ours = get_preset(name).recipe(**overrides, part=part, dtype="bfloat16").build().astype(np.float32)
+        ours32 = get_preset(name).recipe(**overrides, part=part).build()
+        same = np.mean(ours == hf[part])
+        print(f"\n{name:18s} {part} bf16 {ours.shape[0]}x{ours.shape[1]}: {same:.4%} bit-identical")
+        RESULTS.append((f"{name} {part}", "x".join(map(str, ours.shape)), "bf16 1 ulp", 0.0, f"{same:.4%} equal"))
+        p_max = base.start + base.length - 1
+        bound = _bf16_spacing(hf[part]) + 4 * 2.0**-24 * max(1, p_max)
+        assert np.all(np.abs(ours.astype(np.float64) - hf[part]) <= bound), part
+        agree = ours32 == hf32[part]
+        assert np.array_equal(ours[agree], hf[part][agree])
+
+
 @pytest.mark.parametrize(("name", "head", "n"), [("gpt-neox", 96, 2048), ("gpt-neox", 96, 300), ("pythia", 128, 2048)])
 @HF
 def test_gpt_neox_partial_rotary_matches_transformers(name: str, head: int, n: int) -> None:
