@@ -214,3 +214,27 @@ def test_identify_and_diff_name_a_bfloat16_table(run, tmp_path: Path) -> None:
     assert "dtype=bfloat16" in doc["check"] and "--atol" not in doc["check"]  # bit-identical rebuild
     r = run(*shlex.split(doc["check"])[1:])
     assert r.exit_code == 0 and r.output.startswith("SAME"), r.output
+
+
+@pytest.mark.parametrize(
+    ("spec", "doubtful"),
+    [
+        ("sinusoidal:len=3000,dim=512,start=100000", 10),
+        ("rope:len=2048,dim=256,compute=exact,part=sin", 10),
+        ("sincos2d:grid=48x48,dim=384", 0),  # 48 coordinates per axis: few distinct values
+        ("hf-xlm:len=2048,dim=512", 10),  # a float64 pipeline
+    ],
+)
+def test_bfloat16_from_float32_rows_equals_rounding_the_float64_table(spec: str, doubtful: int) -> None:
+    """Exact recipes are built as float32 and only the rows with a value whose float32 is within
+    one ulp of a bfloat16 midpoint are rebuilt in float64: the result must be the float64 table
+    rounded once, on tables large enough to hold dozens of such values."""
+    recipe = parse_recipe(spec + ",dtype=bfloat16")
+    ours = recipe.build()
+    wide = parse_recipe(spec + ",dtype=float64").build()
+    f32 = parse_recipe(spec + ",dtype=float32").build()
+    low = f32.view(np.uint32) & 0xFFFF
+    assert np.count_nonzero((low >= 0x7FFF) & (low <= 0x8001)) >= doubtful  # the rebuilt rows are exercised
+    assert np.array_equal(ours.view(np.uint16), round_to(wide, "bfloat16").view(np.uint16))
+    # and a row range is the same rows of the whole table
+    assert np.array_equal(recipe.rows(777, 1234).view(np.uint16), ours[777:1234].view(np.uint16))

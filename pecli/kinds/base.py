@@ -162,6 +162,11 @@ class Recipe:
 
         n, d = self.shape
         rows = max(1, min(rows, n))
+        if self.dtype == "bfloat16":
+            # Built as float32 (see _bfloat16_rows): those rows and their scratch, the rounding's
+            # float32/uint32 temporaries, and a few rows rebuilt in float64.
+            f32 = replace(self, dtype="float32")  # type: ignore[type-var]
+            return f32.scratch_bytes(rows) + rows * d * 12 + (8 + SCRATCH_BYTES_PER_CELL) * d * _REBUILT_ROWS
         sinusoids = type(self).wavelengths is not Recipe.wavelengths
         if sinusoids and self.pipeline() == "exact" and self.dtype in ("float32", "float16"):
             # The rotation kernel: its fixed per-column cost, and a row of temporaries per thread.
@@ -169,11 +174,7 @@ class Recipe:
             return (ROTATION_BYTES_PER_COLUMN + SCRATCH_BYTES_PER_CELL * threads) * d
         block = max(d, min(rows * d, BLOCK_CELLS))
         threads = max(1, min(cpu_threads(), -(-rows * d // block)))
-        scratch = SCRATCH_BYTES_PER_CELL * block * threads
-        if self.dtype == "bfloat16":
-            # The rows in the carrier dtype, and float32 temporaries of their rounding.
-            scratch += rows * d * (DTYPES[self.carrier()].itemsize + 12)
-        return scratch
+        return SCRATCH_BYTES_PER_CELL * block * threads
 
     def work_bytes(self, rows: int) -> int:
         """Peak bytes of building ``rows`` rows at once: the rows in ``dtype`` plus the scratch."""
@@ -308,11 +309,53 @@ def _checked_rows(rows: Callable[[Any, int, int], np.ndarray]) -> Callable[[Any,
         if count:
             self.ensure_rows_fit(count)
         if self.dtype == "bfloat16":
-            return round_to(rows(replace(self, dtype=self.carrier()), r0, r1), "bfloat16")  # type: ignore[type-var]
+            return _bfloat16_rows(self, rows, r0, r1)
         return rows(self, r0, r1)
 
     checked._checks_memory = True  # type: ignore[attr-defined]
     return checked
+
+
+#: Low halves of a float32 within one float32 ulp of a bfloat16 midpoint (0x8000): where the
+#: float32 value cannot tell which way the exact value rounds to bfloat16.
+_MIDPOINT_LOW = (0x7FFF, 0x8001)
+#: Rows rebuilt in float64 at once (consecutive doubtful rows).
+_REBUILT_ROWS = 16
+
+
+def _bfloat16_rows(recipe: Recipe, rows: Callable[[Any, int, int], np.ndarray], r0: int, r1: int) -> np.ndarray:
+    """Rows ``[r0, r1)`` of a bfloat16 recipe, rounded once from its :meth:`Recipe.carrier` values.
+
+    A float32 carrier (a float32 pipeline) is rounded as torch casts.  For a float64 carrier the
+    recipe's float32 rows decide (they are within one float32 ulp of the float64 values, and
+    bfloat16 is a float32 with its low half rounded away): the bfloat16 rounding of such a value
+    is that of the float64 value unless its low half lies within one ulp of the midpoint 0x8000;
+    only the rows holding such a value (about 1 value in 22,000) are built in float64 and rounded
+    from it, through float32 rounded to odd (:func:`pecli.dtypes.round_to`).
+    """
+    import numpy as np
+
+    f32 = rows(replace(recipe, dtype="float32"), r0, r1)  # type: ignore[type-var]
+    out = round_to(f32, "bfloat16")
+    if recipe.carrier() == "float32" or not f32.size:
+        return out
+    low = f32.view(np.uint32) & 0xFFFF
+    doubt = np.flatnonzero(np.any((low >= _MIDPOINT_LOW[0]) & (low <= _MIDPOINT_LOW[1]), axis=1))
+    wide = replace(recipe, dtype="float64")  # type: ignore[type-var]
+    for a, b in _runs(doubt):
+        out[a:b] = round_to(rows(wide, r0 + a, r0 + b), "bfloat16")
+    return out
+
+
+def _runs(ids: np.ndarray) -> list[tuple[int, int]]:
+    """Sorted row indices as ranges of consecutive rows ``[a, b)`` of at most ``_REBUILT_ROWS``."""
+    runs: list[tuple[int, int]] = []
+    for i in ids.tolist():
+        if runs and runs[-1][1] == i and i - runs[-1][0] < _REBUILT_ROWS:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
 
 
 def _fit_fields(cls: type[Recipe], **values: Any) -> dict[str, Any]:
