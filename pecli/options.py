@@ -375,6 +375,22 @@ span_options = _stack(
         "--cols", type=SpanType(), default=None, help="Columns A:B (half-open) only: shown, or written with -o."
     ),
 )
+positions_options = _stack(
+    click.option(
+        "--positions",
+        default=None,
+        metavar="IDS",
+        help="Rows for these positions, in this order (repeats allowed): a list like 0:512,0:128 "
+        "(packed sequences) or @FILE (.npy of integers, or numbers in text). Written without the recipe.",
+    ),
+    click.option(
+        "--token-ids",
+        default=None,
+        metavar="IDS",
+        help="Rows for token ids numbered the fairseq way (make_positions): from --padding-idx + 1 along "
+        "each sequence, padding tokens at the padding row. A list or @FILE; a 2-D file is a batch.",
+    ),
+)
 view_options = _stack(
     span_options,
     click.option(

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 from pecli.resources import human_bytes
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
     from rich.measure import Measurement
     from rich.table import Table as RichTable
@@ -59,6 +61,8 @@ def title(table: Table) -> str:
     when the table was read from a file."""
     n, d = table.shape
     head = f"({n}, {d}) {table.dtype_name}"
+    if table.positions is not None:
+        head += "  at the positions given"
     where = "" if table.computed else f"{table.source}  "
     if table.recipe is None:
         return visible(f"{where}{head}")
@@ -134,7 +138,7 @@ class _Grid:
 
 
 def _window_grid(
-    win: Window, cols: list[int | None], start: int, cells: dict[int, list[str]], label: str = "pos"
+    win: Window, cols: list[int | None], position_of: Callable[[int], int], cells: dict[int, list[str]], label: str = "pos"
 ) -> _Grid:
     heads = [label, *(ELLIPSIS if c is None else str(c) for c in cols)]
     rows = []
@@ -142,7 +146,7 @@ def _window_grid(
         if r is None:
             rows.append([ELLIPSIS] * len(heads))
         else:
-            rows.append([str(start + r), *(ELLIPSIS if c is None else cells[c][k] for c in cols)])
+            rows.append([str(position_of(r)), *(ELLIPSIS if c is None else cells[c][k] for c in cols)])
     return _Grid(heads, rows, bold=0)
 
 
@@ -161,7 +165,7 @@ def table_view(console: Console, table: Table, win: Window, precision: int) -> l
         c: [ELLIPSIS if r is None else fmt_value(win.values[r][c - c0], precision) for r in win.row_ids]
         for c in candidates
     }
-    pos_width = max([3, len(ELLIPSIS)] + [len(str(table.start + r)) for r in win.row_ids if r is not None])
+    pos_width = max([3, len(ELLIPSIS)] + [len(str(table.position_of(r))) for r in win.row_ids if r is not None])
     col_width = {c: max([len(str(c)), *(len(x) for x in cells[c])]) for c in cells}
 
     def width(trial: list[int | None]) -> int:
@@ -184,7 +188,7 @@ def table_view(console: Console, table: Table, win: Window, precision: int) -> l
     label = "pos" if table.recipe is None else table.recipe.row_label
     if label == "head" and table.shape[0] == 1:
         label = "row"
-    grid = _window_grid(win, cols, table.start, cells, label)
+    grid = _window_grid(win, cols, table.position_of, cells, label)
     out: list[RenderableType] = [Text(title(table)), grid]
     if win.summarised or None in cols:
         n, d = table.shape
@@ -419,11 +423,11 @@ def heatmap_view(table: Table, sample: Any, width: int = 80) -> list[RenderableT
     values = np.clip(np.nan_to_num(np.asarray(sample.values, dtype=np.float64), nan=0.0), -1.0, 1.0)
     grey = np.rint((values + 1.0) * 127.5).astype(int)
     shade = np.rint((values + 1.0) * 2.0).astype(int)
-    label = len(str(table.start + int(sample.row_ids[-1])))
+    label = max(len(str(table.position_of(int(r)))) for r in sample.row_ids)
     cell = max(1, min(4, (width - label - 1) // max(1, grey.shape[1])))
     lines: list[RenderableType] = [_line(title(table)), f"{sample.description}; −1 black … 0 grey … 1 white"]
     for r, row in enumerate(grey):
-        line = Text(f"{table.start + int(sample.row_ids[r]):>{label}} ", style="bold")
+        line = Text(f"{table.position_of(int(sample.row_ids[r])):>{label}} ", style="bold")
         for g, s in zip(row, shade[r], strict=True):
             line.append(_SHADES[s] * cell, style=f"rgb({g},{g},{g}) on rgb({g},{g},{g})")
         lines.append(line)

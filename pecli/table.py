@@ -50,6 +50,9 @@ class Table:
     #: The dtype the file stores the values in when it is not ``dtype``: ``"bfloat16"`` for
     #: bfloat16 data served as float32 (exactly).  Writers write such a table back as bfloat16.
     storage: str | None = None
+    #: The position of each row when the rows are not positions ``start, start+1, …`` (a table
+    #: of explicit positions, :meth:`gather`); None otherwise.
+    positions: Any = None
 
     def __post_init__(self) -> None:
         # A recipe whose single row cannot be computed is refused before any work starts: every
@@ -94,7 +97,33 @@ class Table:
         if (r0, r1, c0, c1) == (0, n, 0, d):
             return self
         info = {**self.info, "section": f"rows {r0}:{r1}, columns {c0}:{c1} of {self.source}"}
-        return Table(_Section(self, r0, r1, c0, c1), None, self.source, info, dict(self.provenance), self.storage)
+        positions = self.positions[r0:r1] if self.positions is not None else None
+        return Table(
+            _Section(self, r0, r1, c0, c1), None, self.source, info, dict(self.provenance), self.storage, positions
+        )
+
+    def gather(self, positions: np.ndarray) -> Table:
+        """The rows of ``positions`` (any order, repeats allowed) as a table of their own, each
+        row labelled with its position.  Written without the recipe, like a section: the recipe
+        builds consecutive positions.  A position outside the table is refused."""
+        n = self.shape[0]
+        positions = np.asarray(positions, dtype=np.int64).reshape(-1)
+        rows = positions - self.start
+        outside = (rows < 0) | (rows >= n)
+        if outside.any():
+            p = int(positions[int(np.argmax(outside))])
+            raise PecliInputError(
+                f"position {p} is outside the table's positions {self.start}..{self.start + n - 1}: "
+                f"give a larger --len (or a smaller position)"
+            )
+        recipe = self.recipe
+        source = f"{recipe.kind} {recipe.describe(short=True)}" if self.computed and recipe is not None else self.source
+        info = {**self.info, "positions": f"{len(positions)} rows at the positions given, of {source}"}
+        return Table(_Gather(self, rows), None, source, info, dict(self.provenance), self.storage, positions)
+
+    def position_of(self, r: int) -> int:
+        """The position row ``r`` holds (its label in views)."""
+        return int(self.positions[r]) if self.positions is not None else self.start + r
 
     @property
     def computed(self) -> bool:
@@ -224,6 +253,26 @@ class _Section:
     def __getitem__(self, key: slice) -> Any:
         start, stop, _ = key.indices(self.shape[0])
         return self.table.rows(self.r0 + start, self.r0 + stop)[:, self.c0 : self.c1]
+
+
+class _Gather:
+    """An array-like of the rows ``ids`` of a table (any order, repeats allowed), read in runs."""
+
+    def __init__(self, table: Table, ids: np.ndarray) -> None:
+        self.table, self.ids = table, ids
+        self.shape = (len(ids), table.shape[1])
+        self.dtype = table.dtype
+
+    def __getitem__(self, key: slice) -> Any:
+        start, stop, _ = key.indices(self.shape[0])
+        wanted, order = np.unique(self.ids[start:stop], return_inverse=True)
+        out = np.empty((len(wanted), self.shape[1]), dtype=self.dtype)
+        # Runs of ids at most READ_GAP apart are read as one range (packed sequences: long runs).
+        cuts = np.flatnonzero(np.diff(wanted) > READ_GAP) + 1
+        for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(wanted)], strict=True):
+            lo, hi = int(wanted[a]), int(wanted[b - 1]) + 1
+            out[a:b] = self.table.rows(lo, hi)[wanted[a:b] - lo]
+        return out[order]
 
 
 class _Cast:

@@ -6,13 +6,23 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pecli.cli.app import EPILOG, App, recipe_from_options, show_table, split_params, table_input, write_output
+from pecli.cli.app import (
+    EPILOG,
+    App,
+    PecliError,
+    recipe_from_options,
+    show_table,
+    split_params,
+    table_input,
+    write_output,
+)
 from pecli.options import (
     OUTPUT_PARAMS,
     PecliCommand,
     complete_source,
     from_option,
     output_options,
+    positions_options,
     quiet_option,
     recipe_options,
     recipe_params,
@@ -27,10 +37,21 @@ if TYPE_CHECKING:
 @click.command(cls=PecliCommand, epilog=EPILOG)
 @recipe_options
 @view_options
+@positions_options
 @output_options
 @quiet_option
 @click.pass_context
-def generate(ctx: click.Context, /, rows: Any, cols: Any, decimals: int, quiet: bool, **params: Any) -> None:
+def generate(
+    ctx: click.Context,
+    /,
+    rows: Any,
+    cols: Any,
+    positions: str | None,
+    token_ids: str | None,
+    decimals: int,
+    quiet: bool,
+    **params: Any,
+) -> None:
     """Build a table from a recipe: print it, or write it with -o.
 
     With --compute exact (the default) the angle p·ω_i is carried in double-double precision and
@@ -46,13 +67,15 @@ def generate(ctx: click.Context, /, rows: Any, cols: Any, decimals: int, quiet: 
       pecli generate --preset mae --grid 14x14 --dim 768 -o mae.npy
       pecli generate --len 120 --dim 8 -o - --to csv > pe.csv
       pecli generate --len 4096 --dim 512 --rows 0:128 -o head.npy
+      pecli generate --len 512 --dim 64 --positions 0:3,0:2
+      pecli generate --preset fairseq --len 64 --dim 16 --token-ids @batch.npy -o pe.npy
     """
     from pecli.table import Table
 
     app: App = ctx.obj
     out = split_params(params, OUTPUT_PARAMS)
     # A recipe whose one row cannot be computed is refused here, before any work (Table checks it).
-    table = Table.from_recipe(recipe_from_options(ctx, params))
+    table = at_positions(Table.from_recipe(recipe_from_options(ctx, params)), positions, token_ids)
     if out["output"] is None:
         show_table(app, table, rows, cols, decimals)
     else:
@@ -65,12 +88,22 @@ def generate(ctx: click.Context, /, rows: Any, cols: Any, decimals: int, quiet: 
 @click.argument("source", required=False, metavar="[SOURCE]", shell_complete=complete_source)
 @recipe_options
 @span_options
+@positions_options
 @output_options
 @from_option
 @quiet_option
 @click.pass_context
 def export(
-    ctx: click.Context, /, source: str | None, rows: Any, cols: Any, from_fmt: str | None, quiet: bool, **params: Any
+    ctx: click.Context,
+    /,
+    source: str | None,
+    rows: Any,
+    cols: Any,
+    positions: str | None,
+    token_ids: str | None,
+    from_fmt: str | None,
+    quiet: bool,
+    **params: Any,
 ) -> None:
     """Write a table to a file for another framework or runtime.
 
@@ -100,9 +133,25 @@ def export(
             # Values beyond the new dtype's range are refused before anything is written.
             ensure_values_fit(table, params["dtype"])
             table = table.converted(params["dtype"])
-        table = section(table, rows, cols)
+        table = section(at_positions(table, positions, token_ids), rows, cols)
         table.ensure_streamable()
         write_output(app, table, out)
+
+
+def at_positions(table: Table, positions: str | None, token_ids: str | None) -> Table:
+    """The rows --positions or --token-ids name (the table itself when neither is given)."""
+    from pecli.positions import resolve_positions
+
+    padding_idx = getattr(table.recipe, "padding_idx", None)
+    ids = resolve_positions(positions, token_ids, padding_idx)
+    if ids is None:
+        return table
+    if table.recipe is not None and table.recipe.row_label != "pos":
+        option = "--positions" if positions is not None else "--token-ids"
+        raise PecliError(
+            f"{option} picks positions; the rows of this {table.recipe.kind} table are {table.recipe.row_label}s"
+        )
+    return table.gather(ids)
 
 
 def section(table: Table, rows: Any, cols: Any) -> Table:

@@ -1,0 +1,112 @@
+"""Explicit positions (``--positions``, ``--token-ids``): rows of any positions, in any order,
+for every kind whose rows are positions, shown and written in every format.
+
+Truth: the published formula in float64 (``conftest.reference``), fairseq's ``make_positions``
+rule worked by hand, and the rows of the contiguous table (a position's row never depends on
+which other rows are asked for).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import reference, reference_tolerance
+from pecli import open_table
+from pecli.formats import FORMATS
+from pecli.kinds import kinds
+from pecli.positions import fairseq_positions, parse_ids
+from pecli.sources import parse_recipe
+from pecli.table import Table
+
+
+def test_a_list_of_ranges_and_single_positions() -> None:
+    assert parse_ids("0:3, 10 ,2:4", "--positions").tolist() == [0, 1, 2, 10, 2, 3]
+
+
+def test_fairseq_positions_worked_by_hand() -> None:
+    # fairseq's make_positions, padding_idx 1: tokens numbered 2, 3, … along each sequence,
+    # padding tokens (id 1) at 1, whether the padding is on the right or on the left.
+    ids = np.array([[0, 9, 9, 2, 1, 1], [1, 1, 0, 9, 2, 2]])
+    assert fairseq_positions(ids, 1).tolist() == [[2, 3, 4, 5, 1, 1], [1, 1, 2, 3, 4, 5]]
+
+
+def test_positions_are_the_published_formula_at_those_positions(run, tmp_path: Path) -> None:
+    positions = [0, 1, 2, 0, 1, 500, 7, 7]
+    r = run("generate", "--len", "512", "--dim", "16", "--dtype", "float64", "--positions", "0:3,0:2,500,7,7",
+            "-o", tmp_path / "p.npy")
+    assert r.exit_code == 0, r.output
+    got = np.load(tmp_path / "p.npy")
+    want = reference(512, 16)[positions]
+    assert np.max(np.abs(got - want)) <= reference_tolerance(0, 512)
+
+
+@pytest.mark.parametrize("kind", [k for k, cls in kinds().items() if cls.row_label == "pos"])
+def test_every_kind_with_positions_gives_the_rows_of_its_whole_table(kind: str) -> None:
+    import shlex
+
+    example = shlex.split(kinds()[kind].example)
+    pairs, i = [], 0
+    while i < len(example):
+        name = example[i].lstrip("-")
+        if name != "kind":
+            pairs.append(f"{name.replace('-', '_')}={example[i + 1]}")
+        i += 2
+    recipe = parse_recipe(f"{kind}:" + ",".join(pairs))
+    n = recipe.shape[0]
+    rng = np.random.default_rng(0)
+    positions = np.r_[rng.integers(0, n, 40), np.arange(min(n, 30)), [n - 1, 0, n - 1]] + recipe.start
+    table = Table.from_recipe(recipe).gather(positions)
+    whole = recipe.build()
+    assert np.array_equal(table.rows(0, table.shape[0]), whole[positions - recipe.start])
+    assert [table.position_of(r) for r in range(3)] == positions[:3].tolist()
+
+
+def test_positions_count_from_the_recipes_start(run, tmp_path: Path) -> None:
+    r = run("generate", "--len", "8", "--dim", "4", "--start", "100", "--positions", "107,100", "-o", tmp_path / "s.npy")
+    assert r.exit_code == 0, r.output
+    whole = parse_recipe("sinusoidal:len=8,dim=4,start=100").build()
+    assert np.array_equal(np.load(tmp_path / "s.npy"), whole[[7, 0]])
+
+
+def test_the_terminal_view_labels_rows_with_their_positions(run) -> None:
+    r = run("generate", "--len", "600", "--dim", "4", "--positions", "3,599,0")
+    assert r.exit_code == 0
+    lines = r.output.splitlines()
+    assert lines[0].endswith("(3, 4) float32  at the positions given")
+    assert [line.split()[0] for line in lines[3:6]] == ["3", "599", "0"]
+
+
+@pytest.mark.parametrize("fmt", [f for f in FORMATS.values() if f.read is not None], ids=lambda f: f.name)
+def test_token_ids_from_a_file_stream_into_every_format(run, tmp_path: Path, fmt) -> None:
+    if fmt.requires:
+        pytest.importorskip(fmt.requires)
+    ids = np.array([[0, 17, 23, 2, 1, 1], [1, 0, 5, 5, 5, 2]])
+    np.save(tmp_path / "ids.npy", ids)
+    out = tmp_path / f"pe{fmt.extensions[0]}"
+    r = run("generate", "--preset", "fairseq", "--len", "32", "--dim", "8", "--token-ids", f"@{tmp_path / 'ids.npy'}",
+            "-o", out)
+    assert r.exit_code == 0, r.output
+    whole = parse_recipe("fairseq:len=32,dim=8").build()
+    with open_table(out) as t:
+        assert t.shape == (12, 8) and t.recipe is None  # rows at positions are not what the recipe builds
+        assert np.array_equal(t.rows(0, 12), whole[fairseq_positions(ids, 1).reshape(-1)])
+
+
+def test_ids_from_text_and_json_files(tmp_path: Path) -> None:
+    (tmp_path / "ids.txt").write_text("5 6 7\n5 1 1\n")
+    (tmp_path / "ids.json").write_text("[3, 2, 1]")
+    assert parse_ids(f"@{tmp_path / 'ids.txt'}", "--token-ids").tolist() == [[5, 6, 7], [5, 1, 1]]
+    assert parse_ids(f"@{tmp_path / 'ids.json'}", "--positions").tolist() == [3, 2, 1]
+
+
+def test_export_of_a_file_at_positions(run, tmp_path: Path) -> None:
+    table = parse_recipe("sinusoidal:len=64,dim=8").build()
+    np.save(tmp_path / "pe.npy", table)
+    r = run("export", tmp_path / "pe.npy", "--positions", "63,0:2", "-o", tmp_path / "few.csv")
+    assert r.exit_code == 0, r.output
+    with open_table(tmp_path / "few.csv") as t:
+        assert np.array_equal(t.rows(0, 3), table[[63, 0, 1]])
