@@ -943,3 +943,46 @@ def diffusers_timestep_embedding(
             max_period=max_period,
         )
         return {"table": _np(table)}
+
+
+def diffusers_time_proj(owner: str, timesteps: Sequence[float] | np.ndarray, *args: Any) -> Arrays:
+    """The ``time_proj`` (a ``Timesteps`` module) of diffusers ``diffusers/models/embeddings.py::<owner>(*args)``
+    (checked: 0.42.1), applied to ``timesteps`` (a float32 tensor).
+
+    ``owner``: ``CombinedTimestepTextProjEmbeddings(embedding_dim, pooled_projection_dim)`` (SD3, Flux without
+    guidance), ``CombinedTimestepGuidanceTextProjEmbeddings(embedding_dim, pooled_projection_dim)`` (Flux; the
+    same module embeds the guidance), ``PixArtAlphaCombinedTimestepSizeEmbeddings(embedding_dim, size_emb_dim)``
+    (PixArt's ``AdaLayerNormSingle``), ``CombinedTimestepLabelEmbeddings(num_classes, embedding_dim)`` (DiT's
+    ``AdaLayerNormZero``).  Each builds its own ``Timesteps(256, flip_sin_to_cos, downscale_freq_shift)``
+    whatever ``*args`` say (they size the MLPs after it only).  ``table`` ``(len(timesteps), 256)`` float32.
+    """
+    torch = _torch()
+    embeddings = importlib.import_module("diffusers.models.embeddings")
+
+    t = torch.as_tensor(np.asarray(timesteps, dtype=np.float32))
+    with torch.no_grad():
+        module = getattr(embeddings, owner)(*args)
+        return {"table": _np(module.time_proj(t))}
+
+
+def diffusers_unet2d_condition_time_proj(timesteps: Sequence[float] | np.ndarray, channels: int = 320) -> Arrays:
+    """diffusers ``diffusers/models/unets/unet_2d_condition.py::UNet2DConditionModel(...).time_proj`` (checked:
+    0.42.1): the model's ``Timesteps(block_out_channels[0], flip_sin_to_cos, freq_shift)`` with the class's
+    defaults (``flip_sin_to_cos=True, freq_shift=0``, as Stable Diffusion's configs set them), applied to
+    ``timesteps`` (a float32 tensor).  The UNet is built one block deep with ``block_out_channels=(channels,)``
+    (SD 1.x/2.x, SDXL: 320) to stay small.  ``table`` ``(len(timesteps), channels)`` float32.
+    """
+    torch = _torch()
+    from diffusers import UNet2DConditionModel
+
+    t = torch.as_tensor(np.asarray(timesteps, dtype=np.float32))
+    with torch.no_grad():
+        unet = UNet2DConditionModel(
+            block_out_channels=(channels,),
+            down_block_types=("DownBlock2D",),
+            up_block_types=("UpBlock2D",),
+            mid_block_type=None,
+            layers_per_block=1,
+            cross_attention_dim=8,
+        )
+        return {"table": _np(unet.time_proj(t))}

@@ -21,6 +21,7 @@ def _needs(module: str) -> Any:
 
 
 HF, PE, TIMM = _needs("transformers"), _needs("positional_encodings"), _needs("timm")
+DIFFUSERS = _needs("diffusers")
 
 CASES: list[Any] = [
     pytest.param("hf-m2m100", lambda: ref.hf_m2m100_sinusoidal(1024, 512, 1)["table"], marks=HF, id="m2m100"),
@@ -53,6 +54,12 @@ CASES: list[Any] = [
         lambda: ref.hf_llama_rope({"rope_type": "default", "rope_theta": 10000.0}, np.arange(4096), 128)["cos"],
         marks=HF,
         id="llama-cos",
+    ),
+    pytest.param(
+        "sd-unet-timesteps",
+        lambda: ref.diffusers_unet2d_condition_time_proj(np.arange(1000))["table"],
+        marks=DIFFUSERS,
+        id="sd-unet-timesteps",
     ),
 ]
 

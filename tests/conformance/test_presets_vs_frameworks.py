@@ -30,6 +30,7 @@ def _needs(module: str) -> Any:
 
 
 HF, PE, TIMM = _needs("transformers"), _needs("positional_encodings"), _needs("timm")
+DIFFUSERS = _needs("diffusers")
 
 
 def t(fn: Callable[..., dict[str, np.ndarray]], *args: Any, **kwargs: Any) -> Callable[[], np.ndarray]:
@@ -71,6 +72,38 @@ for n, d in ((1500, 1280), (1500, 384), (30000, 64)):
     case(HF, "whisper", {"length": n, "dim": d}, t(ref.hf_whisper_sinusoids, n, d), "float32")
 for n, d in ((2048, 64), (4096, 256)):
     case(HF, "gpt-j", {"length": n, "dim": d}, t(ref.hf_gptj_sinusoidal_positions, n, d), "float32")
+
+# diffusers timestep tables (float32), rows t = 0..n-1: get_timestep_embedding itself for other widths,
+# and the Timesteps module each model builds (its own flip_sin_to_cos / downscale_freq_shift).
+_STEPS = np.arange(1000)
+for n, d in ((1000, 128), (1000, 7), (4000, 64)):
+    build = t(ref.diffusers_timestep_embedding, np.arange(n), d)  # the function's defaults
+    case(DIFFUSERS, "diffusers-timesteps", {"length": n, "dim": d}, build, "float32")
+case(DIFFUSERS, "sd-unet-timesteps", {"length": 1000}, t(ref.diffusers_unet2d_condition_time_proj, _STEPS), "float32")
+for owner in ("CombinedTimestepTextProjEmbeddings", "CombinedTimestepGuidanceTextProjEmbeddings"):  # SD3, Flux
+    case(DIFFUSERS, "sd3-timesteps", {"length": 1000}, t(ref.diffusers_time_proj, owner, _STEPS, 8, 8), "float32")
+case(
+    DIFFUSERS,
+    "sd3-timesteps",
+    {"length": 1000},
+    t(ref.diffusers_time_proj, "PixArtAlphaCombinedTimestepSizeEmbeddings", _STEPS, 8, 8),
+    "float32",
+)
+case(
+    DIFFUSERS,
+    "diffusers-dit-timesteps",
+    {"length": 1000},
+    t(ref.diffusers_time_proj, "CombinedTimestepLabelEmbeddings", _STEPS, 10, 8),
+    "float32",
+)
+for name, shift in (("sd-unet-timesteps", 0), ("diffusers-dit-timesteps", 1)):  # odd width: a zero column
+    case(
+        DIFFUSERS,
+        name,
+        {"length": 1000, "dim": 65},
+        t(ref.diffusers_timestep_embedding, _STEPS, 65, flip_sin_to_cos=True, downscale_freq_shift=shift),
+        "float32",
+    )
 
 # float64 pipelines: bit-exact.
 for n, d in ((512, 512), (50, 7), (4096, 1024)):

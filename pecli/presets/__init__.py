@@ -1,0 +1,69 @@
+"""Named recipes: the tables real frameworks build, as data (one module per family of kinds).
+
+Each preset is a kind plus parameters, the default size of the model it comes from, and where
+the table comes from (framework, class or function, version read).  ``--len``/``--dim``/``--grid``
+and any other recipe option override a preset's values.  No NumPy here (``--help`` stays fast).
+
+How exact each one is (see docs/presets.md): ``float64`` presets reproduce the framework's
+float64 pipeline and match it bit for bit; ``float32`` presets emulate the framework's float32
+steps and match it to within its own exp/pow/sin rounding (a few float32 ulps of the angle, so
+the difference grows with the position); ``exact`` presets are the mathematically exact table
+rounded once (what the paper defines).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from pecli.errors import RecipeError
+from pecli.kinds import get_kind, implied_kind
+from pecli.kinds.base import Recipe
+from pecli.presets import biases, grids, learned, rotary, sinusoids
+from pecli.presets.base import Preset, spell_param
+
+#: Every preset, in the order ``pecli presets`` lists them (and identify names ties).
+_PRESETS = [*sinusoids.PRESETS, *grids.PRESETS, *rotary.PRESETS, *biases.PRESETS, *learned.PRESETS]
+
+PRESETS: dict[str, Preset] = {p.name: p for p in _PRESETS}
+
+
+def get_preset(name: str) -> Preset:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        import difflib
+
+        close = difflib.get_close_matches(name, PRESETS, n=3)
+        hint = f"did you mean {' or '.join(close)}?" if close else "see `pecli presets`"
+        raise RecipeError(f"unknown preset {name!r}: {hint}") from None
+
+
+def make_recipe(params: dict[str, Any], preset: str | None = None, kind: str | None = None) -> Recipe:
+    """A recipe from parameters, on top of a preset or of a kind's defaults.
+
+    Without a preset or kind, the parameters imply the kind (:func:`implied_kind`).  A parameter
+    the kind does not have is an error, not ignored.
+    """
+    if preset is not None:
+        p = get_preset(preset)
+        if kind is not None and kind != p.kind:
+            raise RecipeError(f"preset {p.name} is a {p.kind} recipe, not {kind}: drop --kind")
+        return p.recipe(**params)
+    cls = get_kind(kind if kind is not None else implied_kind(params))
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    extra = [n for n in params if n not in names]
+    if extra:
+        raise RecipeError(
+            f"{cls.kind} recipes have no {', '.join(map(spell_param, extra))}: "
+            f"they take {', '.join(map(spell_param, names))}"
+        )
+    missing = [n for n in cls.required if params.get(n) is None]
+    if missing:
+        spelled = " and ".join(map(spell_param, missing))
+        article = "an" if cls.kind[0] in "aeiou" else "a"
+        raise RecipeError(f"{article} {cls.kind} recipe needs {spelled}, e.g. {cls.example}")
+    return cls(**params)
+
+
+__all__ = ["PRESETS", "Preset", "get_preset", "make_recipe"]
