@@ -221,6 +221,13 @@ recipe_options = _stack(
         help="Start from a framework's table (see `pecli presets`); other recipe options override it.",
     ),
     recipe_option(
+        "--hf-config",
+        metavar="CONFIG",
+        shell_complete=_completion("complete_file"),
+        help="Start from a transformers model's config.json (or its directory): the cos/sin cache "
+        "(or sinusoid) transformers 5.23 builds for it, without torch; other recipe options override it.",
+    ),
+    recipe_option(
         "--kind",
         type=LazyChoice(kind_names),
         default=None,

@@ -151,7 +151,8 @@ def test_every_kind_module_defines_one_kind_and_is_found() -> None:
 
 def test_every_kind_parameter_is_a_recipe_option_and_back() -> None:
     """Options are found by type (no list of names to keep in step): each field of each kind has a
-    recipe option, and each recipe option sets a field of some kind (or picks the preset or kind)."""
+    recipe option, and each recipe option sets a field of some kind (or picks the preset, the kind or
+    the model config the recipe starts from)."""
     from dataclasses import fields
 
     from pecli.cli import cli
@@ -162,7 +163,7 @@ def test_every_kind_parameter_is_a_recipe_option_and_back() -> None:
         options = {p.name for p in cli.commands[command].params if isinstance(p, RecipeOption)}
         parameters = {f.name for cls in KINDS.values() for f in fields(cls)}  # type: ignore[arg-type]
         assert parameters <= options, (command, parameters - options)
-        assert options - parameters == {"preset", "kind"}, (command, options - parameters)
+        assert options - parameters == {"preset", "kind", "hf_config"}, (command, options - parameters)
 
 
 @pytest.mark.parametrize("kind", ["sinusoidal", "sincos2d", "rope", "alibi", "learned"])

@@ -346,7 +346,13 @@ def recipe_from_options(ctx: click.Context, params: dict[str, Any]) -> Recipe:
     from pecli.presets import make_recipe
 
     given = {name: params[name] for name in recipe_params(ctx)}
-    preset, kind = given.pop("preset", None), given.pop("kind", None)
+    preset, kind, config = given.pop("preset", None), given.pop("kind", None), given.pop("hf_config", None)
+    if config is not None:
+        from pecli.hfconfig import read_config, recipe_from_config
+
+        if preset is not None:
+            raise click.UsageError("give --preset or --hf-config, not both", ctx)
+        return make_recipe(given, kind=kind, base=recipe_from_config(read_config(config), f"--hf-config {config}"))
     if preset is None and (kind or implied_kind(given)) == DEFAULT_KIND:
         missing = [opt for opt, name in (("--len", "length"), ("--dim", "dim")) if params[name] is None]
         if missing:

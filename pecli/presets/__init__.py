@@ -13,7 +13,7 @@ rounded once (what the paper defines).
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from pecli.errors import RecipeError
@@ -39,12 +39,25 @@ def get_preset(name: str) -> Preset:
         raise RecipeError(f"unknown preset {name!r}: {hint}") from None
 
 
-def make_recipe(params: dict[str, Any], preset: str | None = None, kind: str | None = None) -> Recipe:
-    """A recipe from parameters, on top of a preset or of a kind's defaults.
+def make_recipe(
+    params: dict[str, Any], preset: str | None = None, kind: str | None = None, base: Recipe | None = None
+) -> Recipe:
+    """A recipe from parameters, on top of a preset, of a ``base`` recipe (e.g. read from a
+    model's config, :mod:`pecli.hfconfig`) or of a kind's defaults.
 
-    Without a preset or kind, the parameters imply the kind (:func:`implied_kind`).  A parameter
-    the kind does not have is an error, not ignored.
+    Without a preset, base or kind, the parameters imply the kind (:func:`implied_kind`).  A
+    parameter the kind does not have is an error, not ignored.
     """
+    if base is not None:
+        if kind is not None and kind != base.kind:
+            raise RecipeError(f"the model's config gives a {base.kind} recipe, not {kind}: drop --kind")
+        names = [f.name for f in fields(base)]  # type: ignore[arg-type]
+        extra = [n for n in params if n not in names]
+        if extra:
+            raise RecipeError(
+                f"the model's config gives a {base.kind} recipe, which has no {', '.join(map(spell_param, extra))}"
+            )
+        return replace(base, **params)  # type: ignore[type-var]
     if preset is not None:
         p = get_preset(preset)
         if kind is not None and kind != p.kind:

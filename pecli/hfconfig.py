@@ -1,0 +1,287 @@
+"""A model's own ``config.json`` as a recipe: the cos/sin cache transformers would build, without torch.
+
+Hugging Face ``config.json`` files say a model's positions in several dialects: transformers 5's
+``rope_parameters`` (``rope_type``, ``rope_theta``, the scaling's keys), 4.x's ``rope_scaling``
+(with ``type`` or ``rope_type``) next to a top-level ``rope_theta``, GPT-NeoX's ``rotary_pct``
+and ``rotary_emb_base``, ``partial_rotary_factor``, ``head_dim`` or ``hidden_size /
+num_attention_heads``, and ``original_max_position_embeddings`` either inside the scaling or
+beside it (Phi-3).  :func:`recipe_from_config` reads them the way transformers 5.23's
+``RotaryEmbeddingConfigMixin.standardize_rope_params`` and ``modeling_rope_utils.py``'s
+``_compute_*_parameters`` do, into a ``rope`` recipe (rotate-half layout, HF's float32 pipeline)
+of ``max_position_embeddings`` positions.  Models with a fixed sinusoidal table (M2M100, Marian,
+Pegasus, XGLM, Speech2Text, FSMT, Whisper's encoder) give their preset's recipe at the config's size.
+
+What a config leaves out, transformers fills from the model class's own defaults, which differ
+from model to model (Gemma's ``head_dim`` is 256, not ``hidden_size / heads``; Phi's rotary
+fraction 0.5, GPT-NeoX's 0.25).  pecli knows those of the model types in :data:`DEFAULTS`
+(checked against each class in the conformance tests) and refuses to guess for others: the
+error names the key to add.  A key pecli does not know inside the RoPE settings, or two keys that
+say different things, is refused with its name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pecli.errors import PecliInputError, RecipeError
+from pecli.kinds.base import Recipe
+
+#: What transformers 5.23's config classes use when ``config.json`` leaves a key out, per
+#: ``model_type``: ``head_dim`` (None: ``hidden_size // num_attention_heads``), ``rope_theta``
+#: and ``partial_rotary_factor``.
+DEFAULTS: dict[str, dict[str, Any]] = {
+    model_type: {"head_dim": head_dim, "rope_theta": theta, "partial_rotary_factor": partial}
+    for model_type, head_dim, theta, partial in (
+        ("llama", None, 10000.0, 1.0),
+        ("mistral", None, 10000.0, 1.0),
+        ("mixtral", None, 1e6, 1.0),
+        ("qwen2", None, 10000.0, 1.0),
+        ("qwen2_moe", None, 10000.0, 1.0),
+        ("qwen3", 128, 10000.0, 1.0),
+        ("gemma", 256, 10000.0, 1.0),
+        ("phi3", None, 10000.0, 1.0),
+        ("phi", None, 10000.0, 0.5),
+        ("gpt_neox", None, 10000.0, 0.25),
+        ("stablelm", None, 10000.0, 0.25),
+        ("olmo", None, 10000.0, 1.0),
+        ("olmo2", None, 10000.0, 1.0),
+        ("starcoder2", None, 10000.0, 1.0),
+        ("granite", None, 10000.0, 1.0),
+        ("cohere", None, 500000.0, 1.0),
+        ("falcon", None, 10000.0, 1.0),
+    )
+}
+
+#: Keys a flat ``rope_parameters``/``rope_scaling`` dict may hold (transformers' ``RopeParameters``).
+_ROPE_KEYS = frozenset(
+    {
+        "rope_type",
+        "type",
+        "rope_theta",
+        "partial_rotary_factor",
+        "factor",
+        "original_max_position_embeddings",
+        "attention_factor",
+        "beta_fast",
+        "beta_slow",
+        "short_factor",
+        "long_factor",
+        "low_freq_factor",
+        "high_freq_factor",
+        "mscale",
+        "mscale_all_dim",
+        "truncate",
+        "mrope_section",
+    }
+)
+#: rope_type → the keys pecli's rope recipe takes for it (beyond theta and the rotary dim).
+_SCALING_KEYS: dict[str, tuple[str, ...]] = {
+    "default": (),
+    "linear": ("factor",),
+    "dynamic": ("factor",),
+    "yarn": (
+        "factor",
+        "original_max_position_embeddings",
+        "attention_factor",
+        "beta_fast",
+        "beta_slow",
+        "mscale",
+        "mscale_all_dim",
+        "truncate",
+    ),
+    "longrope": ("factor", "original_max_position_embeddings", "attention_factor", "short_factor", "long_factor"),
+    "llama3": ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
+}
+#: Models whose table is a fixed sinusoid: model_type → (preset, width key, positions key).
+SINUSOIDAL_MODELS: dict[str, tuple[str, str, str]] = {
+    "m2m_100": ("hf-m2m100", "d_model", "max_position_embeddings"),
+    "fsmt": ("hf-fsmt", "d_model", "max_position_embeddings"),
+    "xglm": ("hf-xglm", "d_model", "max_position_embeddings"),
+    "speech_to_text": ("hf-speech2text", "d_model", "max_source_positions"),
+    "marian": ("hf-marian", "d_model", "max_position_embeddings"),
+    "pegasus": ("hf-pegasus", "d_model", "max_position_embeddings"),
+    "whisper": ("whisper", "d_model", "max_source_positions"),
+}
+
+
+def read_config(path: str | Path) -> dict[str, Any]:
+    """``config.json`` as a dict, or a one-line error."""
+    from pecli.formats._common import load_json
+
+    p = Path(path)
+    if p.is_dir():
+        p = p / "config.json"  # a model directory, as from_pretrained takes it
+    try:
+        doc = load_json(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PecliInputError(f"--hf-config {path}: {p} does not exist: give a model's config.json") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise PecliInputError(f"--hf-config {path}: {p} is not readable JSON ({exc})") from exc
+    if not isinstance(doc, dict):
+        raise PecliInputError(f"--hf-config {path}: {p} is not a JSON object, as a transformers config.json is")
+    return doc
+
+
+def recipe_from_config(config: dict[str, Any], where: str = "config.json") -> Recipe:
+    """The recipe of the table the model's config describes (see the module docstring)."""
+    model_type = config.get("model_type")
+    if model_type in SINUSOIDAL_MODELS:
+        return _sinusoidal(config, str(model_type), where)
+    nested = [k for k in ("full_attention", "sliding_attention", "global", "local") if k in _rope_dict(config, where)]
+    if nested:
+        raise PecliInputError(
+            f"{where} gives RoPE per layer type ({', '.join(nested)}): pecli reads one set; "
+            "copy that layer type's dict into a config of its own as rope_parameters"
+        )
+    rope_keys = ("rope_theta", "rotary_emb_base", "rotary_pct")
+    if model_type not in DEFAULTS and not _rope_dict(config, where) and not any(k in config for k in rope_keys):
+        raise PecliInputError(
+            f"{where} (model_type {model_type!r}) has no RoPE settings (rope_parameters, rope_scaling, rope_theta) "
+            "and is no model pecli knows: if its positions are rotary, add rope_theta; if they are learned "
+            "weights, read them from the checkpoint (pecli inspect model.safetensors)"
+        )
+    return _rope(config, model_type, where)
+
+
+def _rope_dict(config: dict[str, Any], where: str) -> dict[str, Any]:
+    """The RoPE dict: ``rope_parameters`` (5.x), else ``rope_scaling`` (4.x); both must agree."""
+    params, scaling = config.get("rope_parameters"), config.get("rope_scaling")
+    for name, value in (("rope_parameters", params), ("rope_scaling", scaling)):
+        if value is not None and not isinstance(value, dict):
+            raise PecliInputError(f"{where}: {name} is {type(value).__name__}, not an object of RoPE settings")
+    if params and scaling:
+        for key in params.keys() & scaling.keys():
+            if params[key] != scaling[key]:
+                raise PecliInputError(
+                    f"{where}: {key} is {params[key]!r} in rope_parameters but {scaling[key]!r} in rope_scaling: "
+                    "keep one"
+                )
+    return dict(params or scaling or {})
+
+
+def _agree(where: str, key: str, *values: tuple[str, Any]) -> Any:
+    """The one value several spellings of ``key`` give (None if none does); different ones are refused."""
+    given = [(name, v) for name, v in values if v is not None]
+    for name, v in given[1:]:
+        if v != given[0][1]:
+            raise PecliInputError(
+                f"{where}: {given[0][0]} is {given[0][1]!r} but {name} is {v!r}: they say the same thing ({key}); "
+                "keep one"
+            )
+    return given[0][1] if given else None
+
+
+def _default(key: str, where: str, model_type: Any) -> Any:
+    """What transformers' config class for ``model_type`` puts for a key the config leaves out."""
+    if model_type in DEFAULTS:
+        return DEFAULTS[str(model_type)][key]
+    raise PecliInputError(
+        f"{where} has no {key}, and transformers would take the default of model_type {model_type!r}, which pecli "
+        f'does not know: add "{key}" to the config'
+    )
+
+
+def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
+    from pecli.kinds.rope import Rope
+
+    rope = _rope_dict(config, where)
+    unknown = sorted(set(rope) - _ROPE_KEYS)
+    if unknown:
+        raise PecliInputError(
+            f"{where}: unknown RoPE key {unknown[0]!r} (transformers 5.23 knows {', '.join(sorted(_ROPE_KEYS))})"
+        )
+    rope_type = (
+        _agree(where, "rope type", ("rope_type", rope.get("rope_type")), ("type", rope.get("type"))) or "default"
+    )
+    if rope_type == "su":  # Phi-3's first name for LongRoPE
+        rope_type = "longrope"
+    if rope_type not in _SCALING_KEYS:
+        raise PecliInputError(
+            f"{where}: rope_type {rope_type!r} is not one pecli builds: it builds {', '.join(_SCALING_KEYS)}"
+        )
+    if "mrope_section" in rope:
+        raise PecliInputError(
+            f"{where}: mrope_section is multimodal RoPE (Qwen2-VL), not a rope table pecli builds from a config"
+        )
+    theta = _agree(
+        where,
+        "rope_theta",
+        ("rope_parameters.rope_theta", rope.get("rope_theta")),
+        ("rope_theta", config.get("rope_theta")),
+        ("rotary_emb_base", config.get("rotary_emb_base")),
+    )
+    if theta is None:
+        theta = _default("rope_theta", where, model_type)
+    partial = _agree(
+        where,
+        "partial_rotary_factor",
+        ("rope_parameters.partial_rotary_factor", rope.get("partial_rotary_factor")),
+        ("partial_rotary_factor", config.get("partial_rotary_factor")),
+        ("rotary_pct", config.get("rotary_pct")),
+    )
+    if partial is None:
+        partial = _default("partial_rotary_factor", where, model_type)
+    heads, hidden = config.get("num_attention_heads"), config.get("hidden_size")
+    head_dim = config.get("head_dim")
+    if head_dim is None:
+        head_dim = _default("head_dim", where, model_type)
+    if head_dim is None:  # the class derives it
+        if not isinstance(heads, int) or not isinstance(hidden, int) or heads <= 0:
+            raise PecliInputError(f"{where} has no head_dim, nor hidden_size and num_attention_heads to derive it")
+        head_dim = hidden // heads
+    if not isinstance(head_dim, int) or isinstance(head_dim, bool) or head_dim <= 0:
+        raise PecliInputError(f"{where}: head_dim must be a whole number > 0, got {head_dim!r}")
+    try:
+        dim = int(head_dim * float(partial))
+    except (TypeError, ValueError):
+        raise PecliInputError(f"{where}: partial_rotary_factor must be a number, got {partial!r}") from None
+    max_pos = config.get("max_position_embeddings")
+    if not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos <= 0:
+        raise PecliInputError(f"{where}: max_position_embeddings must be a whole number > 0, got {max_pos!r}")
+    params: dict[str, Any] = {"length": max_pos, "dim": dim, "base": theta, "scaling": rope_type}
+    for key in _SCALING_KEYS[rope_type]:
+        if rope.get(key) is not None:
+            params[key] = rope[key]
+    ignored = sorted(
+        k
+        for k in rope
+        if k not in _SCALING_KEYS[rope_type] and k not in ("rope_type", "type", "rope_theta", "partial_rotary_factor")
+    )
+    if ignored and rope_type != "default":
+        raise PecliInputError(f"{where}: rope_type {rope_type} does not use {ignored[0]!r}: drop it, or fix rope_type")
+    if rope_type in ("llama3", "yarn", "longrope"):
+        # standardize_rope_params: a top-level original_max_position_embeddings (Phi-3) wins.
+        params["original_max_position_embeddings"] = config.get(
+            "original_max_position_embeddings", rope.get("original_max_position_embeddings", max_pos)
+        )
+    if rope_type in ("yarn", "longrope") and params.get("factor") is None:
+        params["factor"] = max_pos / params["original_max_position_embeddings"]  # as _compute_*_parameters do
+    if rope_type == "dynamic":
+        params["original_max_position_embeddings"] = max_pos  # HF's dynamic NTK rescales past it
+    for key in ("short_factor", "long_factor"):
+        if isinstance(params.get(key), list):
+            params[key] = ";".join(repr(float(x)) for x in params[key])
+    try:
+        return Rope(**params)
+    except RecipeError as exc:
+        raise PecliInputError(f"{where}: {exc}") from None
+
+
+def _sinusoidal(config: dict[str, Any], model_type: str, where: str) -> Recipe:
+    from pecli.presets import get_preset
+
+    preset, width, positions = SINUSOIDAL_MODELS[model_type]
+    d, n = config.get(width), config.get(positions)
+    for key, value in ((width, d), (positions, n)):
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise PecliInputError(f"{where}: {key} must be a whole number > 0, got {value!r}")
+    overrides: dict[str, Any] = {"length": n, "dim": d}
+    pad = config.get("pad_token_id")
+    recipe = get_preset(preset).recipe(**overrides)
+    if getattr(recipe, "padding_idx", None) is not None and isinstance(pad, int) and pad != recipe.padding_idx:
+        recipe = get_preset(preset).recipe(**overrides, padding_idx=pad)
+    return recipe
+
+
+__all__ = ["DEFAULTS", "SINUSOIDAL_MODELS", "read_config", "recipe_from_config"]

@@ -1,0 +1,162 @@
+"""``--hf-config``: a model's config.json read into a recipe (the keys' dialects, overrides), and
+every config it cannot read refused with one line naming the key.  The tables themselves are
+checked against transformers' own rotary classes in tests/conformance/test_hf_config_vs_transformers.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pecli.presets import get_preset
+
+
+def write(tmp_path: Path, config: dict, name: str = "config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(config))
+    return path
+
+
+LLAMA31 = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "head_dim": 128,
+    "max_position_embeddings": 131072,
+    "rope_theta": 500000.0,
+    "rope_scaling": {
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    },
+}
+
+
+def test_llama_31s_config_is_the_llama3_preset(run, tmp_path: Path) -> None:
+    from pecli.hfconfig import read_config, recipe_from_config
+
+    # the same file, in transformers 4 (rope_scaling + rope_theta) and 5 (rope_parameters) spelling
+    v5 = {k: v for k, v in LLAMA31.items() if k not in ("rope_scaling", "rope_theta")}
+    v5["rope_parameters"] = {**LLAMA31["rope_scaling"], "rope_theta": 500000.0}
+    for config in (LLAMA31, v5):
+        recipe = recipe_from_config(read_config(write(tmp_path, config)))
+        assert recipe == get_preset("llama3").recipe()
+
+
+def test_other_options_override_the_config(run, tmp_path: Path) -> None:
+    path = write(tmp_path, LLAMA31)
+    r = run(
+        "generate",
+        "--hf-config",
+        tmp_path,
+        "--len",
+        "16",
+        "--start",
+        "8000",
+        "--part",
+        "sin",
+        "--dtype",
+        "bfloat16",
+        "-o",
+        tmp_path / "sin.safetensors",
+    )
+    assert r.exit_code == 0, r.output
+    from pecli import open_table
+
+    with open_table(tmp_path / "sin.safetensors") as t:
+        want = get_preset("llama3").recipe(length=16, start=8000, part="sin", dtype="bfloat16")
+        assert t.recipe == want
+    assert path.exists()
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({**LLAMA31, "rope_scaling": {**LLAMA31["rope_scaling"], "foo": 1}}, "unknown RoPE key 'foo'"),
+        (
+            {**LLAMA31, "rope_parameters": {"rope_theta": 10000.0}},
+            "rope_parameters.rope_theta is 10000.0 but rope_theta is 500000.0",
+        ),
+        (
+            {**LLAMA31, "rope_scaling": {"rope_type": "linear", "type": "yarn", "factor": 2.0}},
+            "rope_type is 'linear' but type is 'yarn'",
+        ),
+        (
+            {**LLAMA31, "rope_scaling": {"rope_type": "linear", "factor": 2.0, "beta_fast": 32}},
+            "does not use 'beta_fast'",
+        ),
+        (
+            {**LLAMA31, "rope_scaling": {"rope_type": "proportional"}},
+            "rope_type 'proportional' is not one pecli builds",
+        ),
+        ({**LLAMA31, "rope_scaling": {"rope_type": "linear"}}, "scaling=linear needs"),
+        (
+            {**LLAMA31, "partial_rotary_factor": 0.5, "rotary_pct": 0.25},
+            "partial_rotary_factor is 0.5 but rotary_pct is 0.25",
+        ),
+        (
+            {k: v for k, v in LLAMA31.items() if k != "max_position_embeddings"},
+            "max_position_embeddings must be a whole number",
+        ),
+        (
+            {"model_type": "newmodel", "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 8},
+            "has no RoPE settings (rope_parameters, rope_scaling, rope_theta) and is no model pecli knows",
+        ),
+        (
+            {
+                "model_type": "newmodel",
+                "rope_scaling": {"rope_type": "linear", "factor": 2.0},
+                "hidden_size": 64,
+                "num_attention_heads": 4,
+                "max_position_embeddings": 8,
+            },
+            "has no rope_theta, and transformers would take the default of model_type 'newmodel'",
+        ),
+        (
+            {
+                "model_type": "newmodel",
+                "rope_theta": 1e4,
+                "hidden_size": 64,
+                "num_attention_heads": 4,
+                "max_position_embeddings": 8,
+            },
+            "has no partial_rotary_factor",
+        ),
+        ({"model_type": "bert", "hidden_size": 768, "max_position_embeddings": 512}, "if they are learned weights"),
+        (
+            {
+                **LLAMA31,
+                "rope_scaling": None,
+                "rope_parameters": {"full_attention": {"rope_theta": 1e6}, "sliding_attention": {"rope_theta": 1e4}},
+            },
+            "gives RoPE per layer type (full_attention, sliding_attention)",
+        ),
+        ({**LLAMA31, "head_dim": 127, "rope_scaling": None}, "dim 127 is odd"),
+        (
+            {"model_type": "m2m_100", "d_model": "big", "max_position_embeddings": 1024},
+            "d_model must be a whole number",
+        ),
+        ([1, 2], "is not a JSON object"),
+    ],
+)
+def test_a_config_pecli_cannot_read_is_one_line_naming_the_key(run, tmp_path: Path, config, message: str) -> None:
+    path = write(tmp_path, config)
+    before = sorted(tmp_path.iterdir())
+    r = run("generate", "--hf-config", path, "-o", tmp_path / "out.npy")
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, r.stderr
+    assert message in r.stderr, r.stderr
+    assert sorted(tmp_path.iterdir()) == before  # nothing written
+
+
+def test_missing_and_unreadable_files(run, tmp_path: Path) -> None:
+    r = run("generate", "--hf-config", tmp_path / "nope.json")
+    assert r.exit_code == 2 and "does not exist: give a model's config.json" in r.stderr
+    (tmp_path / "bad.json").write_text("{not json")
+    r = run("generate", "--hf-config", tmp_path / "bad.json")
+    assert r.exit_code == 2 and "is not readable JSON" in r.stderr
+    r = run("generate", "--hf-config", tmp_path, "--preset", "llama")
+    assert r.exit_code == 2 and "give --preset or --hf-config, not both" in r.stderr
