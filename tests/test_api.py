@@ -73,3 +73,69 @@ def test_help_imports_no_recipe_or_json() -> None:
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     for heavy in ("numpy", "rich", "pecli.kinds", "pecli.presets", "dataclasses", "json"):
         assert heavy not in loaded, heavy
+
+
+def _modules_after(code: str) -> tuple[str, set[str]]:
+    """What ``code`` prints, and the modules loaded after it ran, in a fresh interpreter."""
+    code += "\nimport sys; print(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    printed, _, modules = out.rstrip("\n").rpartition("\n")
+    return printed, set(modules.split())
+
+
+def test_generate_to_the_terminal_loads_only_its_command_and_its_kind() -> None:
+    """Start-up: printing a table imports neither the other commands nor the other kinds, the
+    formats, the comparison machinery or the frameworks."""
+    from pecli.cli import cli
+    from pecli.kinds import DEFAULT_KIND, KINDS
+
+    printed, loaded = _modules_after(
+        "from pecli.cli import cli\n"
+        "try:\n    cli.main(['generate', '--len', '4', '--dim', '4'], prog_name='pecli')\n"
+        "except SystemExit:\n    pass"
+    )
+    assert printed.startswith("sinusoidal (4, 4)"), printed
+    assert {"pecli.cli.make", KINDS[DEFAULT_KIND].__module__, "rich.console"} <= loaded
+    unneeded = {cli.commands[name].callback.__module__ for name in cli.commands} - {"pecli.cli.make"}  # type: ignore[union-attr]
+    unneeded |= {cls.__module__ for kind, cls in KINDS.items() if kind != DEFAULT_KIND}
+    unneeded |= {"pecli.formats", "pecli.sources", "pecli.comparison", "pecli.identification", "pecli.explanations"}
+    unneeded |= {"pecli.analysis", "pecli.plot", "pecli.positions", "h5py", "safetensors", "torch"}
+    assert len(unneeded) > 10 and not unneeded & loaded, sorted(unneeded & loaded)
+
+
+def test_commands_are_listed_without_loading_and_load_under_their_own_names() -> None:
+    from pecli.cli import cli
+
+    printed, loaded = _modules_after("from pecli.cli import cli; print(' '.join(cli.commands))")
+    assert printed.split() == list(cli.commands)
+    assert len(cli.commands) == 9 and {m for m in loaded if m.startswith("pecli.cli.")} == {"pecli.cli.app"}
+    for name in cli.commands:
+        assert cli.commands[name].name == name
+
+
+def test_the_kind_parameters_imply_loads_only_what_it_must() -> None:
+    """The default kind's own parameters imply it without loading the other kinds; the same
+    parameters give the same kind once every kind is loaded."""
+    cases = [
+        ({}, "sinusoidal"),
+        ({"length": 8, "dim": 4}, "sinusoidal"),
+        ({"dim": 4, "layout": "split", "compute": "float32"}, "sinusoidal"),
+        ({"dim": 4, "layout": "nonsense"}, "sinusoidal"),
+        ({"dim": 4, "layout": "half"}, "rope"),
+        ({"part": "cos"}, "rope"),
+        ({"part": "bias"}, "alibi"),
+        ({"heads": 8}, "alibi"),
+        ({"grid": "2x2", "dim": 8}, "sincos2d"),
+        ({"length": 8, "dim": 4, "std": 0.1}, "learned"),
+    ]
+    printed, loaded = _modules_after(
+        "from pecli.kinds import get_kind, implied_kind\n"
+        "print(implied_kind({'length': 8, 'dim': 4}), get_kind('sinusoidal').kind)"
+    )
+    assert printed == "sinusoidal sinusoidal"
+    assert {m for m in loaded if m.startswith("pecli.kinds.")} == {"pecli.kinds.base", "pecli.kinds.sinusoidal"}
+    code = f"from pecli.kinds import implied_kind, kinds\ncases = {cases!r}\n"
+    code += "before = [implied_kind(p) for p, _ in cases]\nkinds()\nprint(before, [implied_kind(p) for p, _ in cases])"
+    printed, _ = _modules_after(code)
+    expected = [kind for _, kind in cases]
+    assert printed == f"{expected} {expected}"

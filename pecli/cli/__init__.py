@@ -1,27 +1,25 @@
 """The ``pecli`` command: the group and ``main`` live in :mod:`pecli.cli.app`, each command in a small module.
 
-Only Click and pecli.options load here; every command imports what it needs when it runs,
-so ``pecli --help`` stays fast.
+Only Click and pecli.options load here; a command's module loads when the command is looked up,
+and every command imports what it needs when it runs, so ``pecli --help`` and ``pecli generate``
+stay fast.
 """
 
 from __future__ import annotations
 
-from pecli.cli import diff, guide, look, make, study
-from pecli.cli.app import cli, main
+from pecli.cli.app import LazyCommands, cli, main
 
 # Registered in this order (cli.commands keeps it; `pecli --help` lists them alphabetically).
-for _command in (
-    make.generate,
-    make.export,
-    look.inspect,
-    diff.diff,
-    look.presets,
-    study.identify,
-    study.analyze,
-    study.plot,
-    guide.help_command,
-):
-    cli.add_command(_command)
-del _command
+cli.commands = LazyCommands(
+    generate="pecli.cli.make:generate",
+    export="pecli.cli.make:export",
+    inspect="pecli.cli.look:inspect",
+    diff="pecli.cli.diff:diff",
+    presets="pecli.cli.look:presets",
+    identify="pecli.cli.study:identify",
+    analyze="pecli.cli.study:analyze",
+    plot="pecli.cli.study:plot",
+    help="pecli.cli.guide:help_command",
+)
 
 __all__ = ["cli", "main"]

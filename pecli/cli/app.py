@@ -5,10 +5,11 @@ Command modules import from here; this module never imports a command module.
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -150,6 +151,36 @@ def _note(message: Warning | str, category: type[Warning], *args: Any, **kwargs:
 
     if not quiet_enabled():
         click.echo(f"note: {visible(str(message))}", err=True)
+
+
+class LazyCommands(MutableMapping[str, click.Command]):
+    """The group's commands by name, each imported from ``module:attribute`` when first looked up:
+    ``pecli generate`` does not build the options of the other commands.  Iterating gives
+    the names in registration order without importing anything."""
+
+    def __init__(self, **where: str) -> None:
+        self._where = where
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            module, _, attribute = self._where[name].partition(":")
+            self._loaded[name] = getattr(importlib.import_module(module), attribute)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._where.setdefault(name, "")
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._where[name]
+        self._loaded.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
 
 
 class PecliGroup(click.Group):

@@ -140,6 +140,8 @@ def export(
 
 def at_positions(table: Table, positions: str | None, token_ids: str | None) -> Table:
     """The rows --positions or --token-ids name (the table itself when neither is given)."""
+    if positions is None and token_ids is None:
+        return table  # pecli.positions (and pathlib with it) need not load
     from pecli.positions import resolve_positions
 
     padding_idx = getattr(table.recipe, "padding_idx", None)

@@ -10,8 +10,8 @@ options in ``pecli/options.py`` and its presets in ``pecli/presets.py``).
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from dataclasses import fields
+from types import ModuleType
 from typing import Any, get_args, get_type_hints
 
 from pecli.errors import RecipeError
@@ -22,15 +22,37 @@ DEFAULT_KIND = "sinusoidal"
 
 
 def _discover() -> dict[str, type[Recipe]]:
+    import pkgutil
+
     found: dict[str, type[Recipe]] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: (m.name != DEFAULT_KIND, m.name)):
         if info.name == "base" or info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Recipe) and value.__module__ == module.__name__:
-                found[value.kind] = value
+        for cls in _recipe_classes(importlib.import_module(f"{__name__}.{info.name}")):
+            found[cls.kind] = cls
     return found
+
+
+def _recipe_classes(module: ModuleType) -> list[type[Recipe]]:
+    return [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type) and issubclass(value, Recipe) and value.__module__ == module.__name__
+    ]
+
+
+def _kind_alone(name: str) -> type[Recipe] | None:
+    """Kind ``name`` from the module of that name, without loading the others (``None``: no such
+    module, or it does not hold that kind)."""
+    if not name.isidentifier() or name == "base" or name.startswith("_"):
+        return None
+    try:
+        module = importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        return None
+    return next((cls for cls in _recipe_classes(module) if cls.kind == name), None)
 
 
 _found: dict[str, type[Recipe]] = {}
@@ -52,7 +74,13 @@ def __getattr__(name: str) -> Any:
 
 
 def get_kind(name: str) -> type[Recipe]:
-    """The recipe class of kind ``name``, or a :class:`RecipeError` listing the kinds."""
+    """The recipe class of kind ``name``, or a :class:`RecipeError` listing the kinds.
+
+    Until the registry is needed whole, only the module named after the kind is loaded
+    (``pecli generate --len 120 --dim 8`` needs one kind, and each costs milliseconds to load).
+    """
+    if not _found and (cls := _kind_alone(name)) is not None:
+        return cls
     try:
         return kinds()[name]
     except KeyError:
@@ -70,12 +98,24 @@ def implied_kind(params: dict[str, Any]) -> str:
     has (``--grid`` sincos2d, ``--heads`` alibi, ``--scaling`` rope, ``--std`` learned); else the
     default kind when it takes them all, or the one kind whose choices the values are
     (``--layout half`` is rope's); else the default kind (whose error names what it lacks)."""
+    default = get_kind(DEFAULT_KIND)
+    if params.keys() <= {f.name for f in fields(default)} and _accepts_values(default, params):  # type: ignore[arg-type]
+        # No other kind can own a parameter the default kind has, and the default kind takes
+        # them all: the rule below would say the default kind, so the others need not load.
+        return DEFAULT_KIND
     names = {k: {f.name for f in fields(cls)} for k, cls in kinds().items()}  # type: ignore[arg-type]
     owned = {next(iter(o)) for p in params if len(o := [k for k, n in names.items() if p in n]) == 1}
     if len(owned) == 1:
         return owned.pop()
     takes = [k for k, n in names.items() if params.keys() <= n]
     owners = [k for k in takes if _accepts_values(kinds()[k], params)]
+    if len(owners) > 1:
+        # A tie: drop the kinds that lack a required parameter no other kind has (mrope's --sequence).
+        owners = [
+            k
+            for k in owners
+            if all(r in params or any(r in n for o, n in names.items() if o != k) for r in kinds()[k].required)
+        ]
     return DEFAULT_KIND if DEFAULT_KIND in owners or len(owners) != 1 else owners[0]
 
 
