@@ -5,6 +5,7 @@ NumPy releases the GIL inside its loops, so two threads over disjoint row blocks
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
@@ -50,6 +51,23 @@ def run_parts(work: Callable[[int, int], None], parts: list[tuple[int, int]]) ->
     finally:
         for f in futures:
             f.result()
+
+
+def run_blocks(work: Callable[[int, int], None], blocks: list[tuple[int, int]]) -> None:
+    """``work(a, b)`` for every row block, the blocks shared out between the threads in contiguous
+    runs (each block is written by exactly one call, so the bits do not depend on the threads)."""
+    count = max(1, min(cpu_threads(), len(blocks)))
+    if count == 1:
+        for a, b in blocks:
+            work(a, b)
+        return
+    cuts = [len(blocks) * t // count for t in range(count + 1)]
+
+    def run(i: int, j: int) -> None:
+        for a, b in blocks[i:j]:
+            work(a, b)
+
+    run_parts(run, list(itertools.pairwise(cuts)))
 
 
 def _executor() -> ThreadPoolExecutor:

@@ -23,6 +23,7 @@ from pecli.fitting import Arr, Sample, cosine_frequencies, fit_base, round_numbe
 from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32
 from pecli.kernels.rope_scaling import inv_freq_float32, inv_freq_float64, yarn_mscale
+from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, optional_float, positive_float, spell
 
 RopeLayout = Literal["half", "pairs", "once"]
@@ -301,7 +302,8 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
     att = r.attention_scaling()
     if r.compute == "exact":
         w_hi, w_lo = turns(inv)
-    for a, b in row_blocks(r1 - r0, half):
+
+    def block(a: int, b: int) -> None:
         positions = np.arange(r.start + r0 + a, r.start + r0 + b)
         values: Any
         if r.compute == "float32":
@@ -320,6 +322,8 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
         # float64 (exact) values rounded once.
         for view in placed:
             view[a:b] = values
+
+    run_blocks(block, row_blocks(r1 - r0, half))
     return out
 
 

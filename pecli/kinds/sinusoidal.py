@@ -22,6 +22,7 @@ from pecli.fitting import Ids, Sample, nonzero_runs, pair_frequencies, start_pos
 from pecli.kernels.exact import frequencies, row_blocks
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.rotation import fill_sincos
+from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
 
 Layout = Literal["interleaved", "split", "cos-first"]
@@ -219,10 +220,13 @@ class Sinusoidal(Recipe):
             _, w_hi, w_lo = frequencies(self.base, self.min_timescale, self.exponents())
             fill_sincos(sin_cols, cos_cols, first, w_hi, w_lo)
         else:
-            for a, b in row_blocks(r1 - r0, n_sin):
+
+            def block(a: int, b: int) -> None:
                 s, c = self.pipeline_values(np.arange(first + a, first + b))
                 sin_cols[a:b] = s
                 cos_cols[a:b] = c[:, :n_cos]
+
+            run_blocks(block, row_blocks(r1 - r0, n_sin))
         if self.padding_idx is not None and r0 <= self.padding_idx < r1:
             out[self.padding_idx - r0] = 0
         return out
