@@ -145,6 +145,7 @@ def header(table: Table) -> dict[str, Any]:
         "nbytes": table.nbytes,
         "storage": info,
         "recipe": table.recipe.to_metadata() if table.recipe is not None else None,
+        "provenance": dict(table.provenance),
     }
 
 

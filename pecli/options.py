@@ -1,4 +1,5 @@
-"""Every option is defined once here and stacked by name on the commands that use it.
+"""Every option is defined once, here (the recipe options, one per kind parameter, in
+:mod:`pecli.recipe_options`), and stacked by name on the commands that use it.
 
 Nothing here imports the kinds or the formats: their names (``--kind``, ``--layout``,
 ``--to``, ``--from`` …) are read from the registries the first time a command needs them, so
@@ -88,7 +89,7 @@ def _remember_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> 
     return value
 
 
-def _completion(name: str) -> Callable[..., Any]:
+def completion(name: str) -> Callable[..., Any]:
     """A shell-completion callback from :mod:`pecli.completion`, imported only when completing."""
 
     def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
@@ -100,9 +101,9 @@ def _completion(name: str) -> Callable[..., Any]:
 
 
 #: Completes a SOURCE: files, FILE:KEY keys, kind and preset names, a recipe's parameters.
-complete_source = _completion("complete_source")
+complete_source = completion("complete_source")
 #: Completes a path to write.
-complete_file = _completion("complete_file")
+complete_file = completion("complete_file")
 
 
 def kind_names() -> tuple[str, ...]:
@@ -204,7 +205,7 @@ def recipe_option(*names: str, **kwargs: Any) -> Callable[[F], F]:
     return click.option(*names, cls=RecipeOption, **kwargs)
 
 
-def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+def stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     def apply(f: F) -> F:
         for dec in reversed(decorators):
             f = dec(f)
@@ -213,165 +214,7 @@ def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
-recipe_options = _stack(
-    recipe_option(
-        "--preset",
-        metavar="NAME",
-        shell_complete=_completion("complete_preset"),
-        help="Start from a framework's table (see `pecli presets`); other recipe options override it.",
-    ),
-    recipe_option(
-        "--hf-config",
-        metavar="CONFIG",
-        shell_complete=_completion("complete_file"),
-        help="Start from a transformers model's config.json (or its directory): the cos/sin cache "
-        "(or sinusoid) transformers 5.23 builds for it, without torch; other recipe options override it.",
-    ),
-    recipe_option(
-        "--kind",
-        type=LazyChoice(kind_names),
-        default=None,
-        help="Recipe kind (default sinusoidal; --grid/--order/--cls imply sincos2d, --heads alibi, "
-        "--scaling rope, --std/--init/--seed learned).",
-    ),
-    recipe_option("--len", "length", type=int, metavar="N", help="Number of positions (rows)."),
-    recipe_option("--dim", type=int, metavar="D", help="Model width d_model (columns); odd D is allowed."),
-    recipe_option(
-        "--base",
-        type=float,
-        default=None,
-        metavar="B",
-        help="Frequency base (max timescale; temperature for grids): ω_i = B^(−2i/D).",
-    ),
-    recipe_option(
-        "--layout",
-        type=LazyChoice(field_choices("layout")),
-        default=None,
-        help="interleaved: sin,cos,sin,cos… (the paper); split: all sin columns, then all cos (HuggingFace); "
-        "cos-first: all cos, then all sin (MusicGen).  rope (default half): half = [f0…f_{h−1}, f0…f_{h−1}] "
-        "(HF rotate_half, GPT-NeoX); pairs = [f0, f0, f1, f1, …] (GPT-J, lucidrains); once = [f0…f_{h−1}] "
-        "(HF's freqs, Meta's freqs_cis).",
-    ),
-    recipe_option(
-        "--start",
-        type=int,
-        default=None,
-        metavar="P",
-        help="Position of the first row (e.g. a past-key-values offset).",
-    ),
-    recipe_option(
-        "--dtype",
-        type=LazyChoice(field_choices("dtype")),
-        default=None,
-        help="Output dtype; values are computed in extended precision and rounded once (a "
-        "framework's float32 pipeline: from its float32 values, as torch casts them).",
-    ),
-    recipe_option(
-        "--freq",
-        type=LazyChoice(field_choices("freq")),
-        default=None,
-        help="Frequency rule: paper B^(−2i/D); t2t B^(−i/(half−1)) (tensor2tensor, fairseq, Whisper); "
-        "half B^(−i/half).",
-    ),
-    recipe_option(
-        "--min-timescale",
-        type=float,
-        default=None,
-        metavar="M",
-        help="tensor2tensor's min_timescale: ω_i = M·(B/M)^(−e_i).",
-    ),
-    recipe_option(
-        "--odd",
-        type=LazyChoice(field_choices("odd")),
-        default=None,
-        help="Odd D: sin = one more sin column (HF); zero = zero last column (fairseq); "
-        "truncate = build D+1, drop the last (positional-encodings); error = refuse.",
-    ),
-    recipe_option(
-        "--padding-idx",
-        type=int,
-        default=None,
-        metavar="K",
-        help="fairseq's padding row: K+1 rows before the positions, row K zero (first token at row K+1); "
-        "learned too (RoBERTa: 1).",
-    ),
-    recipe_option(
-        "--compute",
-        type=LazyChoice(field_choices("compute")),
-        default=None,
-        help="exact: one rounding from the exact value; float64/float32: the framework's own pipeline.",
-    ),
-    recipe_option(
-        "--form",
-        type=LazyChoice(field_choices("form")),
-        default=None,
-        help="How that pipeline evaluates frequencies: exp(−k·ln B/n), 1/B^(k/n) (pow), or p/B^(k/n) (div).  "
-        "alibi slopes: list (ofirpress, default), pow (Bloom), recip (MPT).",
-    ),
-    recipe_option("--grid", metavar="HxW", help="sincos2d: the grid, e.g. 14x14 (XxYxZ for --order tatp)."),
-    recipe_option(
-        "--order",
-        type=LazyChoice(field_choices("order")),
-        default=None,
-        help="sincos2d: row and column order (mae, timm…, tatp = positional-encodings).",
-    ),
-    recipe_option("--cls/--no-cls", default=False, help="sincos2d: a zero class-token row first."),
-    recipe_option(
-        "--part",
-        type=LazyChoice(field_choices("part")),
-        default=None,
-        help="rope: cos (default), sin, angle (p·inv_freq) or inv_freq (one row); alibi: slopes (default) or bias.",
-    ),
-    recipe_option(
-        "--scaling",
-        type=LazyChoice(field_choices("scaling")),
-        default=None,
-        help="rope: HF rope_type (transformers 5.23 modeling_rope_utils).",
-    ),
-    recipe_option("--factor", type=float, default=None, metavar="F", help="rope scaling factor (linear…llama3)."),
-    recipe_option(
-        "--original-max-position-embeddings",
-        type=int,
-        default=None,
-        metavar="N",
-        help="rope: the trained length (dynamic: HF's max_position_embeddings).",
-    ),
-    recipe_option("--low-freq-factor", type=float, default=None, metavar="F", help="rope llama3 (Llama 3.1: 1)."),
-    recipe_option("--high-freq-factor", type=float, default=None, metavar="F", help="rope llama3 (Llama 3.1: 4)."),
-    recipe_option("--beta-fast", type=float, default=None, metavar="B", help="rope yarn (default 32)."),
-    recipe_option("--beta-slow", type=float, default=None, metavar="B", help="rope yarn (default 1)."),
-    recipe_option(
-        "--attention-factor",
-        type=float,
-        default=None,
-        metavar="A",
-        help="rope yarn/longrope: cos and sin multiplier (default from --factor).",
-    ),
-    recipe_option("--mscale", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
-    recipe_option("--mscale-all-dim", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
-    recipe_option("--short-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
-    recipe_option("--long-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
-    recipe_option("--truncate/--no-truncate", default=True, help="rope yarn: floor/ceil the ramp's ends."),
-    recipe_option("--heads", type=int, default=None, metavar="N", help="alibi: number of attention heads."),
-    recipe_option(
-        "--origin",
-        type=LazyChoice(field_choices("origin")),
-        default=None,
-        help="alibi bias: first = slope·j (Bloom, default); last = slope·(j − len + 1) (MPT).",
-    ),
-    recipe_option("--std", type=float, default=None, metavar="S", help="learned: standard deviation (default 0.02)."),
-    recipe_option(
-        "--init",
-        type=LazyChoice(field_choices("init")),
-        default=None,
-        help="learned: normal (HF) or truncated-normal (±2σ, TF's BERT).",
-    ),
-    recipe_option("--seed", type=int, default=None, metavar="N", help="learned: NumPy PCG64 seed (default 0)."),
-    recipe_option(
-        "--offset", type=int, default=None, metavar="K", help="learned: K drawn rows before position 0 (BART: 2)."
-    ),
-)
-span_options = _stack(
+span_options = stack(
     click.option(
         "--rows",
         type=SpanType(),
@@ -382,7 +225,7 @@ span_options = _stack(
         "--cols", type=SpanType(), default=None, help="Columns A:B (half-open) only: shown, or written with -o."
     ),
 )
-positions_options = _stack(
+positions_options = stack(
     click.option(
         "--positions",
         default=None,
@@ -398,7 +241,43 @@ positions_options = _stack(
         "each sequence, padding tokens at the padding row. A list or @FILE; a 2-D file is a batch.",
     ),
 )
-view_options = _stack(
+resample_options = stack(
+    click.option(
+        "--resample",
+        metavar="HxW",
+        default=None,
+        help="Resize a 2-D position table to this grid as timm's resample_abs_pos_embed does (fine-tuning "
+        "a ViT at another resolution); prefix rows are kept. Written without the recipe.",
+    ),
+    click.option(
+        "--resample-from",
+        metavar="HxW",
+        default=None,
+        help="--resample: the table's own grid (default: the square its rows make).",
+    ),
+    click.option(
+        "--prefix-tokens",
+        type=click.IntRange(0),
+        default=None,
+        metavar="K",
+        help="--resample: rows before the grid, kept as they are (class and register tokens; default 0 or 1, "
+        "whichever leaves a square).",
+    ),
+    click.option(
+        "--interpolation",
+        type=click.Choice(["bicubic", "bilinear"]),
+        default="bicubic",
+        show_default=True,
+        help="--resample: torch.nn.functional.interpolate's mode.",
+    ),
+    click.option(
+        "--antialias/--no-antialias",
+        default=True,
+        show_default=True,
+        help="--resample: interpolate's antialias (timm's default, which its checkpoint loader uses).",
+    ),
+)
+view_options = stack(
     span_options,
     click.option(
         "--decimals",
@@ -433,7 +312,7 @@ def _nonempty_key(value: str) -> str:
 
 force_option = click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 
-output_options = _stack(
+output_options = stack(
     click.option(
         "-o",
         "--output",
@@ -500,7 +379,7 @@ from_option = click.option(
     help="Read files as this format, overriding their extension.",
 )
 #: --from, and its old name --format on the commands where --format meant the input's format.
-input_format_option = _stack(
+input_format_option = stack(
     from_option,
     alias_option(
         "--format",
@@ -532,7 +411,7 @@ def top_option(default: int, low: int) -> Callable[[F], F]:
     )
 
 
-tolerance_options = _stack(
+tolerance_options = stack(
     click.option(
         "--atol", type=click.FloatRange(min=0), default=0.0, show_default=True, metavar="X", help="Absolute tolerance."
     ),

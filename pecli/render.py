@@ -138,7 +138,11 @@ class _Grid:
 
 
 def _window_grid(
-    win: Window, cols: list[int | None], position_of: Callable[[int], int], cells: dict[int, list[str]], label: str = "pos"
+    win: Window,
+    cols: list[int | None],
+    position_of: Callable[[int], int],
+    cells: dict[int, list[str]],
+    label: str = "pos",
 ) -> _Grid:
     heads = [label, *(ELLIPSIS if c is None else str(c) for c in cols)]
     rows = []
@@ -260,6 +264,7 @@ def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
         lines.append(("written by", f"pecli {recipe.get('pecli_version', '?')} (schema {recipe.get('schema')})"))
     else:
         lines.append(("recipe", "none stored"))
+    lines += [(k.replace("_", " "), str(v)) for k, v in desc.get("provenance", {}).items()]
     lines = [(visible(k), visible(v)) for k, v in lines]
     width = max(len(k) for k, _ in lines) + 2
     out: list[RenderableType] = [Text.assemble((k.ljust(width), "bold"), v) for k, v in lines]

@@ -8,13 +8,12 @@ which other rows are asked for).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import reference, reference_tolerance
+
 from pecli import open_table
 from pecli.formats import FORMATS
 from pecli.kinds import kinds
@@ -36,8 +35,19 @@ def test_fairseq_positions_worked_by_hand() -> None:
 
 def test_positions_are_the_published_formula_at_those_positions(run, tmp_path: Path) -> None:
     positions = [0, 1, 2, 0, 1, 500, 7, 7]
-    r = run("generate", "--len", "512", "--dim", "16", "--dtype", "float64", "--positions", "0:3,0:2,500,7,7",
-            "-o", tmp_path / "p.npy")
+    r = run(
+        "generate",
+        "--len",
+        "512",
+        "--dim",
+        "16",
+        "--dtype",
+        "float64",
+        "--positions",
+        "0:3,0:2,500,7,7",
+        "-o",
+        tmp_path / "p.npy",
+    )
     assert r.exit_code == 0, r.output
     got = np.load(tmp_path / "p.npy")
     want = reference(512, 16)[positions]
@@ -66,7 +76,9 @@ def test_every_kind_with_positions_gives_the_rows_of_its_whole_table(kind: str) 
 
 
 def test_positions_count_from_the_recipes_start(run, tmp_path: Path) -> None:
-    r = run("generate", "--len", "8", "--dim", "4", "--start", "100", "--positions", "107,100", "-o", tmp_path / "s.npy")
+    r = run(
+        "generate", "--len", "8", "--dim", "4", "--start", "100", "--positions", "107,100", "-o", tmp_path / "s.npy"
+    )
     assert r.exit_code == 0, r.output
     whole = parse_recipe("sinusoidal:len=8,dim=4,start=100").build()
     assert np.array_equal(np.load(tmp_path / "s.npy"), whole[[7, 0]])
@@ -87,8 +99,19 @@ def test_token_ids_from_a_file_stream_into_every_format(run, tmp_path: Path, fmt
     ids = np.array([[0, 17, 23, 2, 1, 1], [1, 0, 5, 5, 5, 2]])
     np.save(tmp_path / "ids.npy", ids)
     out = tmp_path / f"pe{fmt.extensions[0]}"
-    r = run("generate", "--preset", "fairseq", "--len", "32", "--dim", "8", "--token-ids", f"@{tmp_path / 'ids.npy'}",
-            "-o", out)
+    r = run(
+        "generate",
+        "--preset",
+        "fairseq",
+        "--len",
+        "32",
+        "--dim",
+        "8",
+        "--token-ids",
+        f"@{tmp_path / 'ids.npy'}",
+        "-o",
+        out,
+    )
     assert r.exit_code == 0, r.output
     whole = parse_recipe("fairseq:len=32,dim=8").build()
     with open_table(out) as t:

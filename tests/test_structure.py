@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pecli.kinds import kinds
+
 PACKAGE = Path(__file__).resolve().parent.parent / "pecli"
 #: The project's rule of thumb for one module (a kind, a command group, a format family).
 MAX_LINES = 600
@@ -166,7 +168,7 @@ def test_every_kind_parameter_is_a_recipe_option_and_back() -> None:
         assert options - parameters == {"preset", "kind", "hf_config"}, (command, options - parameters)
 
 
-@pytest.mark.parametrize("kind", ["sinusoidal", "sincos2d", "rope", "alibi", "learned"])
+@pytest.mark.parametrize("kind", list(kinds()))
 def test_each_kind_states_its_facts(kind: str) -> None:
     from click.testing import CliRunner
 

@@ -14,10 +14,10 @@ from pecli.options import (
     json_option,
     pos_option,
     quiet_option,
-    recipe_options,
     recipe_params,
     view_options,
 )
+from pecli.recipe_options import recipe_options
 
 if TYPE_CHECKING:
     from pecli.table import Table

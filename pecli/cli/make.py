@@ -24,11 +24,12 @@ from pecli.options import (
     output_options,
     positions_options,
     quiet_option,
-    recipe_options,
     recipe_params,
+    resample_options,
     span_options,
     view_options,
 )
+from pecli.recipe_options import recipe_options
 
 if TYPE_CHECKING:
     from pecli.table import Table
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 @recipe_options
 @view_options
 @positions_options
+@resample_options
 @output_options
 @quiet_option
 @click.pass_context
@@ -48,6 +50,11 @@ def generate(
     cols: Any,
     positions: str | None,
     token_ids: str | None,
+    resample: str | None,
+    resample_from: str | None,
+    prefix_tokens: int | None,
+    interpolation: str,
+    antialias: bool,
     decimals: int,
     quiet: bool,
     **params: Any,
@@ -75,7 +82,9 @@ def generate(
     app: App = ctx.obj
     out = split_params(params, OUTPUT_PARAMS)
     # A recipe whose one row cannot be computed is refused here, before any work (Table checks it).
-    table = at_positions(Table.from_recipe(recipe_from_options(ctx, params)), positions, token_ids)
+    table = Table.from_recipe(recipe_from_options(ctx, params))
+    table = resampled(table, resample, resample_from, prefix_tokens, interpolation, antialias)
+    table = at_positions(table, positions, token_ids)
     if out["output"] is None:
         show_table(app, table, rows, cols, decimals)
     else:
@@ -89,6 +98,7 @@ def generate(
 @recipe_options
 @span_options
 @positions_options
+@resample_options
 @output_options
 @from_option
 @quiet_option
@@ -101,6 +111,11 @@ def export(
     cols: Any,
     positions: str | None,
     token_ids: str | None,
+    resample: str | None,
+    resample_from: str | None,
+    prefix_tokens: int | None,
+    interpolation: str,
+    antialias: bool,
     from_fmt: str | None,
     quiet: bool,
     **params: Any,
@@ -119,6 +134,7 @@ def export(
       pecli export model.safetensors:wpe.weight -o wpe.csv
       pecli export pe.npy -o pe.h --dtype float32
       pecli export pe.npy --rows 0:512 --cols 0:64 -o head.npy
+      pecli export vit.safetensors:pos_embed --resample 24x24 -o pos_embed_384.safetensors
     """
     app: App = ctx.obj
     out = split_params(params, OUTPUT_PARAMS)
@@ -133,9 +149,24 @@ def export(
             # Values beyond the new dtype's range are refused before anything is written.
             ensure_values_fit(table, params["dtype"])
             table = table.converted(params["dtype"])
+        table = resampled(table, resample, resample_from, prefix_tokens, interpolation, antialias)
         table = section(at_positions(table, positions, token_ids), rows, cols)
         table.ensure_streamable()
         write_output(app, table, out)
+
+
+def resampled(table: Table, to: str | None, grid: str | None, prefix: int | None, mode: str, antialias: bool) -> Table:
+    """The table resized by --resample (the table itself without it)."""
+    if to is None:
+        if grid is not None or prefix is not None:
+            raise PecliError(
+                "--resample-from and --prefix-tokens describe the table for --resample: add --resample HxW"
+            )
+        return table
+    from pecli.resample import parse_grid, resample_table
+
+    old = parse_grid(grid, "--resample-from") if grid is not None else None
+    return resample_table(table, parse_grid(to, "--resample"), old, prefix, mode, antialias)  # type: ignore[arg-type]
 
 
 def at_positions(table: Table, positions: str | None, token_ids: str | None) -> Table:

@@ -19,10 +19,10 @@ from pecli.options import (
     json_option,
     max_k_option,
     quiet_option,
-    recipe_options,
     top_option,
 )
 from pecli.paramtypes import IntListType
+from pecli.recipe_options import recipe_options
 
 
 @click.command(cls=PecliCommand, epilog=EPILOG)

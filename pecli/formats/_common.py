@@ -24,6 +24,9 @@ from pecli.table import Progress, Table
 SIDECAR_SCHEMA = "pecli-sidecar/1"
 #: Name of the table inside multi-array files pecli writes (h5 dataset, npz entry, tensor name).
 DEFAULT_KEY = "pe"
+#: Metadata that says what was done to a table after it was built (``export --dtype``,
+#: ``--resample``), kept through reads and writes with or without a recipe.
+PROVENANCE_KEYS = ("converted_from", "resampled_from", "resampled_with")
 #: Entry/attribute holding the JSON metadata in formats that store it next to the data.
 META_KEY = "pecli_recipe"
 
@@ -267,7 +270,7 @@ def array_table(
     if recipe is not None and (recipe.shape != tuple(data.shape) or recipe.dtype not in (dtype.name, storage)):
         info["note"] = f"stored recipe {recipe.shape} {recipe.dtype} does not match the data; ignored"
         recipe = None
-    provenance = {k: v for k, v in meta.items() if k == "converted_from"}
+    provenance = {k: v for k, v in meta.items() if k in PROVENANCE_KEYS}
     table = Table(data, recipe, source, info, provenance, storage)
     stored = meta.get("fingerprint")
     if recipe is not None and stored is not None and stored != fingerprint(table):

@@ -986,3 +986,110 @@ def diffusers_unet2d_condition_time_proj(timesteps: Sequence[float] | np.ndarray
             cross_attention_dim=8,
         )
         return {"table": _np(unet.time_proj(t))}
+
+
+def timm_resample_abs_pos_embed(
+    posemb: np.ndarray,
+    new_size: Sequence[int],
+    old_size: Sequence[int] | None = None,
+    num_prefix_tokens: int = 1,
+    interpolation: str = "bicubic",
+    antialias: bool = True,
+) -> Arrays:
+    """timm ``timm/layers/pos_embed.py::resample_abs_pos_embed`` (checked: 1.0.31) on a ``(N, C)``
+    table (given to it as ``(1, N, C)``), loaded as ``_timm_pos_embed_sincos`` explains.  ``table``
+    ``(prefix + h·w, C)`` in the input's dtype: prefix rows kept, the grid resized by
+    ``F.interpolate(size, mode=interpolation, antialias=antialias)`` in float32."""
+    torch = _torch()
+    module = _timm_layers_module("pos_embed")
+    with torch.no_grad():
+        out = module.resample_abs_pos_embed(
+            torch.from_numpy(np.ascontiguousarray(posemb))[None],
+            list(new_size),
+            None if old_size is None else list(old_size),
+            num_prefix_tokens=num_prefix_tokens,
+            interpolation=interpolation,
+            antialias=antialias,
+        )
+        return {"table": _np(out[0])}
+
+
+# ===================================================================== transformers: multimodal RoPE
+
+
+def hf_qwen_vl_mrope(
+    mm_token_type_ids: Sequence[int] | np.ndarray,
+    image_grid_thw: Sequence[Sequence[int]] | None = None,
+    video_grid_thw: Sequence[Sequence[int]] | None = None,
+    second_per_grid_ts: Sequence[float] | None = None,
+    model: str = "qwen2_vl",
+    head_dim: int = 128,
+    rope_theta: float = 1000000.0,
+    mrope_section: Sequence[int] = (16, 24, 24),
+    tokens_per_second: int = 2,
+    x_dtype: str = "float32",
+) -> Arrays:
+    """transformers ``models/qwen2_vl/modeling_qwen2_vl.py::Qwen2VLModel.get_rope_index`` and
+    ``Qwen2VLRotaryEmbedding`` (``model="qwen2_vl"``), or ``models/qwen2_5_vl/modeling_qwen2_5_vl.py``'s
+    ``Qwen2_5_VLModel.get_rope_index`` and ``Qwen2_5_VLRotaryEmbedding`` (``model="qwen2_5_vl"``)
+    (checked: 5.23.0).
+
+    Builds the model on CPU from a tiny config (1 text layer of width ``head_dim`` with one head,
+    ``rope_parameters={"rope_type": "default", "rope_theta", "mrope_section"}``; a 1-block vision
+    tower with ``spatial_merge_size`` 2 and, for Qwen2.5-VL, ``tokens_per_second``), calls its
+    ``get_rope_index(input_ids, mm_token_type_ids, image_grid_thw, video_grid_thw[,
+    second_per_grid_ts])`` on one sequence (``mm_token_type_ids``: 0 text, 1 image, 2 video; the
+    grids are raw, before the 2×2 merge; ``second_per_grid_ts`` a float32 tensor as the processor
+    returns it, or ``None``), then the model's own rotary module on those ids.  Returns
+    ``position_ids`` ``(3, n)`` int64, ``cos``/``sin`` ``(n, head_dim)`` (float32; bfloat16 results of
+    a bfloat16 ``x`` returned as float32, exactly) and ``inv_freq``.
+    """
+    torch = _torch()
+    text = {
+        "vocab_size": 8,
+        "hidden_size": head_dim,
+        "intermediate_size": 4,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 1,
+        "num_key_value_heads": 1,
+        "head_dim": head_dim,
+        "rope_parameters": {"rope_type": "default", "rope_theta": rope_theta, "mrope_section": list(mrope_section)},
+    }
+    if model == "qwen2_5_vl":
+        from transformers import Qwen2_5_VLConfig
+        from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import Qwen2_5_VLModel
+
+        vision = {"depth": 1, "hidden_size": 16, "num_heads": 1, "intermediate_size": 8, "out_hidden_size": head_dim}
+        vision |= {"tokens_per_second": tokens_per_second, "fullatt_block_indexes": [0]}
+        config: Any = Qwen2_5_VLConfig(text_config=text, vision_config=vision, image_token_id=5, video_token_id=6)
+        cls: Any = Qwen2_5_VLModel
+    else:
+        from transformers import Qwen2VLConfig
+        from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLModel
+
+        vision = {"depth": 1, "embed_dim": 16, "num_heads": 1, "hidden_size": head_dim, "mlp_ratio": 1}
+        config = Qwen2VLConfig(text_config=text, vision_config=vision, image_token_id=5, video_token_id=6)
+        cls = Qwen2VLModel
+    with torch.no_grad(), torch.random.fork_rng():
+        torch.manual_seed(0)  # the tiny model's weights are drawn (and never used)
+        module = cls(config).eval()
+        types = torch.as_tensor(np.asarray(mm_token_type_ids, dtype=np.int64)).reshape(1, -1)
+        input_ids = torch.where(types == 1, 5, torch.where(types == 2, 6, 1))
+        kwargs: dict[str, Any] = {}
+        if image_grid_thw is not None:
+            kwargs["image_grid_thw"] = torch.as_tensor(np.asarray(image_grid_thw, dtype=np.int64))
+        if video_grid_thw is not None:
+            kwargs["video_grid_thw"] = torch.as_tensor(np.asarray(video_grid_thw, dtype=np.int64))
+        if second_per_grid_ts is not None:
+            kwargs["second_per_grid_ts"] = torch.as_tensor(np.asarray(second_per_grid_ts, dtype=np.float32))
+        position_ids, _ = module.get_rope_index(input_ids, types, **kwargs)
+        rotary = module.language_model.rotary_emb
+        cos, sin = rotary(torch.zeros(1, dtype=getattr(torch, x_dtype)), position_ids)
+        if cos.dtype == torch.bfloat16:  # NumPy has no bfloat16: float32 holds it exactly
+            cos, sin = cos.float(), sin.float()
+        return {
+            "position_ids": _np(position_ids[:, 0]),
+            "cos": _np(cos[0]),
+            "sin": _np(sin[0]),
+            "inv_freq": _np(rotary.inv_freq),
+        }

@@ -1,0 +1,599 @@
+"""The mrope kind: the multimodal rotary cache of Qwen2-VL and Qwen2.5-VL (M-RoPE).
+
+Wang et al. 2024, "Qwen2-VL" §2.1: every token has three position ids (temporal, height,
+width); text tokens have three equal ones, the tokens of an image or video grid count along their
+own axes.  transformers 5.23 builds the ids with ``Qwen2VLModel.get_rope_index`` (Qwen2.5-VL's
+spaces video frames in time) and the cache with ``Qwen2VLRotaryEmbedding`` /
+``Qwen2_5_VLRotaryEmbedding``: the rope ``inv_freq``, split by ``mrope_section`` into three
+contiguous sections, section ``k`` taking its angles from id row ``k``, in rotate-half layout.
+This module turns a description of the token sequence into those ids (:func:`position_ids`), the
+ids back into the description (:func:`sequence_of`), builds any row range (:meth:`Mrope.rows`)
+and fits a table back to its sequence, θ and sections (:meth:`Mrope.fit`).
+
+>>> position_ids("text=2;image=1x2x3;text=1").tolist()
+[[0, 1, 2, 2, 2, 2, 2, 2, 5], [0, 1, 2, 2, 2, 3, 3, 3, 5], [0, 1, 2, 3, 4, 2, 3, 4, 5]]
+>>> position_ids("video=3x1x1@25;text=1", tokens_per_second=2)[0].tolist()  # Qwen2.5-VL: 2 × 25 apart
+[0, 50, 100, 1]
+>>> sequence_of(position_ids("text=2;video=2x1x2;text=1"))
+'text=2;video=2x1x2;text=1'
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import itertools
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal, NamedTuple, get_args
+
+import numpy as np
+
+from pecli.dtypes import DType
+from pecli.errors import RecipeError
+from pecli.fitting import Arr, Sample, cosine_frequencies, fit_base, round_number
+from pecli.kernels.exact import row_blocks, sincos, turns
+from pecli.kernels.pipelines import f32
+from pecli.kinds.base import Recipe, check_row_range, choice, format_value, int_param, optional_float, positive_float
+from pecli.kinds.rope import Rope
+
+MropePart = Literal["cos", "sin", "angle", "inv_freq"]
+MropeCompute = Literal["float32", "exact"]
+
+_EXAMPLE = "text=16,image=1x8x8,text=8"
+_ITEM = re.compile(r"(text|image|video)\s*=\s*(.*)")
+_GRID = re.compile(r"(\d+)\s*[x×]\s*(\d+)\s*[x×]\s*(\d+)\s*(?:@\s*(\S+))?")
+AXES = ("temporal", "height", "width")
+
+
+class Segment(NamedTuple):
+    """A run of tokens: ``text`` (``width`` tokens) or an ``image``/``video`` grid of ``frames×height×width``
+    merged tokens, frames ``step`` positions apart (a video's ``seconds``: second_per_grid_t) from
+    token (row) ``first`` and position ``start`` on."""
+
+    kind: str
+    frames: int
+    height: int
+    width: int
+    seconds: float
+    step: float
+    first: int
+    start: int
+
+    @property
+    def tokens(self) -> int:
+        return self.frames * self.height * self.width
+
+    def text(self) -> str:
+        if self.kind == "text":
+            return f"text={self.width}"
+        seconds = "" if self.seconds == 1 else f"@{format_value(self.seconds)}"
+        return f"{self.kind}={self.frames}x{self.height}x{self.width}{seconds}"
+
+    def last_position(self) -> int:
+        if self.kind == "text":
+            return self.start + self.width - 1
+        t = int(_frame_offsets(self.frames, self.step)[-1])
+        return self.start + max(t, self.height - 1, self.width - 1)
+
+
+def _interval(tokens_per_second: float | None, seconds: float) -> float:
+    """Qwen2.5-VL's ``time_interval = tokens_per_second * second_per_grid_t`` (a float32 tensor
+    product unless both are whole numbers); Qwen2-VL's is 1."""
+    if tokens_per_second is None:
+        return 1.0
+    product = tokens_per_second * seconds
+    exact = float(tokens_per_second).is_integer() and float(seconds).is_integer()
+    return float(product) if exact else float(f32(tokens_per_second) * f32(seconds))
+
+
+def _frame_offsets(frames: int | np.ndarray, step: float) -> np.ndarray:
+    """``(arange(T) * time_interval).long()``: torch multiplies in float32 and truncates."""
+    f = np.arange(int(frames)) if isinstance(frames, int) else np.asarray(frames)
+    if float(step).is_integer():
+        return (f * int(step)).astype(np.int64)
+    return (f.astype(f32) * f32(step)).astype(np.int64)
+
+
+def _segments(value: str, tokens_per_second: float | None) -> tuple[Segment, ...]:
+    """The segments of a sequence description, positions assigned by transformers 5.23's rule."""
+    if not isinstance(value, str):
+        raise RecipeError(f"sequence must be text like {_EXAMPLE!r}, got {value!r}")
+    items = [s.strip() for s in value.replace(";", ",").split(",") if s.strip()]
+    if not items:
+        raise RecipeError(f"sequence is empty: give its segments, e.g. --sequence {_EXAMPLE}")
+    out: list[Segment] = []
+    first = position = 0
+    for item in items:
+        m = _ITEM.fullmatch(item)
+        kind = m.group(1) if m else ""
+        grid = _GRID.fullmatch(m.group(2).strip()) if m and kind != "text" else None
+        if m is None or (kind == "text" and not m.group(2).strip().isdigit()) or (kind != "text" and not grid):
+            raise RecipeError(
+                f"sequence segment {item!r} is not text=N, image=TxHxW or video=TxHxW[@S]: give e.g. "
+                f"--sequence {_EXAMPLE}"
+            )
+        if grid is None:
+            sizes, seconds = (1, 1, int(m.group(2))), 1.0
+        else:
+            sizes, seconds = (int(grid.group(1)), int(grid.group(2)), int(grid.group(3))), _seconds(item, grid.group(4))
+        if min(sizes) < 1:
+            raise RecipeError(
+                f"sequence segment {item!r} has a zero size: every count is at least 1 (grids count merged "
+                "tokens, e.g. image=1x4x6)"
+            )
+        if seconds != 1 and (kind == "image" or tokens_per_second is None):
+            raise RecipeError(
+                f"sequence segment {item!r}: frames are 1 position apart in images and in Qwen2-VL; seconds per "
+                "frame space a video's frames with --tokens-per-second (Qwen2.5-VL: 2)"
+            )
+        if out and kind != "text" and out[-1].kind == kind:
+            raise RecipeError(
+                f"sequence {value!r} has two {kind} segments in a row, which transformers' get_rope_index groups "
+                "into one and fails on: put text between them (Qwen's template has <|vision_end|><|vision_start|>)"
+            )
+        step = _interval(tokens_per_second, seconds) if kind == "video" else 1.0
+        seg = Segment(kind, *sizes, seconds, step, first, position)
+        out.append(seg)
+        first += seg.tokens
+        # get_rope_index: text advances by its length, a grid by max(h, w) (after spatial merging).
+        position += seg.width if kind == "text" else max(seg.height, seg.width)
+    return tuple(out)
+
+
+def _seconds(item: str, text: str | None) -> float:
+    if text is None:
+        return 1.0
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise RecipeError(
+            f"sequence segment {item!r}: the seconds per frame after @ must be a number > 0 (second_per_grid_t: "
+            "temporal_patch_size / fps, e.g. @1 at 2 fps)"
+        )
+    return seconds
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(sequence: str, tokens_per_second: float | None) -> tuple[tuple[Segment, ...], list[int]]:
+    segments = _segments(sequence, tokens_per_second)
+    return segments, [s.first for s in segments]
+
+
+def position_ids(
+    sequence: str, r0: int = 0, r1: int | None = None, tokens_per_second: float | None = None
+) -> np.ndarray:
+    """The ``(3, r1 − r0)`` position ids (temporal, height, width) of tokens ``[r0, r1)`` of a
+    sequence like ``text=16;image=1x8x8;text=8``, as ``get_rope_index`` of transformers 5.23
+    computes them (Qwen2-VL's; with ``tokens_per_second``, Qwen2.5-VL's); only the segments those
+    tokens fall in are visited."""
+    segments, firsts = _plan(sequence, tokens_per_second)
+    total = segments[-1].first + segments[-1].tokens
+    r1 = total if r1 is None else r1
+    check_row_range(total, r0, r1)
+    out = np.empty((3, r1 - r0), dtype=np.int64)
+    i = max(0, bisect.bisect_right(firsts, r0) - 1)
+    while i < len(segments) and segments[i].first < r1:
+        s = segments[i]
+        a, b = max(r0, s.first), min(r1, s.first + s.tokens)
+        j = np.arange(a - s.first, b - s.first)
+        if s.kind == "text":
+            out[:, a - r0 : b - r0] = s.start + j
+        else:
+            area = s.height * s.width
+            out[0, a - r0 : b - r0] = s.start + _frame_offsets(j // area, s.step)
+            out[1, a - r0 : b - r0] = s.start + (j // s.width) % s.height
+            out[2, a - r0 : b - r0] = s.start + j % s.width
+        i += 1
+    return out
+
+
+def sequence_of(ids: np.ndarray, tokens_per_second: float | None = None) -> str | None:
+    """The sequence whose :func:`position_ids` (with ``tokens_per_second``) are ``ids`` (rows
+    temporal, height[, width]), or ``None`` when they do not follow that rule.  Grids are read from
+    the temporal and height rows; a width row, if given, must agree.  A 1×1×1 grid is the text
+    token it equals."""
+    ids = np.asarray(ids, dtype=np.int64)
+    t, h = ids[0].tolist(), ids[1].tolist()
+    n, i, c, text = len(t), 0, 0, 0
+    items: list[str] = []
+    while i < n:
+        if t[i] != c or h[i] != c:
+            return None
+        j = i + 1
+        while j < n and t[j] == c and h[j] == c:
+            j += 1
+        width = j - i
+        if width == 1 and (j == n or (t[j], h[j]) == (c + 1, c + 1)):
+            text, c, i = text + 1, c + 1, i + 1
+            continue
+        if text:
+            items.append(f"text={text}")
+            text = 0
+        height = 1
+        while i + (height + 1) * width <= n and all(
+            t[k] == c and h[k] == c + height for k in range(i + height * width, i + (height + 1) * width)
+        ):
+            height += 1
+        area, pattern = height * width, [c + k // width for k in range(height * width)]
+        frames = [c]
+        while i + (len(frames) + 1) * area <= n:
+            a = i + len(frames) * area
+            if h[a : a + area] != pattern or len(set(t[a : a + area])) != 1 or t[a] < frames[-1]:
+                break
+            frames.append(t[a])
+        seconds = _fit_seconds([f - c for f in frames], tokens_per_second)
+        if seconds is None:
+            return None
+        image = len(frames) == 1 and not (items and items[-1].startswith("image"))
+        items.append(Segment("image" if image else "video", len(frames), height, width, seconds, 1, 0, c).text())
+        c, i = c + max(height, width), i + len(frames) * area
+    if text:
+        items.append(f"text={text}")
+    sequence = ";".join(items)
+    try:
+        same = ids.shape[0] < 3 or np.array_equal(position_ids(sequence, 0, n, tokens_per_second), ids[:3])
+    except RecipeError:
+        return None
+    return sequence if same else None
+
+
+def _fit_seconds(offsets: list[int], tokens_per_second: float | None) -> float | None:
+    """The roundest seconds per frame whose frames fall at these temporal offsets."""
+    if offsets == list(range(len(offsets))) and (tokens_per_second is None or len(offsets) == 1):
+        return 1.0
+    if tokens_per_second is None:
+        return None
+    lo = max(d / k for k, d in enumerate(offsets) if k) / tokens_per_second
+    hi = min((d + 1) / k for k, d in enumerate(offsets) if k) / tokens_per_second
+    for decimals in range(7):
+        x = max(math.ceil(lo * 10**decimals), 1) / 10**decimals
+        if x < hi and _frame_offsets(len(offsets), _interval(tokens_per_second, x)).tolist() == offsets:
+            return float(x)
+    return None
+
+
+def section_list(name: str, value: object, half: int) -> str:
+    """``mrope_section`` as ``"t;h;w"``: three whole numbers ≥ 1 summing to ``dim/2`` (given as
+    ``"16;24;24"``, ``"16,24,24"``, ``"[16, 24, 24]"`` or a list)."""
+    text = ";".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+    items = str(text).strip().strip("[]()").replace(",", ";").replace(" ", ";").split(";")
+    try:
+        sizes = [int(s) for s in items if s.strip()]
+    except ValueError:
+        sizes = []
+    if not isinstance(text, str) or len(sizes) != 3 or min(sizes) < 1:
+        raise RecipeError(
+            f"{name} must be three whole numbers ≥ 1 (frequencies for temporal;height;width), like 16;24;24, "
+            f"got {value!r}"
+        )
+    if sum(sizes) != half:
+        a = max(1, half // 4)
+        b = max(1, (half - a) // 2)
+        raise RecipeError(
+            f"{name} {';'.join(map(str, sizes))} covers {sum(sizes)} frequencies but a rotary dim of {2 * half} has "
+            f"dim/2 = {half}: give sections summing to {half}, e.g. --mrope-section '{a};{b};{half - a - b}'"
+        )
+    return ";".join(map(str, sizes))
+
+
+@dataclass(frozen=True, slots=True)
+class Mrope(Recipe):
+    """Multimodal RoPE (Qwen2-VL, Qwen2.5-VL): row ``r`` is token ``r`` of ``sequence``.
+
+    ``sequence``: segments ``text=N``, ``image=TxHxW`` and ``video=TxHxW[@S]`` in merged tokens
+    (a raw ``image_grid_thw`` of ``[1, 16, 16]`` with ``spatial_merge_size`` 2 is ``image=1x8x8``).
+    Position ids follow transformers 5.23's ``get_rope_index``: text counts on from the last
+    segment; a grid's three ids start where the previous segment left off; the next segment starts
+    ``max(H, W)`` later.  A video's frames are 1 position apart (Qwen2-VL), or with
+    ``tokens_per_second`` (Qwen2.5-VL's vision config: 2) ``trunc(f·tokens_per_second·S)`` apart,
+    ``S`` its ``second_per_grid_t`` (default 1).  ``mrope_section`` splits the ``dim/2``
+    frequencies ``inv_freq_i = base^(−2i/dim)`` into temporal;height;width sections, each taking
+    its angles from its own id.  ``part``: ``cos``/``sin`` (``dim`` columns, rotate-half layout, as
+    the rotary class returns them), ``angle`` (``id·inv_freq``, same layout), ``inv_freq`` (one
+    row).  ``compute``: ``float32`` is HF's pipeline; ``exact`` the same formula rounded once.  A
+    text-only sequence gives the plain rope table.
+    """
+
+    dim: int
+    sequence: str
+    base: float = 1000000.0
+    mrope_section: str = "16;24;24"
+    tokens_per_second: float | None = None
+    part: MropePart = "cos"
+    compute: MropeCompute = "float32"
+    dtype: DType = "float32"
+
+    kind: ClassVar[str] = "mrope"
+    row_label: ClassVar[str] = "token"
+    core: ClassVar[tuple[str, ...]] = ("dim", "sequence", "base", "mrope_section", "part", "dtype")
+    required: ClassVar[tuple[str, ...]] = ("dim", "sequence")
+    example: ClassVar[str] = "--kind mrope --dim 128 --sequence text=16;image=1x8x8;text=8"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "dim", int_param("dim", self.dim, 6, "give the head dim, e.g. --dim 128 (Qwen2-VL)"))
+        if self.dim % 2:
+            raise RecipeError(f"dim {self.dim} is odd, but rotary embeddings rotate pairs: use an even --dim, e.g. 128")
+        set_(self, "base", positive_float("base", self.base, "rope_theta, e.g. --base 1000000", not_one=True))
+        for name, literal in (("part", MropePart), ("compute", MropeCompute), ("dtype", DType)):
+            choice(name, getattr(self, name), get_args(literal))
+        set_(self, "mrope_section", section_list("mrope_section", self.mrope_section, self.dim // 2))
+        tps = optional_float("tokens_per_second", self.tokens_per_second, "Qwen2.5-VL's is 2")
+        set_(self, "tokens_per_second", tps)
+        segments = _segments(self.sequence, tps)
+        set_(self, "sequence", ";".join(s.text() for s in segments))
+        if max(s.last_position() for s in segments) >= 2**53:
+            raise RecipeError("the sequence's positions must stay below 2**53: give fewer or smaller segments")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        if self.part == "inv_freq":
+            return (1, self.dim // 2)
+        last = _plan(self.sequence, self.tokens_per_second)[0][-1]
+        return (last.first + last.tokens, self.dim)
+
+    def sections(self) -> list[tuple[int, int]]:
+        """The frequency columns ``[a, b)`` of the temporal, height and width sections."""
+        return list(itertools.pairwise(itertools.accumulate(map(int, self.mrope_section.split(";")), initial=0)))
+
+    def inv_freq(self) -> np.ndarray:
+        """The ``dim/2`` inverse frequencies: rope's (float32 as HF computes them, or float64)."""
+        return Rope(1, self.dim, self.base, compute=self.compute).inv_freq()
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        """Rows ``[r0, r1)``: the tokens' ids come from the segments they fall in."""
+        check_row_range(self.shape[0], r0, r1)
+        inv = self.inv_freq()
+        if self.part == "inv_freq":
+            return np.asarray(inv[None, :], dtype=self.dtype)[r0:r1]
+        half = self.dim // 2
+        out = np.empty((r1 - r0, self.dim), dtype=self.dtype)
+        if self.compute == "exact":
+            w_hi, w_lo = turns(inv)
+        for a, b in row_blocks(r1 - r0, half):
+            ids = position_ids(self.sequence, r0 + a, r0 + b, self.tokens_per_second)
+            for k, (c0, c1) in enumerate(self.sections()):
+                values: Any
+                if self.compute == "float32":  # freqs = position_ids.float() * inv_freq; freqs.cos()
+                    values = ids[k].astype(f32)[:, None] * inv[None, c0:c1]
+                    if self.part != "angle":
+                        fn = np.cos if self.part == "cos" else np.sin
+                        values = fn(values.astype(np.float64)).astype(f32)
+                elif self.part == "angle":
+                    values = ids[k].astype(np.float64)[:, None] * inv[None, c0:c1]
+                else:
+                    s, c = sincos(ids[k].astype(np.float64), w_hi[c0:c1], w_lo[c0:c1])
+                    values = c if self.part == "cos" else s
+                out[a:b, c0:c1] = values  # the one cast to dtype
+                out[a:b, half + c0 : half + c1] = out[a:b, c0:c1]
+        return out
+
+    # -- facts -------------------------------------------------------------------------------
+    def wavelengths(self) -> np.ndarray:
+        """``2π/inv_freq`` of each column's frequency, in positions of its own axis."""
+        waves = 2 * math.pi / np.asarray(self.inv_freq(), dtype=np.float64)
+        return waves if self.part == "inv_freq" else np.tile(waves, 2)
+
+    def column_meaning(self, row: int) -> Any:
+        if self.part == "inv_freq":
+            return super().column_meaning(row)
+        ids = position_ids(self.sequence, row, row + 1, self.tokens_per_second)[:, 0]
+        inv, half = np.asarray(self.inv_freq(), dtype=np.float64), self.dim // 2
+        axis = np.repeat(np.arange(3), [b - a for a, b in self.sections()])
+
+        def explain(j: int) -> dict[str, Any]:
+            k, w = int(axis[j % half]), float(inv[j % half])
+            p = int(ids[k])
+            meaning = {"i": j % half, "fn": f"{self.part}({AXES[k]}={p})", "axis": AXES[k], "position": p}
+            return {**meaning, "omega": w, "wavelength": 2 * math.pi / w, "angle": p * w}
+
+        return explain
+
+    def pipeline(self) -> str:
+        return self.compute
+
+    def max_position(self) -> float:
+        if self.part == "inv_freq":
+            return 1.0
+        return float(max(s.last_position() for s in _plan(self.sequence, self.tokens_per_second)[0]) + 1)
+
+    # -- the inverse -------------------------------------------------------------------------
+    @classmethod
+    def fit(cls, sample: Sample) -> Iterator[Recipe]:
+        """M-RoPE caches of a sequence with images or videos (text-only tables are rope's)."""
+        best: tuple[Mrope, float] | None = None
+        for theta, part, tps in itertools.product(_thetas(sample), ("cos", "sin"), (None, _QWEN25_TPS)):
+            # Sections (or θ) that differ only where the table cannot tell them apart all fit: the closest,
+            # the roundest first; one within a few ulps ends the search.
+            for found in (f for s in _section_guesses(sample) if (f := _decoded(sample, theta, s, part, tps))):
+                best = found if best is None or found[1] < best[1] else best
+            if best is not None and best[1] <= 8 * sample.eps:
+                break
+        if best is not None:
+            recipe = best[0]
+            sample.clue(
+                f"the {sample.d // 2} distinct columns repeat in the half layout; their rows follow three position ids "
+                f"per token (M-RoPE sections {recipe.mrope_section}, θ = {recipe.base:.10g}) over {recipe.sequence}",
+                recipe,
+            )
+            yield from (recipe, replace(recipe, compute="exact"))
+
+    @classmethod
+    def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:
+        """The preset's θ and sections over the sequence the table's rows follow."""
+        d = sample.d
+        try:
+            sections = section_list("mrope_section", params.get("mrope_section", "16;24;24"), d // 2)
+            theta = positive_float("base", params.get("base", 1000000.0), "", not_one=True)
+        except RecipeError:
+            return
+        for part in ("cos", "sin"):
+            found = _decoded(sample, theta, sections, part, params.get("tokens_per_second"))
+            if found is not None:
+                yield {"dim": d, "sequence": found[0].sequence, "part": part, "dtype": sample.dtype}
+
+
+# ==================================================================================== fitting
+#: Tables with more rows are not fitted (the whole table is read to recover its sequence).
+MAX_FIT_ROWS = 1 << 16
+_COMMON_THETAS = (1000000.0, 10000.0, 500000.0, 100000.0)
+#: Qwen2.5-VL's vision_config.tokens_per_second: the spacing tried when frames are not 1 apart.
+_QWEN25_TPS = 2.0
+
+
+def _table(sample: Sample) -> Arr | None:
+    """The table's distinct ``d/2`` columns (all rows), if it is a half-layout cos or sin table that
+    fits and has tokens sharing a temporal id (a grid's; text ids all differ)."""
+
+    def read() -> Arr | None:
+        (n, d), h, x = sample.table.shape, sample.d // 2, sample.values
+        if d % 2 or d < 6 or not 3 <= n <= MAX_FIT_ROWS or not np.array_equal(x[:, :h], x[:, h:]):
+            return None  # the sample says no before the whole table is read
+        if not (np.all(x[0] == 1) or np.all(x[0] == 0)):
+            return None
+        x = sample.rows(0, n)[:, :h]
+        if not np.all(np.isfinite(x)) or np.abs(x).max() > 1 or not np.any(x[1:, 0] == x[:-1, 0]):
+            return None
+        return x
+
+    return sample.memo(("mrope", "table"), read)
+
+
+def _thetas(sample: Sample) -> list[float]:
+    """θ from the head rows when they are text (plain rope waves), then the common ones."""
+    x = _table(sample)
+    if x is None:
+        return []
+    h = x.shape[1]
+    e = np.arange(h) * 2.0 / (2 * h)
+    found: list[float] = []
+    for rows in (64, 32, 16, 8, 6):
+        omega = cosine_frequencies(x[:rows]) if x.shape[0] >= rows else None
+        if omega is None:
+            continue
+        count = int(np.argmin(np.isfinite(omega))) if not np.all(np.isfinite(omega)) else h
+        estimate = fit_base(omega[:count], e[:count]) if count >= 2 else None
+        if estimate is not None:  # the round numbers near it first (a short head measures θ roughly)
+            found = [t for t in (round_number(estimate, k) for k in range(1, 7)) if abs(t / estimate - 1) < 1e-2]
+            found.append(estimate)
+        break
+    return list(dict.fromkeys([*found, *_COMMON_THETAS]))
+
+
+def _section_guesses(sample: Sample) -> list[str]:
+    """Sections the table suggests: where consecutive tokens of a frame first differ (after a grid
+    row: the height section's first column; inside one: about the width's); Qwen's 16;24;24 of 64."""
+    x = _table(sample)
+    if x is None:
+        return []
+    h = x.shape[1]
+    same = x[1:] == x[:-1]
+    first = np.argmin(same, axis=1)[~same.all(axis=1)]
+    starts = sorted(set(first[first > 0].tolist()))
+    a, b = max(1, h // 4), max(1, h // 4) + max(1, (h - h // 4) // 2)
+    pairs = [(starts[0], w) for w in range(starts[1], starts[1] - 4, -1)] if len(starts) > 1 else []
+    if starts:
+        pairs += [(starts[0], b), (a, starts[0])]
+    pairs.append((a, b))
+    return [f"{p};{q - p};{h - q}" for p, q in dict.fromkeys(pairs) if 0 < p < q < h]
+
+
+def _ids(sample: Sample, theta: float, sections: str, part: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The temporal and height ids of every row under these θ, sections and part (``None``: none fit)."""
+
+    def decode() -> tuple[np.ndarray, np.ndarray] | None:
+        x = _table(sample)
+        if x is None or not (np.all(x[0] == 1) if part == "cos" else np.all(x[0] == 0)):
+            return None
+        try:
+            probe = Mrope(2 * x.shape[1], "text=1", theta, sections)
+        except RecipeError:
+            return None
+        inv = np.asarray(probe.inv_freq(), dtype=np.float64)
+        (a0, b0), (a1, b1), _ = probe.sections()
+        n, tol = x.shape[0], 16 * sample.eps
+        h_ids = _decode(x[:, a1:b1], inv[a1:b1], part, n + 1, tol)
+        t_ids = _decode(x[:, a0:b0], inv[a0:b0], part, 64 * n + 4096, tol, h_ids) if h_ids is not None else None
+        return None if t_ids is None or h_ids is None else (t_ids, h_ids)
+
+    return sample.memo(("mrope ids", theta, sections, part), decode)
+
+
+def _decoded(sample: Sample, theta: float, sections: str, part: str, tps: float | None) -> tuple[Mrope, float] | None:
+    """The recipe whose ids the table's rows follow, and its max |Δ| from the whole table; ``None``
+    when there is none, or it holds no image or video (a rope table)."""
+
+    def build() -> tuple[Mrope, float] | None:
+        ids, x = _ids(sample, theta, sections, part), _table(sample)
+        sequence = sequence_of(np.stack(ids), tps) if ids is not None else None
+        if x is None or sequence is None or sequence.replace("text=", "").isdigit():
+            return None
+        try:
+            recipe = Mrope(2 * x.shape[1], sequence, theta, sections, tps, part, dtype=sample.dtype)  # type: ignore[arg-type]
+        except RecipeError:
+            return None
+        error = float(np.abs(recipe.rows(0, x.shape[0])[:, : x.shape[1]].astype(np.float64) - x).max())
+        return (recipe, error) if error <= 4 * sample.eps + 1e-6 + recipe.max_position() * 2.0**-21 else None
+
+    return sample.memo(("mrope", theta, sections, part, tps), build)
+
+
+def _decode(x: Arr, inv: Arr, part: str, limit: int, tol: float, guess: np.ndarray | None = None) -> np.ndarray | None:
+    """The whole position of each row of one section's columns (``inv`` falling), below ``limit``.
+
+    Rows equal to ``guess``'s prediction take it; the others (each distinct row once) are solved
+    from the slowest column up: every turn count ``m`` the limit allows, refined column by column
+    (the branch nearest the current estimate), rounded, and the candidate that predicts the row
+    best is kept.  ``None`` if some row is not within ``tol + (1 + p)·2⁻²¹`` of any.
+    """
+    fn = np.cos if part == "cos" else np.sin
+    out = np.zeros(x.shape[0], dtype=np.int64)
+    todo = np.ones(x.shape[0], dtype=bool)
+    if guess is not None:
+        todo = _error(x, inv, guess, fn) > tol + (1 + guess) * 2.0**-21
+        out[~todo] = guess[~todo]
+    if not todo.any():
+        return out
+    rows, back = np.unique(x[todo], axis=0, return_inverse=True)
+    slow = inv[-1]
+    turns_ = np.arange(int(limit * slow / (2 * math.pi)) + 2)
+    arc = np.arccos if part == "cos" else np.arcsin
+    first = arc(np.clip(rows[:, -1], -1, 1))[:, None]
+    branches = (first, -first) if part == "cos" else (first, math.pi - first)
+    best = np.zeros(rows.shape[0], dtype=np.int64)
+    error = np.full(rows.shape[0], np.inf)
+    for branch in branches:
+        p = (branch + 2 * math.pi * turns_[None, :]) / slow
+        for j in range(rows.shape[1] - 2, -1, -1):
+            base = arc(np.clip(rows[:, j], -1, 1))[:, None]
+            target = p * inv[j]
+            one, two = (
+                b + 2 * math.pi * np.rint((target - b) / (2 * math.pi))
+                for b in ((base, -base) if part == "cos" else (base, math.pi - base))
+            )
+            pick = np.where(np.abs(two - target) < np.abs(one - target), two, one)
+            p = np.where(np.abs(pick - target) < 0.5, pick / inv[j], p)
+        p = np.clip(np.rint(p), 0, limit).astype(np.int64)
+        for k in range(p.shape[1]):
+            e = _error(rows, inv, p[:, k], fn)
+            better = e < error
+            best, error = np.where(better, p[:, k], best), np.where(better, e, error)
+    if np.any(error > tol + (1 + best) * 2.0**-21):
+        return None
+    out[todo] = best[back.reshape(-1)]
+    return out
+
+
+def _error(x: Arr, inv: Arr, p: np.ndarray, fn: Any) -> Arr:
+    """Each row's largest distance from the float32 pipeline's values at position ``p``."""
+    predicted = fn((p.astype(f32)[:, None] * inv.astype(f32)[None, :]).astype(np.float64))
+    error: Arr = np.abs(predicted - x).max(axis=1)
+    return error
+
+
+__all__ = ["AXES", "Mrope", "MropeCompute", "MropePart", "Segment", "position_ids", "section_list", "sequence_of"]

@@ -1,0 +1,182 @@
+"""The recipe options: one per parameter of any kind, plus where the recipe starts from
+(``--preset``, ``--hf-config``, ``--kind``).  Stacked on every command that builds or names a
+recipe (``generate``, ``export``, ``inspect``, ``identify``, ``analyze``, ``plot``); a test holds
+them to the kinds' fields both ways, and each kind's default is read from the kind for ``--help``.
+"""
+
+from __future__ import annotations
+
+from pecli.options import completion, field_choices, kind_names, recipe_option, stack
+from pecli.paramtypes import LazyChoice
+
+#: Every recipe option, in the order ``--help`` lists them.
+recipe_options = stack(
+    recipe_option(
+        "--preset",
+        metavar="NAME",
+        shell_complete=completion("complete_preset"),
+        help="Start from a framework's table (see `pecli presets`); other recipe options override it.",
+    ),
+    recipe_option(
+        "--hf-config",
+        metavar="CONFIG",
+        shell_complete=completion("complete_file"),
+        help="Start from a transformers model's config.json (or its directory): the cos/sin cache "
+        "(or sinusoid) transformers 5.23 builds for it, without torch; other recipe options override it.",
+    ),
+    recipe_option(
+        "--kind",
+        type=LazyChoice(kind_names),
+        default=None,
+        help="Recipe kind (default sinusoidal; --grid/--order/--cls imply sincos2d, --heads alibi, "
+        "--scaling rope, --std/--init/--seed learned).",
+    ),
+    recipe_option("--len", "length", type=int, metavar="N", help="Number of positions (rows)."),
+    recipe_option("--dim", type=int, metavar="D", help="Model width d_model (columns); odd D is allowed."),
+    recipe_option(
+        "--base",
+        type=float,
+        default=None,
+        metavar="B",
+        help="Frequency base (max timescale; temperature for grids): ω_i = B^(−2i/D).",
+    ),
+    recipe_option(
+        "--layout",
+        type=LazyChoice(field_choices("layout")),
+        default=None,
+        help="interleaved: sin,cos,sin,cos… (the paper); split: all sin columns, then all cos (HuggingFace); "
+        "cos-first: all cos, then all sin (MusicGen).  rope (default half): half = [f0…f_{h−1}, f0…f_{h−1}] "
+        "(HF rotate_half, GPT-NeoX); pairs = [f0, f0, f1, f1, …] (GPT-J, lucidrains); once = [f0…f_{h−1}] "
+        "(HF's freqs, Meta's freqs_cis).",
+    ),
+    recipe_option(
+        "--start",
+        type=int,
+        default=None,
+        metavar="P",
+        help="Position of the first row (e.g. a past-key-values offset).",
+    ),
+    recipe_option(
+        "--dtype",
+        type=LazyChoice(field_choices("dtype")),
+        default=None,
+        help="Output dtype; values are computed in extended precision and rounded once (a "
+        "framework's float32 pipeline: from its float32 values, as torch casts them).",
+    ),
+    recipe_option(
+        "--freq",
+        type=LazyChoice(field_choices("freq")),
+        default=None,
+        help="Frequency rule: paper B^(−2i/D); t2t B^(−i/(half−1)) (tensor2tensor, fairseq, Whisper); "
+        "half B^(−i/half).",
+    ),
+    recipe_option(
+        "--min-timescale",
+        type=float,
+        default=None,
+        metavar="M",
+        help="tensor2tensor's min_timescale: ω_i = M·(B/M)^(−e_i).",
+    ),
+    recipe_option(
+        "--odd",
+        type=LazyChoice(field_choices("odd")),
+        default=None,
+        help="Odd D: sin = one more sin column (HF); zero = zero last column (fairseq); "
+        "truncate = build D+1, drop the last (positional-encodings); error = refuse.",
+    ),
+    recipe_option(
+        "--padding-idx",
+        type=int,
+        default=None,
+        metavar="K",
+        help="fairseq's padding row: K+1 rows before the positions, row K zero (first token at row K+1); "
+        "learned too (RoBERTa: 1).",
+    ),
+    recipe_option(
+        "--compute",
+        type=LazyChoice(field_choices("compute")),
+        default=None,
+        help="exact: one rounding from the exact value; float64/float32: the framework's own pipeline.",
+    ),
+    recipe_option(
+        "--form",
+        type=LazyChoice(field_choices("form")),
+        default=None,
+        help="How that pipeline evaluates frequencies: exp(−k·ln B/n), 1/B^(k/n) (pow), or p/B^(k/n) (div).  "
+        "alibi slopes: list (ofirpress, default), pow (Bloom), recip (MPT).",
+    ),
+    recipe_option("--grid", metavar="HxW", help="sincos2d: the grid, e.g. 14x14 (XxYxZ for --order tatp)."),
+    recipe_option(
+        "--order",
+        type=LazyChoice(field_choices("order")),
+        default=None,
+        help="sincos2d: row and column order (mae, timm…, tatp = positional-encodings).",
+    ),
+    recipe_option("--cls/--no-cls", default=False, help="sincos2d: a zero class-token row first."),
+    recipe_option(
+        "--part",
+        type=LazyChoice(field_choices("part")),
+        default=None,
+        help="rope: cos (default), sin, angle (p·inv_freq) or inv_freq (one row); alibi: slopes (default) or bias.",
+    ),
+    recipe_option(
+        "--scaling",
+        type=LazyChoice(field_choices("scaling")),
+        default=None,
+        help="rope: HF rope_type (transformers 5.23 modeling_rope_utils).",
+    ),
+    recipe_option("--factor", type=float, default=None, metavar="F", help="rope scaling factor (linear…llama3)."),
+    recipe_option(
+        "--original-max-position-embeddings",
+        type=int,
+        default=None,
+        metavar="N",
+        help="rope: the trained length (dynamic: HF's max_position_embeddings).",
+    ),
+    recipe_option("--low-freq-factor", type=float, default=None, metavar="F", help="rope llama3 (Llama 3.1: 1)."),
+    recipe_option("--high-freq-factor", type=float, default=None, metavar="F", help="rope llama3 (Llama 3.1: 4)."),
+    recipe_option("--beta-fast", type=float, default=None, metavar="B", help="rope yarn (default 32)."),
+    recipe_option("--beta-slow", type=float, default=None, metavar="B", help="rope yarn (default 1)."),
+    recipe_option(
+        "--attention-factor",
+        type=float,
+        default=None,
+        metavar="A",
+        help="rope yarn/longrope: cos and sin multiplier (default from --factor).",
+    ),
+    recipe_option("--mscale", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
+    recipe_option("--mscale-all-dim", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
+    recipe_option("--short-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
+    recipe_option("--long-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
+    recipe_option("--truncate/--no-truncate", default=True, help="rope yarn: floor/ceil the ramp's ends."),
+    recipe_option(
+        "--sequence", metavar="SEGMENTS", help="mrope: tokens, e.g. text=16,image=1x8x8,text=8 (TxHxW, video=TxHxW@S)."
+    ),
+    recipe_option(
+        "--mrope-section", metavar="T;H;W", help="mrope: temporal;height;width frequencies, sum dim/2 (16;24;24)."
+    ),
+    recipe_option(
+        "--tokens-per-second", type=float, metavar="N", help="mrope: Qwen2.5-VL's video frames N·S apart (Qwen2-VL: 1)."
+    ),
+    recipe_option("--heads", type=int, default=None, metavar="N", help="alibi: number of attention heads."),
+    recipe_option(
+        "--origin",
+        type=LazyChoice(field_choices("origin")),
+        default=None,
+        help="alibi bias: first = slope·j (Bloom, default); last = slope·(j − len + 1) (MPT).",
+    ),
+    recipe_option("--std", type=float, default=None, metavar="S", help="learned: standard deviation (default 0.02)."),
+    recipe_option(
+        "--init",
+        type=LazyChoice(field_choices("init")),
+        default=None,
+        help="learned: normal (HF) or truncated-normal (±2σ, TF's BERT).",
+    ),
+    recipe_option("--seed", type=int, default=None, metavar="N", help="learned: NumPy PCG64 seed (default 0)."),
+    recipe_option(
+        "--offset", type=int, default=None, metavar="K", help="learned: K drawn rows before position 0 (BART: 2)."
+    ),
+)
+
+
+__all__ = ["recipe_options"]
