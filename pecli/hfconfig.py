@@ -50,8 +50,13 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         ("granite", None, 10000.0, 1.0),
         ("cohere", None, 500000.0, 1.0),
         ("falcon", None, 10000.0, 1.0),
+        ("qwen2_vl", None, 1e6, 1.0),
+        ("qwen2_5_vl", None, 1e6, 1.0),
     )
 }
+#: Models whose rotary class is multimodal (M-RoPE) and its sections when the config gives none
+#: (``Qwen2VLRotaryEmbedding``: ``rope_parameters.get("mrope_section", [16, 24, 24])``).
+MROPE_MODELS = {"qwen2_vl": [16, 24, 24], "qwen2_5_vl": [16, 24, 24]}
 
 #: Keys a flat ``rope_parameters``/``rope_scaling`` dict may hold (transformers' ``RopeParameters``).
 _ROPE_KEYS = frozenset(
@@ -126,6 +131,8 @@ def read_config(path: str | Path) -> dict[str, Any]:
 def recipe_from_config(config: dict[str, Any], where: str = "config.json") -> Recipe:
     """The recipe of the table the model's config describes (see the module docstring)."""
     model_type = config.get("model_type")
+    if isinstance(config.get("text_config"), dict):  # a multimodal model: its language model's keys
+        config = {**config, **config["text_config"], "model_type": model_type}
     if model_type in SINUSOIDAL_MODELS:
         return _sinusoidal(config, str(model_type), where)
     nested = [k for k in ("full_attention", "sliding_attention", "global", "local") if k in _rope_dict(config, where)]
@@ -196,13 +203,11 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
     )
     if rope_type == "su":  # Phi-3's first name for LongRoPE
         rope_type = "longrope"
+    if rope_type == "mrope":  # transformers 4.x's name for Qwen2-VL's rope: 5.x says default + mrope_section
+        rope_type = "default"
     if rope_type not in _SCALING_KEYS:
         raise PecliInputError(
             f"{where}: rope_type {rope_type!r} is not one pecli builds: it builds {', '.join(_SCALING_KEYS)}"
-        )
-    if "mrope_section" in rope:
-        raise PecliInputError(
-            f"{where}: mrope_section is multimodal RoPE (Qwen2-VL), not a rope table pecli builds from a config"
         )
     theta = _agree(
         where,
@@ -239,6 +244,8 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
     max_pos = config.get("max_position_embeddings")
     if not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos <= 0:
         raise PecliInputError(f"{where}: max_position_embeddings must be a whole number > 0, got {max_pos!r}")
+    if "mrope_section" in rope or model_type in MROPE_MODELS:
+        return _mrope(config, rope, rope_type, dim, theta, max_pos, where)
     params: dict[str, Any] = {"length": max_pos, "dim": dim, "base": theta, "scaling": rope_type}
     for key in _SCALING_KEYS[rope_type]:
         if rope.get(key) is not None:
@@ -268,6 +275,32 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
         raise PecliInputError(f"{where}: {exc}") from None
 
 
+def _mrope(
+    config: dict[str, Any], rope: dict[str, Any], rope_type: str, dim: int, theta: Any, max_pos: int, where: str
+) -> Recipe:
+    """Qwen2-VL / Qwen2.5-VL: the multimodal rope, its sequence text-only (``max_position_embeddings``
+    tokens, the plain rope table) until ``--sequence`` names the images and videos."""
+    from pecli.kinds.mrope import Mrope
+
+    if rope_type != "default":
+        raise PecliInputError(f"{where}: mrope_section with rope_type {rope_type!r}: transformers scales no M-RoPE")
+    section = rope.get("mrope_section", MROPE_MODELS.get(str(config.get("model_type")), [16, 24, 24]))
+    if not isinstance(section, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in section):
+        raise PecliInputError(f"{where}: mrope_section must be a list of whole numbers, got {section!r}")
+    vision = config.get("vision_config") if isinstance(config.get("vision_config"), dict) else {}
+    tokens_per_second = vision.get("tokens_per_second") if config.get("model_type") == "qwen2_5_vl" else None
+    try:
+        return Mrope(
+            dim=dim,
+            sequence=f"text={max_pos}",
+            base=theta,
+            mrope_section=";".join(map(str, section)),
+            tokens_per_second=tokens_per_second,
+        )
+    except RecipeError as exc:
+        raise PecliInputError(f"{where}: {exc}") from None
+
+
 def _sinusoidal(config: dict[str, Any], model_type: str, where: str) -> Recipe:
     from pecli.presets import get_preset
 
@@ -284,4 +317,4 @@ def _sinusoidal(config: dict[str, Any], model_type: str, where: str) -> Recipe:
     return recipe
 
 
-__all__ = ["DEFAULTS", "SINUSOIDAL_MODELS", "read_config", "recipe_from_config"]
+__all__ = ["DEFAULTS", "MROPE_MODELS", "SINUSOIDAL_MODELS", "read_config", "recipe_from_config"]

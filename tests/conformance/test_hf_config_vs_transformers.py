@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import references as ref
 
 from pecli.hfconfig import DEFAULTS, read_config, recipe_from_config
 
@@ -169,6 +170,7 @@ def test_the_defaults_pecli_fills_in_are_the_config_classes_own(model_type: str)
     from transformers import AutoConfig
 
     config = AutoConfig.for_model(model_type, hidden_size=512, num_attention_heads=8)
+    config = getattr(config, "text_config", config)  # a multimodal model: its language model's
     want = DEFAULTS[model_type]
     head_dim = getattr(config, "head_dim", None) or 512 // 8
     assert head_dim == (want["head_dim"] or 512 // 8)
@@ -188,3 +190,59 @@ def test_a_sinusoidal_model_config_gives_its_table(tmp_path: Path) -> None:
         theirs = M2M100SinusoidalPositionalEmbedding(1024, 1024, 1).weights.numpy()
     assert ours.shape == theirs.shape
     assert float(np.max(np.abs(ours.astype(np.float64) - theirs))) <= 4 * 2.0**-24 * 1026
+
+
+# Qwen/Qwen2-VL-7B-Instruct (transformers 4.x keys: rope_scaling type "mrope") and a v5-style
+# Qwen2.5-VL config with text_config; checked against the model's own get_rope_index + rotary class.
+QWEN2_VL = {
+    "model_type": "qwen2_vl",
+    "hidden_size": 3584,
+    "num_attention_heads": 28,
+    "num_key_value_heads": 4,
+    "max_position_embeddings": 32768,
+    "rope_theta": 1000000.0,
+    "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+    "vision_config": {"spatial_merge_size": 2},
+}
+QWEN25_VL = {
+    "model_type": "qwen2_5_vl",
+    "text_config": {
+        "hidden_size": 2048,
+        "num_attention_heads": 16,
+        "max_position_embeddings": 128000,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [16, 24, 24]},
+    },
+    "vision_config": {"spatial_merge_size": 2, "tokens_per_second": 2},
+}
+
+
+@pytest.mark.parametrize(("config", "model"), [(QWEN2_VL, "qwen2_vl"), (QWEN25_VL, "qwen2_5_vl")])
+def test_an_mrope_config_with_a_sequence_is_what_the_model_builds(tmp_path: Path, config: dict, model: str) -> None:
+    from dataclasses import replace
+
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    recipe = recipe_from_config(read_config(tmp_path))
+    assert recipe.kind == "mrope"
+    # 5 text tokens, a 4x4 raw image grid (2x2 merged tokens), 3 text tokens, a 2x4x4 video, 2 text
+    types = [0] * 5 + [1] * 4 + [0] * 3 + [2] * 8 + [0] * 2
+    theirs = ref.hf_qwen_vl_mrope(
+        types,
+        image_grid_thw=[[1, 4, 4]],
+        video_grid_thw=[[2, 4, 4]],
+        second_per_grid_ts=[1.0] if model == "qwen2_5_vl" else None,
+        model=model,
+        head_dim=recipe.dim,
+        rope_theta=recipe.base,
+        tokens_per_second=2,
+    )
+    sequence = (
+        "text=5;image=1x2x2;text=3;video=2x2x2@1;text=2"
+        if model == "qwen2_5_vl"
+        else ("text=5;image=1x2x2;text=3;video=2x2x2;text=2")
+    )
+    for part in ("cos", "sin"):
+        ours = replace(recipe, sequence=sequence, part=part).build()
+        diff = float(np.max(np.abs(ours.astype(np.float64) - theirs[part])))
+        print(f"\n{model} {part} {ours.shape}: max|Δ| {diff:.3g}, {np.mean(ours == theirs[part]):.4%} bit-identical")
+        assert ours.shape == theirs[part].shape
+        assert diff <= 4 * 2.0**-24 * max(1, int(theirs["position_ids"].max()))
