@@ -176,6 +176,31 @@ recipe_options = stack(
     recipe_option(
         "--offset", type=int, default=None, metavar="K", help="learned: K drawn rows before position 0 (BART: 2)."
     ),
+    recipe_option(
+        "--axes-dim",
+        metavar="A;B;C",
+        help="axial: columns per id axis, each even (Flux: 16;56;56); with --tokens or --len (one axis); "
+        "--layout pairs (default) or half.",
+    ),
+    recipe_option(
+        "--tokens",
+        metavar="SEGMENTS",
+        help="axial: text=N (ids all 0) and image=HxW (ids (0, row, col)) segments, e.g. text=512;image=64x64.",
+    ),
+    recipe_option(
+        "--linear-factor",
+        type=float,
+        default=None,
+        metavar="F",
+        help="axial: diffusers' linear_factor, inv_freq divided by F (default 1).",
+    ),
+    recipe_option(
+        "--ntk-factor",
+        type=float,
+        default=None,
+        metavar="F",
+        help="axial: diffusers' ntk_factor, θ multiplied by F (default 1).",
+    ),
 )
 
 

@@ -19,11 +19,19 @@ from typing import Any
 from pecli.errors import RecipeError
 from pecli.kinds import get_kind, implied_kind
 from pecli.kinds.base import Recipe
-from pecli.presets import biases, grids, learned, multimodal, rotary, sinusoids
+from pecli.presets import biases, diffusion, grids, learned, multimodal, rotary, sinusoids
 from pecli.presets.base import Preset, spell_param
 
 #: Every preset, in the order ``pecli presets`` lists them (and identify names ties).
-_PRESETS = [*sinusoids.PRESETS, *grids.PRESETS, *rotary.PRESETS, *multimodal.PRESETS, *biases.PRESETS, *learned.PRESETS]
+_PRESETS = [
+    *sinusoids.PRESETS,
+    *grids.PRESETS,
+    *rotary.PRESETS,
+    *multimodal.PRESETS,
+    *biases.PRESETS,
+    *learned.PRESETS,
+    *diffusion.PRESETS,
+]
 
 PRESETS: dict[str, Preset] = {p.name: p for p in _PRESETS}
 

@@ -1093,3 +1093,74 @@ def hf_qwen_vl_mrope(
             "sin": _np(sin[0]),
             "inv_freq": _np(rotary.inv_freq),
         }
+
+
+# ==================================================================== diffusers: per-axis rotary embeddings
+
+
+def diffusers_flux_ids(text_tokens: int, height: int, width: int) -> Any:
+    """Flux's ids as ``FluxPipeline`` builds them: text all zero (``text_ids = torch.zeros(n, 3)``),
+    then ``FluxPipeline._prepare_latent_image_ids`` of the packed ``height × width`` latent grid;
+    ``torch.cat((txt_ids, img_ids))`` as ``FluxTransformer2DModel.forward`` does."""
+    torch = _torch()
+    from diffusers.pipelines.flux.pipeline_flux import FluxPipeline
+
+    img_ids = FluxPipeline._prepare_latent_image_ids(1, height, width, "cpu", torch.float32)
+    return torch.cat((torch.zeros(text_tokens, 3), img_ids), dim=0)
+
+
+def diffusers_flux_pos_embed(
+    text_tokens: int, height: int, width: int, theta: int = 10000, axes_dim: Sequence[int] = (16, 56, 56)
+) -> Arrays:
+    """diffusers' ``FluxPosEmbed(theta, axes_dim)`` on Flux's ids (:func:`diffusers_flux_ids`):
+    ``cos``/``sin`` ``(n, sum(axes_dim))`` float32 and the ``ids`` ``(n, 3)``."""
+    torch = _torch()
+    from diffusers.models.transformers.transformer_flux import FluxPosEmbed
+
+    ids = diffusers_flux_ids(text_tokens, height, width)
+    with torch.no_grad():
+        cos, sin = FluxPosEmbed(theta, list(axes_dim))(ids)
+    return {"cos": _np(cos), "sin": _np(sin), "ids": _np(ids)}
+
+
+def diffusers_1d_rotary_pos_embed(
+    dim: int,
+    pos: int,
+    theta: float = 10000.0,
+    linear_factor: float = 1.0,
+    ntk_factor: float = 1.0,
+    repeat_interleave_real: bool = True,
+    freqs_dtype: str = "float32",
+) -> Arrays:
+    """diffusers' ``get_1d_rotary_pos_embed(dim, pos, theta, use_real=True, linear_factor, ntk_factor,
+    repeat_interleave_real, freqs_dtype)`` for positions ``0…pos−1``: ``cos``/``sin`` ``(pos, dim)``."""
+    torch = _torch()
+    from diffusers.models.embeddings import get_1d_rotary_pos_embed
+
+    with torch.no_grad():
+        cos, sin = get_1d_rotary_pos_embed(
+            dim,
+            pos,
+            theta=theta,
+            use_real=True,
+            linear_factor=linear_factor,
+            ntk_factor=ntk_factor,
+            repeat_interleave_real=repeat_interleave_real,
+            freqs_dtype=getattr(torch, freqs_dtype),
+        )
+    return {"cos": _np(cos), "sin": _np(sin)}
+
+
+def diffusers_krea2_rotary_pos_embed(
+    text_tokens: int, height: int, width: int, theta: float = 1000.0, axes_dim: Sequence[int] = (32, 48, 48)
+) -> Arrays:
+    """diffusers' ``Krea2RotaryPosEmbed(theta, axes_dim)`` (Krea2Transformer2DModel's defaults) on the
+    ids of ``Krea2Pipeline.prepare_position_ids(text_tokens, height, width)``: ``cos``/``sin`` and ``ids``."""
+    torch = _torch()
+    from diffusers.models.transformers.transformer_krea2 import Krea2RotaryPosEmbed
+    from diffusers.pipelines.krea2.pipeline_krea2 import Krea2Pipeline
+
+    ids = Krea2Pipeline.prepare_position_ids(text_tokens, height, width, torch.device("cpu"))
+    with torch.no_grad():
+        cos, sin = Krea2RotaryPosEmbed(theta, list(axes_dim))(ids)
+    return {"cos": _np(cos), "sin": _np(sin), "ids": _np(ids)}

@@ -1,0 +1,43 @@
+"""Presets of diffusion transformers' per-axis rotary embeddings (diffusers' ``FluxPosEmbed``).
+
+Listed by :mod:`pecli.presets`, which says what a preset is and how exact each kind of preset is.
+FLUX.1-dev's transformer config has ``axes_dims_rope`` [16, 56, 56] (attention_head_dim 128) and
+θ 10000 (``FluxTransformer2DModel``); ``FluxPipeline`` gives the 512 T5 text tokens all-zero ids
+and the packed latent of a 1024×1024 image (128×128 latents, 2×2 patches: a 64×64 grid) the ids
+``(0, row, col)``; ``FluxPosEmbed`` computes in float64 on CPU and returns float32.  Krea2's
+transformer copies ``FluxPosEmbed`` (``Krea2RotaryPosEmbed``) with its defaults ``axes_dims_rope``
+[32, 48, 48] and ``rope_theta`` 1000, and ``Krea2Pipeline.prepare_position_ids`` gives the same ids
+(1024×1024 pixels: a 64×64 grid after its 8× VAE and 2×2 patches; the text length is the prompt's).
+"""
+
+from __future__ import annotations
+
+from pecli.presets.base import Preset
+
+_p = Preset  # one call per preset, positionally: name, kind, params, size, framework, source, summary
+_ROWS = "rows = tokens of --tokens"
+
+PRESETS = [
+    _p(
+        "flux",
+        "axial",
+        {"axes_dim": "16;56;56", "base": 10000.0},
+        {"tokens": "text=512;image=64x64"},
+        "diffusers 0.42.1 (FLUX.1-dev transformer config)",
+        "models/transformers/transformer_flux.py::FluxPosEmbed + FluxPipeline._prepare_latent_image_ids",
+        "per-axis RoPE cos: axes 16|56|56 of ids (0, row, col), 1/10000^(2i/a), [c0, c0, c1, c1, …], "
+        "float64 then float32",
+        _ROWS,
+    ),
+    _p(
+        "krea2",
+        "axial",
+        {"axes_dim": "32;48;48", "base": 1000.0},
+        {"tokens": "text=512;image=64x64"},
+        "diffusers 0.42.1 (Krea2Transformer2DModel defaults)",
+        "models/transformers/transformer_krea2.py::Krea2RotaryPosEmbed + Krea2Pipeline.prepare_position_ids",
+        "Flux's per-axis RoPE cos with axes 32|48|48 and θ 1000: ids (0, row, col), [c0, c0, c1, c1, …], "
+        "float64 then float32",
+        _ROWS,
+    ),
+]

@@ -1,0 +1,135 @@
+"""The axial kind (diffusers' per-axis rotary embeddings, Flux): its ids, its table, its errors and
+its inverse.
+
+Golden values come from outside pecli: Flux's ids as ``FluxPipeline._prepare_latent_image_ids``
+defines them (text all zero, then ``(0, row, col)`` row by row) worked by hand, and the float64
+closed form ``cos(id_k·(θ·ntk)^(−2i/a_k)/linear)`` written element by element below.  The
+conformance group (tests/conformance/test_axial_vs_diffusers.py) checks diffusers' own code.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pecli.identification import identify
+from pecli.kinds.axial import Axial, token_ids
+from pecli.presets import get_preset
+from pecli.sources import parse_recipe, recipe_spec
+from pecli.table import Table
+
+
+def closed_form(ids: list[tuple[int, ...]], axes: list[int], fn, layout: str = "pairs", theta: float = 10000.0,
+                linear: float = 1.0, ntk: float = 1.0) -> np.ndarray:  # fmt: skip
+    """Each token's row in plain Python float64: per axis ``fn(id·(θ·ntk)^(−2i/a)/linear)``."""
+    rows = []
+    for token in ids:
+        row: list[float] = []
+        for p, a in zip(token, axes, strict=True):
+            values = [fn(p * (1 / (theta * ntk) ** (2 * i / a)) / linear) for i in range(a // 2)]
+            row += [v for v in values for _ in (0, 1)] if layout == "pairs" else values + values
+        rows.append(row)
+    return np.array(rows)
+
+
+def test_flux_ids_worked_by_hand() -> None:
+    # Two text tokens, then a 2×3 latent grid read row by row: (0, row, col).
+    assert token_ids("text=2;image=2x3", 3).T.tolist() == [
+        [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 1], [0, 0, 2], [0, 1, 0], [0, 1, 1], [0, 1, 2],
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("part", ["cos", "sin"])
+@pytest.mark.parametrize("layout", ["pairs", "half"])
+def test_the_table_is_the_closed_form_per_axis(part: str, layout: str) -> None:
+    recipe = Axial("4;6;8", "text=3;image=5x7", base=1000.0, layout=layout, part=part, dtype="float64")  # type: ignore[arg-type]
+    ids = [tuple(t) for t in token_ids("text=3;image=5x7", 3).T.tolist()]
+    expected = closed_form(ids, [4, 6, 8], math.cos if part == "cos" else math.sin, layout, 1000.0)
+    assert recipe.shape == (38, 18)
+    np.testing.assert_allclose(recipe.build(), expected, rtol=0, atol=1e-15)
+    exact = Axial("4;6;8", "text=3;image=5x7", base=1000.0, layout=layout, part=part, compute="exact")  # type: ignore[arg-type]
+    np.testing.assert_allclose(exact.build(), expected, rtol=0, atol=2**-24)
+
+
+@pytest.mark.parametrize("compute", ["float64", "float32", "exact"])
+def test_one_axis_is_get_1d_rotary_pos_embed_with_its_factors(compute: str) -> None:
+    recipe = Axial("16", length=300, linear_factor=2.0, ntk_factor=4.0, layout="half", compute=compute)  # type: ignore[arg-type]
+    expected = closed_form([(p,) for p in range(300)], [16], math.cos, "half", linear=2.0, ntk=4.0)
+    tolerance = 4 * 2.0**-24 * 300 if compute == "float32" else 2.0**-24
+    np.testing.assert_allclose(recipe.build(), expected, rtol=0, atol=tolerance)
+    angle = Axial("16", length=300, linear_factor=2.0, ntk_factor=4.0, part="angle", dtype="float64").build()
+    assert angle[7, 2] == 7 * (1.0 / 40000.0 ** (2 / 16)) / 2.0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("compute", ["float64", "float32", "exact"])
+@pytest.mark.parametrize("part", ["cos", "sin", "angle"])
+def test_any_row_range_is_the_whole_tables_rows(part: str, compute: str, dtype: str) -> None:
+    recipe = Axial("4;6;6", "text=7;image=5x6;text=4;image=3x2", part=part, compute=compute, dtype=dtype)  # type: ignore[arg-type]
+    whole = recipe.build()
+    n = whole.shape[0]
+    assert n == 7 + 30 + 4 + 6
+    for a, b in [(0, 1), (5, 9), (8, 40), (36, n), (0, n), (n, n)]:
+        assert np.array_equal(recipe.rows(a, b), whole[a:b]), (a, b)
+
+
+def test_the_flux_preset_and_its_operand() -> None:
+    recipe = get_preset("flux").recipe()
+    assert recipe.shape == (512 + 64 * 64, 128) and recipe.compute == "float64"
+    assert np.all(recipe.rows(0, 513) == 1)  # text and the grid's (0, 0, 0) token: every angle 0
+    assert parse_recipe(recipe_spec(recipe)) == recipe  # ";" and "=" inside KIND:NAME=VALUE,...
+    assert Axial([16, 56, 56], "text=2, image=2x2").axes_dim == "16;56;56"  # type: ignore[arg-type]
+
+
+BAD = [
+    (["--axes-dim", "16;55;56", "--tokens", "text=2;image=2x2"], "axes_dim 16;55;56 has odd 55, but rotary"),
+    (
+        ["--axes-dim", "16;56;56", "--dim", "64", "--tokens", "text=2;image=2x2"],
+        "axes_dim 16;56;56 sums to 128, but --dim is 64: give sizes summing to the head dim",
+    ),
+    (
+        ["--axes-dim", "16;56", "--tokens", "image=2x2"],
+        "image tokens have three ids (0, row, col), but axes_dim 16;56 has 2 axes",
+    ),
+    (["--axes-dim", "16;56;56", "--len", "10"], "--len gives one axis of positions, but axes_dim 16;56;56 has 3"),
+    (["--axes-dim", "x", "--len", "10"], "axes_dim must be whole numbers ≥ 2, one per axis"),
+    (
+        ["--axes-dim", "16;56;56", "--tokens", "text=2;picture=2x2"],
+        "tokens segment 'picture=2x2' is not text=N or image=HxW: give e.g. --tokens text=512;image=64x64",
+    ),
+    (["--axes-dim", "16;56;56", "--tokens", "text=2;image=2"], "tokens segment 'image=2' is not text=N"),
+    (["--axes-dim", "16;56;56", "--tokens", ";"], "no tokens given: give the segments"),
+    (
+        ["--axes-dim", "16;56;56", "--tokens", "text=2;image=0x4"],
+        "tokens segment 'image=0x4' has a zero size: every count is at least 1",
+    ),
+    (["--axes-dim", "16;56;56", "--tokens", "text=0"], "tokens segment 'text=0' has a zero size"),
+    (["--axes-dim", "16;56;56"], "an axial recipe needs --tokens (e.g. text=512;image=64x64) or --len"),
+    (["--axes-dim", "8", "--len", "4", "--tokens", "text=4"], "give one of them, not both"),
+    (["--axes-dim", "8", "--len", "4", "--ntk-factor", "0"], "ntk_factor must be a finite number > 0"),
+    (["--len", "4"], "an axial recipe needs axes-dim, e.g. --kind axial --axes-dim 16;56;56"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD, ids=[str(i) for i in range(len(BAD))])
+def test_bad_recipes_are_one_line_errors_with_exit_2(run, args: list[str], message: str) -> None:
+    r = run("generate", "--kind", "axial", *args)
+    assert r.exit_code == 2 and r.stdout == "", (r.exit_code, r.output)
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_axes_dim_implies_the_kind(run) -> None:
+    r = run("generate", "--axes-dim", "2;2;2", "--tokens", "text=1;image=2x2", "--cols", "0:1")
+    assert r.exit_code == 0 and r.stdout.startswith("axial (5, 6) float32"), r.output
+    assert run("help", "recipes", "axial").exit_code == 0
+
+
+@pytest.mark.parametrize("part", ["cos", "sin"])
+def test_identify_names_flux_over_the_tables_own_sequence(tmp_path: Path, part: str) -> None:
+    table = get_preset("flux").recipe(tokens="text=40;image=12x20", part=part).build()
+    result = identify(Table(table, None, "cache"))
+    assert result.verdict == "match" and result.kind == "axial" and "flux" in result.names
+    assert result.best is not None and result.best.recipe.tokens == "text=40;image=12x20"  # type: ignore[attr-defined]
