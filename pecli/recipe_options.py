@@ -117,7 +117,8 @@ recipe_options = stack(
         "--part",
         type=LazyChoice(field_choices("part")),
         default=None,
-        help="rope: cos (default), sin, angle (p·inv_freq) or inv_freq (one row); alibi: slopes (default) or bias.",
+        help="rope, mrope, axial: cos (default), sin, angle (p·inv_freq) or inv_freq (one row); alibi: slopes "
+        "(default) or bias; xpos: q (default, the queries' scales) or k (the keys').",
     ),
     recipe_option(
         "--scaling",
@@ -200,6 +201,13 @@ recipe_options = stack(
         default=None,
         metavar="F",
         help="axial: diffusers' ntk_factor, θ multiplied by F (default 1).",
+    ),
+    recipe_option(
+        "--scale-base",
+        type=float,
+        default=None,
+        metavar="B",
+        help="xpos: the scale base B of ζ_i^((p − len/2)/B) (rotary-embedding-torch's xpos_scale_base: 512).",
     ),
 )
 

@@ -216,7 +216,10 @@ CASES: list[tuple[list[str], str]] = [
         "--positions picks positions; the rows of this alibi table are heads",
     ),
     ([*E, "-o", "t.npy", "--positions", "99"], "position 99 is outside the table's positions 0..15"),
-    (["export", "good.npy", "-o", "t.npy", "--positions", "0:17"], "position 16 is outside the table's positions 0..15"),
+    (
+        ["export", "good.npy", "-o", "t.npy", "--positions", "0:17"],
+        "position 16 is outside the table's positions 0..15",
+    ),
     (["inspect", "good.npy", "--pos", "16"], "--pos 16 is outside the table's positions 0..15"),
     (["inspect", "good.npy", "--pos", "-1"], "--pos -1 is outside the table's positions 0..15"),
     (["inspect", "good.npy", "--pos", "1", "--rows", "0:2"], "--rows and --pos exclude each other"),

@@ -211,6 +211,7 @@ def test_rows_of_every_preset_equal_the_same_rows_of_the_whole_table() -> None:
             "alibi": {"heads": 12, **({"length": 40} if p.params.get("part") == "bias" else {})},
             "learned": {"length": 40, "dim": 10},
             "mrope": {},  # the preset's own sequence: its rows are its tokens
+            "xpos": {"length": 40},
             "axial": {"tokens": "text=7;image=5x6"},
         }[p.kind]
         r = p.recipe(**size)

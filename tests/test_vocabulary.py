@@ -109,7 +109,10 @@ def test_help_shows_each_kinds_default_and_lists_one_kind_options_apart() -> Non
     page = run("inspect", "--help").output
     flat = " ".join(page.split())
     assert "[default: interleaved (sinusoidal), pairs (axial), half (rope)]" in flat  # --layout
-    assert "[default: exact (sinusoidal), float32 (alibi), float64 (axial), float32 (mrope), float32 (rope), exact (sincos2d)]" in flat  # --compute
+    assert (
+        "[default: exact (sinusoidal), float32 (alibi), float64 (axial), float32 (mrope), float32 (rope), exact (sincos2d), float32 (xpos)]"
+        in flat
+    )  # --compute
     listed = set(re.findall(r"^  (--[a-z-]+)", page, flags=re.MULTILINE))
     assert "--layout" in listed and "--scaling" not in listed and "--heads" not in listed
     assert "pecli help recipes [KIND]" in flat

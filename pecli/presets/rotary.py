@@ -156,4 +156,14 @@ PRESETS = [
         "LongRoPE: inv_freq/long_factor once start + len > 4096 (else short_factor), cos·1.190238, float32",
         "factors switch at start + len > 4096",
     ),
+    _p(
+        "lucidrains-xpos",
+        "xpos",
+        {"scale_base": 512.0},
+        {"length": 4096, "dim": 64},
+        "rotary-embedding-torch 0.9.1 (RotaryEmbedding(dim, use_xpos=True), xpos_scale_base 512)",
+        "rotary_embedding_torch.py::RotaryEmbedding.get_scale (as rotate_queries_and_keys calls it)",
+        "xPos query scales ζ_i^((p − len/2)/512), ζ_i = (2i + 0.4d)/(1.4d), pairs, float32 (keys: part=k)",
+        "row p = position p of a sequence of len; 1 on row len//2",
+    ),
 ]

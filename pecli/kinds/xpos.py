@@ -1,0 +1,152 @@
+"""The xpos kind: the length-extrapolatable scales of xPos (Sun et al. 2022, "A Length-Extrapolatable
+Transformer"), which multiply rotary queries and divide keys.
+
+``ζ_i = (2i + 0.4·d) / (1.4·d)`` for the ``d/2`` rotary frequencies, and position ``p`` of a
+sequence of ``n`` scales frequency ``i`` by ``ζ_i^((p − ⌊n/2⌋)/B)``, ``B`` the scale base (512):
+rotary-embedding-torch's ``RotaryEmbedding(use_xpos=True)`` (``get_scale``, as
+``rotate_queries_and_keys`` calls it), each value repeated for the pair of dims it rotates.
+Queries are multiplied by the ``q`` table, keys by its inverse (``k``).  This module builds any
+row range (:meth:`Xpos.rows`) and fits a table back to its length, width, base and part
+(:meth:`Xpos.fit`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, get_args
+
+import numpy as np
+
+from pecli.dtypes import DType
+from pecli.errors import RecipeError
+from pecli.fitting import Sample, round_number
+from pecli.kernels.exact import row_blocks
+from pecli.kernels.pipelines import f32
+from pecli.kernels.threads import run_blocks
+from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
+
+XposPart = Literal["q", "k"]
+XposCompute = Literal["float32", "float64"]
+
+
+@dataclass(frozen=True, slots=True)
+class Xpos(Recipe):
+    """xPos scales: row ``r`` is position ``r`` of a sequence of ``length``, ``dim`` columns
+    (``ζ_i`` to the power ``(r − ⌊length/2⌋)/scale_base``, each repeated for its pair of dims).
+
+    ``part``: ``q`` (the queries' scale) or ``k`` (the keys', its inverse).  ``compute``:
+    ``float32`` is rotary-embedding-torch's pipeline (``ζ`` and the power in float32, the power
+    function rounded once to float32); ``float64`` the same formula in float64 (within a few
+    float64 ulps of the real value: ``ζ``, the power and ``pow`` each round once).
+    """
+
+    length: int
+    dim: int
+    scale_base: float = 512.0
+    part: XposPart = "q"
+    compute: XposCompute = "float32"
+    dtype: DType = "float32"
+
+    kind: ClassVar[str] = "xpos"
+    core: ClassVar[tuple[str, ...]] = ("length", "dim", "scale_base", "part", "dtype")
+    example: ClassVar[str] = "--kind xpos --len 512 --dim 64"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "length", int_param("length", self.length, 1, "give the sequence length, e.g. --len 512"))
+        set_(self, "dim", int_param("dim", self.dim, 2, "give the rotary dim, e.g. --dim 64"))
+        hint = "rotary-embedding-torch's default is --scale-base 512"
+        set_(self, "scale_base", positive_float("scale_base", self.scale_base, hint))
+        for name, literal in (("part", XposPart), ("compute", XposCompute), ("dtype", DType)):
+            choice(name, getattr(self, name), get_args(literal))
+        if self.dim % 2:
+            raise RecipeError(
+                f"dim {self.dim} is odd, but xPos scales pairs of rotary dims: use an even --dim, e.g. {self.dim + 1}"
+            )
+        if self.length > 2**24:
+            raise RecipeError(f"length must be at most 2**24 (float32 positions), got {self.length}")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.length, self.dim)
+
+    def zeta(self) -> np.ndarray:
+        """``ζ_i`` for the ``dim/2`` frequencies, as rotary-embedding-torch's float32 buffer or in float64."""
+        i = np.arange(0, self.dim, 2)
+        if self.compute == "float64":
+            return (i + 0.4 * self.dim) / (1.4 * self.dim)
+        # torch: (arange(0, dim, 2) + 0.4 * dim) / (1.4 * dim), the Python floats rounded to float32.
+        return (i.astype(f32) + f32(0.4 * self.dim)) / f32(1.4 * self.dim)
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        """Rows ``[r0, r1)``, built directly (the power depends on the row alone)."""
+        check_row_range(self.length, r0, r1)
+        out = np.empty((r1 - r0, self.dim), dtype=self.dtype)
+        zeta = self.zeta().astype(np.float64)
+        sign = 1.0 if self.part == "q" else -1.0  # float64: the keys' scale is the inverse power
+        center = self.length // 2
+
+        def block(a: int, b: int) -> None:
+            t = np.arange(r0 + a, r0 + b)
+            if self.compute == "float64":
+                power = (t - center) / self.scale_base
+            else:  # (t − len(t)//2) / scale_base in float32, t a float32 arange
+                power = ((t.astype(f32) - f32(center)) / f32(self.scale_base)).astype(np.float64)
+            if self.compute == "float64":
+                values = zeta[None, :] ** (sign * power[:, None])
+            else:  # torch's float32 pow; keys take its float32 result to the power −1
+                values = (zeta[None, :] ** power[:, None]).astype(f32)
+                if self.part == "k":
+                    values = (1.0 / values.astype(np.float64)).astype(f32)
+            out[a:b, 0::2] = values
+            out[a:b, 1::2] = values
+
+        run_blocks(block, row_blocks(r1 - r0, self.dim // 2))
+        return out
+
+    def column_meaning(self, row: int) -> Any:
+        zeta = self.zeta()
+        power = (row - self.length // 2) / self.scale_base * (1 if self.part == "q" else -1)
+        return lambda j: {"i": j // 2, "zeta": float(zeta[j // 2]), "power": power}
+
+    def max_position(self) -> float:
+        return float(self.length)
+
+    # -- the inverse -------------------------------------------------------------------------
+    @classmethod
+    def fit(cls, sample: Sample) -> Iterator[Recipe]:
+        """Tables whose columns come in equal pairs of positive values, equal to 1 on the middle
+        row, with ``log`` linear in the row at slopes ``±ln ζ_i / B``: the base from the slope of
+        the first column (whose ``ζ_0 = 0.4/1.4`` is furthest from 1)."""
+        n, d = sample.n, sample.d
+        if d % 2 or n < 3:
+            return
+        rows = sample.rows(0, n) if n <= 4096 else None
+        if rows is None:
+            return
+        if not np.all(rows > 0) or not np.array_equal(rows[:, 0::2], rows[:, 1::2]):
+            return
+        center = n // 2
+        if not np.allclose(rows[center], 1.0, rtol=0, atol=4 * sample.eps):
+            return
+        slope = (math.log(float(rows[-1, 0])) - math.log(float(rows[0, 0]))) / (n - 1)
+        zeta0 = 0.4 / 1.4
+        if slope == 0:
+            return
+        base = math.log(zeta0) / slope
+        part: XposPart = "q" if base > 0 else "k"
+        base = round_number(abs(base), 3)
+        sample.clue(
+            f"the columns come in equal pairs of powers ζ_i^(±(p − {center})/B), 1 on row {center}: xPos scales, "
+            f"B = {base:g}"
+        )
+        for compute in ("float32", "float64"):
+            try:
+                yield cls(n, d, base, part, compute, sample.dtype)  # type: ignore[arg-type]
+            except RecipeError:
+                continue
+
+
+__all__ = ["Xpos", "XposCompute", "XposPart"]
