@@ -1,7 +1,7 @@
 """The sincos2d kind: 2-D (and 3-D) grid tables, one row per grid cell, per-axis sinusoids side by side.
 
 The tables of MAE (``get_2d_sincos_pos_embed``), timm (``build_sincos2d_pos_embed``), MoCo v3,
-HF ViTMAE and positional-encodings 2D/3D.  This module builds any row range
+HF ViTMAE, positional-encodings 2D/3D and diffusers (SD3, PixArt, DiT, CogVideoX).  This module builds any row range
 (:meth:`Sincos2d.rows`) and recognises a grid in a table's rows (:meth:`Sincos2d.fit`).
 """
 
@@ -24,7 +24,9 @@ from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, positive_float
 
 Compute = Literal["exact", "float64", "float32"]
-Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp"]
+Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp", "cogvideox"]
+#: The orders of 3-D grids (tatp also takes 2-D ones).
+_ORDERS_3D = ("tatp", "cogvideox")
 
 #: |value − cell-0 value| above this means an axis coordinate changed (sin 1 ≈ 0.84 at ω_0 = 1).
 _CHANGED = 1e-3
@@ -46,9 +48,17 @@ class Sincos2d(Recipe):
     - ``timm-reverse``: rows w-major; ``[sin w | sin h | cos w | cos h]``;
     - ``timm-reverse-interleave``: rows w-major; ``[sin w | cos w | sin h | cos h]`` (MoCo-v3);
     - ``tatp``: positional-encodings 2D/3D: rows first-axis-major; per axis ``C = 2⌈dim/(2n)⌉``
-      columns interleaved ``sin, cos, …``; axes side by side; truncated to ``dim``.
+      columns interleaved ``sin, cos, …``; axes side by side; truncated to ``dim``;
+    - ``cogvideox``: diffusers' ``get_3d_sincos_pos_embed``: grid ``TxHxW`` (``HxW``: one frame), rows t-major;
+      ``[sin t | cos t]`` (``dim/8`` frequencies) then MAE's ``[sin w | cos w | sin h | cos h]``
+      (``3·dim/16`` frequencies each).
 
-    ``cls`` puts one zero row in front (the class token).
+    ``cls`` puts one zero row in front (the class token).  diffusers' coordinate scaling: an axis
+    of ``m`` cells has coordinates ``c / (m / base_size) / interpolation_scale`` (``base_size``
+    unset: ``c / interpolation_scale``); ``max_size`` (SD3's ``pos_embed_max_size``) builds a
+    ``max_size × max_size`` table and keeps its centred ``grid`` crop; cogvideox's time axis is
+    divided by ``temporal_interpolation_scale`` instead.  The float64/float32 pipelines build
+    these coordinates in float32, as diffusers does.
     """
 
     grid: str
@@ -58,6 +68,10 @@ class Sincos2d(Recipe):
     cls: bool = False
     dtype: DType = "float32"
     compute: Compute = "exact"
+    interpolation_scale: float = 1.0
+    base_size: int | None = None
+    max_size: int | None = None
+    temporal_interpolation_scale: float = 1.0
 
     kind: ClassVar[str] = "sincos2d"
     core: ClassVar[tuple[str, ...]] = ("grid", "dim", "base", "order", "dtype")
@@ -71,9 +85,23 @@ class Sincos2d(Recipe):
         for name, literal in (("order", Order), ("dtype", DType), ("compute", Compute)):
             choice(name, getattr(self, name), get_args(literal))
         set_(self, "cls", flag("cls", self.cls))
+        for name, hint in (
+            ("interpolation_scale", "diffusers' interpolation_scale, e.g. 1 (SD3) or 2 (PixArt 1024)"),
+            ("temporal_interpolation_scale", "diffusers' temporal_interpolation_scale, e.g. 1 (CogVideoX)"),
+        ):
+            set_(self, name, positive_float(name, getattr(self, name), hint))
+        for name, hint in (("base_size", "e.g. 64 (sample size / patch size)"), ("max_size", "e.g. 192 (SD3)")):
+            if getattr(self, name) is not None:
+                set_(self, name, int_param(name, getattr(self, name), 1, hint))
         axes = self.axes
-        if len(axes) == 3 and self.order != "tatp":
-            raise RecipeError(f"a 3-D grid {self.grid} needs order=tatp (positional-encodings 3D)")
+        if len(axes) == 3 and self.order not in _ORDERS_3D:
+            raise RecipeError(f"a 3-D grid {self.grid} needs order=tatp (positional-encodings 3D) or cogvideox")
+        if self.order == "cogvideox" and self.dim % 16:
+            raise RecipeError(f"dim {self.dim} must be a multiple of 16 for order=cogvideox: dim/4 time, 3·dim/4 space")
+        if self.temporal_interpolation_scale != 1 and self.order != "cogvideox":
+            raise RecipeError("temporal_interpolation_scale needs order=cogvideox: drop --temporal-interpolation-scale")
+        if self.max_size is not None and (len(axes) != 2 or max(axes) > self.max_size):
+            raise RecipeError(f"grid {self.grid} must be an HxW crop of max_size {self.max_size}: raise --max-size")
         if self.order != "tatp" and self.dim % 4:
             raise RecipeError(f"dim {self.dim} must be a multiple of 4 for order={self.order}: four blocks of dim/4")
         if self.shape[0] >= 2**53:
@@ -100,7 +128,35 @@ class Sincos2d(Recipe):
         """Frequencies per axis ``q``."""
         if self.order == "tatp":
             return math.ceil(self.dim / (2 * len(self.axes)))
+        if self.order == "cogvideox":
+            return 3 * self.dim // 16
         return self.dim // 4
+
+    @property
+    def cell_axes(self) -> tuple[int, ...]:
+        """The axes the rows run over: ``axes``, with cogvideox's one frame ``(1, H, W)`` for ``HxW``."""
+        axes = self.axes
+        return (1, *axes) if self.order == "cogvideox" and len(axes) == 2 else axes
+
+    def axis_frequencies(self, axis: int) -> int:
+        """Frequencies of axis ``axis`` (cogvideox's time axis has ``dim/8``, the others ``per_axis``)."""
+        return self.dim // 8 if self.order == "cogvideox" and axis == 0 else self.per_axis
+
+    def coordinates(self, axis: int) -> np.ndarray:
+        """Axis ``axis``'s coordinates (float64; float32 values for the float pipelines, as diffusers)."""
+        size = self.cell_axes[axis]
+        built = self.max_size or size
+        cells = np.arange(size) + (built - size) // 2  # SD3's centred crop
+        temporal = self.order == "cogvideox" and axis == 0
+        scale = self.temporal_interpolation_scale if temporal else self.interpolation_scale
+        base_size = None if temporal else self.base_size
+        if self.compute == "exact":
+            return cells * (base_size or built) / (built * scale)
+        # diffusers: torch.arange(m, float32) / (m / base_size) / interpolation_scale, in float32.
+        out = cells.astype(np.float32)
+        if base_size is not None:
+            out = out / np.float32(built / base_size)
+        return (out / np.float32(scale)).astype(np.float64)
 
     # -- facts -------------------------------------------------------------------------------
     def omega(self) -> np.ndarray:
@@ -111,6 +167,11 @@ class Sincos2d(Recipe):
     def wavelengths(self) -> np.ndarray:
         """``2π/ω`` of each column's axis sinusoid, in units of that axis's coordinate."""
         q = self.per_axis
+        if self.order == "cogvideox":
+            q_t = self.axis_frequencies(0)
+            omega_t = frequencies(self.base, 1.0, tuple((k, q_t) for k in range(q_t)))[0]
+            spatial = 2 * math.pi / self.omega()[np.arange(self.dim - 2 * q_t) % q]
+            return np.concatenate([2 * math.pi / omega_t[np.arange(2 * q_t) % q_t], spatial])
         # tatp: 2q interleaved columns per axis (sin, cos of ω_0, then ω_1, …); the other orders:
         # four blocks of q columns, each running through ω_0..ω_{q−1}.
         index = (np.arange(self.dim) % (2 * q)) // 2 if self.order == "tatp" else np.arange(self.dim) % q
@@ -118,7 +179,7 @@ class Sincos2d(Recipe):
         return out
 
     def max_position(self) -> float:
-        return float(max(self.axes))
+        return float(max(max(self.axes), *(float(self.coordinates(a)[-1]) for a in range(len(self.cell_axes)))))
 
     # -- building ----------------------------------------------------------------------------
     def rows(self, r0: int, r1: int) -> np.ndarray:
@@ -132,20 +193,27 @@ class Sincos2d(Recipe):
         if self.order == "tatp":
             coords = np.unravel_index(cells, axes)
             blocks = []
-            for size, c in zip(axes, coords, strict=True):
-                s, co = self._axis_table(size)
+            for axis, c in enumerate(coords):
+                s, co = self._axis_table(axis)
                 block = np.empty((len(c), 2 * self.per_axis), dtype=self.dtype)
                 block[:, 0::2], block[:, 1::2] = s[c], co[c]
                 blocks.append(block)
             out[keep] = np.concatenate(blocks, axis=1)[:, : self.dim]
+            return out
+        if self.order == "cogvideox":
+            t, h, w = np.unravel_index(cells, self.cell_axes)
+            s_t, c_t = (x[t] for x in self._axis_table(0))
+            s_h, c_h = (x[h] for x in self._axis_table(1))
+            s_w, c_w = (x[w] for x in self._axis_table(2))
+            out[keep] = np.concatenate((s_t, c_t, s_w, c_w, s_h, c_h), axis=1)
             return out
         height, width = axes
         if self.order.startswith("timm-reverse"):  # w-major rows
             w, h = np.divmod(cells, height)
         else:
             h, w = np.divmod(cells, width)
-        s_h, c_h = (t[h] for t in self._axis_table(height))
-        s_w, c_w = (t[w] for t in self._axis_table(width))
+        s_h, c_h = (t[h] for t in self._axis_table(0))
+        s_w, c_w = (t[w] for t in self._axis_table(1))
         parts = {
             "mae": (s_w, c_w, s_h, c_h),
             "timm": (s_h, s_w, c_h, c_w),
@@ -156,10 +224,10 @@ class Sincos2d(Recipe):
         out[keep] = np.concatenate(parts, axis=1)
         return out
 
-    def _axis_table(self, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """sin and cos of ``c·ω_k`` for coordinates ``c < size``, in the output dtype."""
-        q = self.per_axis
-        coords: Any = np.arange(size)
+    def _axis_table(self, axis: int) -> tuple[np.ndarray, np.ndarray]:
+        """sin and cos of ``c·ω_k`` for axis ``axis``'s coordinates ``c``, in the output dtype."""
+        q = self.axis_frequencies(axis)
+        coords: Any = self.coordinates(axis)
         if self.compute == "exact":
             _, w_hi, w_lo = frequencies(self.base, 1.0, tuple((k, q) for k in range(q)))
             s, c = sincos(coords.astype(np.float64), w_hi, w_lo)
@@ -184,7 +252,7 @@ class Sincos2d(Recipe):
         """
         d = sample.d
         for order, naxes, with_cls in itertools.product(get_args(Order), (2, 3), (False, True)):
-            if (naxes == 3 and order != "tatp") or (with_cls and 0 not in sample.zero_rows):
+            if ((naxes == 3) != (order in _ORDERS_3D) and order != "tatp") or (with_cls and 0 not in sample.zero_rows):
                 continue
             layout = grid_layout(order, d, naxes)
             grid = detect_grid(sample, layout, with_cls) if layout is not None else None

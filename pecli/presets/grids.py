@@ -1,4 +1,4 @@
-"""Presets of 2-D and 3-D sin-cos grids: MAE, timm, HF ViTMAE, positional-encodings, MoCo-v3.
+"""Presets of 2-D and 3-D sin-cos grids: MAE, timm, HF ViTMAE, positional-encodings, MoCo-v3, diffusers.
 
 Listed by :mod:`pecli.presets`, which says what a preset is and how exact each kind of preset is.
 """
@@ -94,5 +94,42 @@ PRESETS = [
         "vits.py::VisionTransformerMoCo.build_2d_sincos_position_embedding",
         "[sin w | cos w | sin h | cos h], rows w-major, float32",
         "row 0 = zero cls token",
+    ),
+    _p(
+        "sd3",
+        _G,
+        {"order": "mae", "compute": "float64", "base_size": 64, "max_size": 192},
+        {"grid": "64x64", "dim": 1536},
+        "diffusers 0.42.1 (SD3-medium config: sample_size 128, patch_size 2, 24×64 wide, pos_embed_max_size 192)",
+        "models/embeddings.py::PatchEmbed.cropped_pos_embed",
+        "MAE's [w | h] on a 192x192 grid of coordinates c/3 (base_size 64), the centred HxW crop, float64",
+    ),
+    _p(
+        "pixart-alpha",
+        _G,
+        {"order": "mae", "compute": "float64", "base_size": 64, "interpolation_scale": 2.0},
+        {"grid": "64x64", "dim": 1152},
+        "diffusers 0.42.1 (PixArtTransformer2DModel defaults: sample_size 128, patch_size 2, 16×72 wide)",
+        "models/embeddings.py::PatchEmbed(interpolation_scale=max(sample_size // 64, 1))",
+        "MAE's [w | h], coordinates c / (m/64) / 2 (PixArt-α/Σ 1024), float64",
+    ),
+    _p(
+        "dit",
+        _G,
+        {"order": "mae", "compute": "float64", "base_size": 16},
+        {"grid": "16x16", "dim": 1152},
+        "diffusers 0.42.1 (DiTTransformer2DModel defaults: sample_size 32, patch_size 2, 16×72 wide)",
+        "models/embeddings.py::PatchEmbed",
+        "MAE's [w | h], coordinates c / (m/16) (DiT-XL-2-256), float64",
+    ),
+    _p(
+        "cogvideox",
+        _G,
+        {"order": "cogvideox", "compute": "float64", "interpolation_scale": 1.875},
+        {"grid": "13x30x45", "dim": 1920},
+        "diffusers 0.42.1 (CogVideoXTransformer3DModel defaults: 49 frames / 4, 60x90 latents / 2, 30×64 wide)",
+        "models/embeddings.py::get_3d_sincos_pos_embed (CogVideoXPatchEmbed)",
+        "[sin t | cos t] (d/4), then MAE's [w | h] (3d/4) of coordinates c/1.875, rows t-major, float64",
+        "the video tokens (CogVideoXPatchEmbed puts 226 zero text rows in front)",
     ),
 ]

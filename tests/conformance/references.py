@@ -1164,3 +1164,83 @@ def diffusers_krea2_rotary_pos_embed(
     with torch.no_grad():
         cos, sin = Krea2RotaryPosEmbed(theta, list(axes_dim))(ids)
     return {"cos": _np(cos), "sin": _np(sin), "ids": _np(ids)}
+
+
+def diffusers_2d_sincos_pos_embed(
+    embed_dim: int, grid_size: int | tuple[int, int], base_size: int = 16, interpolation_scale: float = 1.0
+) -> Arrays:
+    """diffusers' ``get_2d_sincos_pos_embed(embed_dim, grid_size, base_size=…, interpolation_scale=…)``
+    (float64), cast to float32 as ``PatchEmbed`` registers it: ``table`` ``(H·W, embed_dim)``."""
+    torch = _torch()
+    from diffusers.models.embeddings import get_2d_sincos_pos_embed
+
+    table = get_2d_sincos_pos_embed(
+        embed_dim, grid_size, base_size=base_size, interpolation_scale=interpolation_scale, output_type="pt"
+    )
+    return {"table": _np(torch.as_tensor(table).float())}
+
+
+def diffusers_patch_embed_pos_embed(
+    sample_size: int,
+    patch_size: int,
+    embed_dim: int,
+    interpolation_scale: float = 1,
+    pos_embed_max_size: int | None = None,
+    latent_size: int | None = None,
+) -> Arrays:
+    """The ``pos_embed`` buffer of diffusers' ``PatchEmbed(height=width=sample_size, patch_size,
+    embed_dim, interpolation_scale, pos_embed_max_size)`` (``table`` float32); with
+    ``pos_embed_max_size``, ``cropped_pos_embed(latent_size, latent_size)`` as SD3's forward takes it."""
+    torch = _torch()
+    from diffusers.models.embeddings import PatchEmbed
+
+    with torch.no_grad():
+        module = PatchEmbed(
+            height=sample_size,
+            width=sample_size,
+            patch_size=patch_size,
+            in_channels=4,
+            embed_dim=embed_dim,
+            interpolation_scale=interpolation_scale,
+            pos_embed_max_size=pos_embed_max_size,
+        )
+        if pos_embed_max_size is None:
+            return {"table": _np(module.pos_embed[0])}
+        size = latent_size or sample_size
+        return {"table": _np(module.cropped_pos_embed(size, size)[0])}
+
+
+def diffusers_3d_sincos_pos_embed(
+    embed_dim: int,
+    spatial_size: tuple[int, int],
+    temporal_size: int,
+    spatial_interpolation_scale: float = 1.0,
+    temporal_interpolation_scale: float = 1.0,
+) -> Arrays:
+    """diffusers' ``get_3d_sincos_pos_embed(embed_dim, (W, H), T, …)`` flattened to ``(T·H·W, embed_dim)``:
+    ``table`` float32 (cast from its float64) and ``table64``."""
+    from diffusers.models.embeddings import get_3d_sincos_pos_embed
+
+    table = get_3d_sincos_pos_embed(
+        embed_dim,
+        spatial_size,
+        temporal_size,
+        spatial_interpolation_scale,
+        temporal_interpolation_scale,
+        output_type="pt",
+    ).flatten(0, 1)
+    return {"table": _np(table.float()), "table64": _np(table)}
+
+
+def diffusers_cogvideox_patch_embed(embed_dim: int = 1920, **kwargs: Any) -> Arrays:
+    """The ``pos_embedding`` buffer of diffusers' ``CogVideoXPatchEmbed(embed_dim=…, **kwargs)`` (its
+    defaults are CogVideoX-2b's): ``table`` = the video rows after the ``max_text_seq_length`` zero
+    text rows, float32 (cast from its float64), and ``text_rows``."""
+    torch = _torch()
+    from diffusers.models.embeddings import CogVideoXPatchEmbed
+
+    with torch.no_grad():
+        module = CogVideoXPatchEmbed(embed_dim=embed_dim, use_positional_embeddings=True, **kwargs)
+    buffer = module.pos_embedding[0]
+    text = module.max_text_seq_length
+    return {"table": _np(buffer[text:].float()), "text_rows": _np(buffer[:text])}

@@ -61,6 +61,30 @@ CASES: list[Any] = [
         marks=DIFFUSERS,
         id="sd-unet-timesteps",
     ),
+    pytest.param(
+        "dit", lambda: ref.diffusers_patch_embed_pos_embed(32, 2, 1152)["table"], marks=DIFFUSERS, id="diffusers-dit"
+    ),
+    pytest.param(
+        "pixart-alpha",
+        lambda: ref.diffusers_patch_embed_pos_embed(128, 2, 1152, 2)["table"],
+        marks=DIFFUSERS,
+        id="diffusers-pixart",
+    ),
+    pytest.param(
+        "pixart-alpha",
+        lambda: ref.diffusers_2d_sincos_pos_embed(1152, (48, 64), 64, 2.0)["table"],
+        marks=DIFFUSERS,
+        id="diffusers-pixart-48x64",
+    ),
+    pytest.param(
+        "sd3",
+        lambda: ref.diffusers_patch_embed_pos_embed(128, 2, 1536, 1, 192)["table"],
+        marks=DIFFUSERS,
+        id="diffusers-sd3-crop",
+    ),
+    pytest.param(
+        "cogvideox", lambda: ref.diffusers_cogvideox_patch_embed()["table"], marks=DIFFUSERS, id="diffusers-cogvideox"
+    ),
 ]
 
 

@@ -169,6 +169,26 @@ for ch, x, y, z in ((96, 3, 4, 5), (10, 8, 8, 8), (7, 2, 3, 4)):
         "float32",
     )
 
+# diffusers' scaled grids (float64, cast to float32): PatchEmbed's buffer (DiT, PixArt), SD3's crop of its
+# pos_embed_max_size table, get_2d_sincos_pos_embed at other sizes/scales, CogVideoX's 3-D table.
+case(DIFFUSERS, "dit", {}, t(ref.diffusers_patch_embed_pos_embed, 32, 2, 1152), "bit-exact")
+case(DIFFUSERS, "dit", {"grid": "32x32"}, t(ref.diffusers_2d_sincos_pos_embed, 1152, 32, 16), "bit-exact")
+_SCALED = {"grid": "12x12", "dim": 64, "base_size": 8, "interpolation_scale": 0.5}
+case(DIFFUSERS, "dit", _SCALED, t(ref.diffusers_2d_sincos_pos_embed, 64, 12, 8, 0.5), "bit-exact")
+case(DIFFUSERS, "pixart-alpha", {}, t(ref.diffusers_patch_embed_pos_embed, 128, 2, 1152, 2), "bit-exact")
+_PIXART_512 = {"grid": "32x32", "base_size": 32, "interpolation_scale": 1.0}
+case(DIFFUSERS, "pixart-alpha", _PIXART_512, t(ref.diffusers_patch_embed_pos_embed, 64, 2, 1152, 1), "bit-exact")
+_NON_SQUARE = t(ref.diffusers_2d_sincos_pos_embed, 1152, (48, 64), 64, 2.0)
+case(DIFFUSERS, "pixart-alpha", {"grid": "48x64"}, _NON_SQUARE, "bit-exact")
+case(DIFFUSERS, "sd3", {}, t(ref.diffusers_patch_embed_pos_embed, 128, 2, 1536, 1, 192), "bit-exact")
+for latent in (192, 160):  # 1536² and 1280² images: 96x96 and 80x80 crops
+    g = latent // 2
+    build = t(ref.diffusers_patch_embed_pos_embed, 128, 2, 1536, 1, 192, latent)
+    case(DIFFUSERS, "sd3", {"grid": f"{g}x{g}"}, build, "bit-exact")
+case(DIFFUSERS, "cogvideox", {}, t(ref.diffusers_cogvideox_patch_embed), "bit-exact")
+_COG_SMALL = {"grid": "5x4x6", "dim": 64, "interpolation_scale": 1.5, "temporal_interpolation_scale": 2.0}
+case(DIFFUSERS, "cogvideox", _COG_SMALL, t(ref.diffusers_3d_sincos_pos_embed, 64, (6, 4), 5, 1.5, 2.0), "bit-exact")
+
 RESULTS: list[tuple[str, str, str, float, str]] = []
 
 
