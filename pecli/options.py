@@ -366,6 +366,8 @@ output_options = stack(
     ),
 )
 OUTPUT_PARAMS = ("output", "fmt", "key", "compress", "digits", "force", "sidecar")
+#: The parameters of ``positions_options`` and ``resample_options``: which rows a command writes.
+ROW_PARAMS = ("positions", "token_ids", "resample", "resample_from", "prefix_tokens", "interpolation", "antialias")
 
 pos_option = click.option(
     "--pos", type=int, metavar="P", default=None, help="Explain the row of position P column by column."

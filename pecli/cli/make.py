@@ -18,6 +18,7 @@ from pecli.cli.app import (
 )
 from pecli.options import (
     OUTPUT_PARAMS,
+    ROW_PARAMS,
     PecliCommand,
     complete_source,
     from_option,
@@ -43,22 +44,7 @@ if TYPE_CHECKING:
 @output_options
 @quiet_option
 @click.pass_context
-def generate(
-    ctx: click.Context,
-    /,
-    rows: Any,
-    cols: Any,
-    positions: str | None,
-    token_ids: str | None,
-    resample: str | None,
-    resample_from: str | None,
-    prefix_tokens: int | None,
-    interpolation: str,
-    antialias: bool,
-    decimals: int,
-    quiet: bool,
-    **params: Any,
-) -> None:
+def generate(ctx: click.Context, /, rows: Any, cols: Any, decimals: int, quiet: bool, **params: Any) -> None:
     """Build a table from a recipe: print it, or write it with -o.
 
     With --compute exact (the default) the angle p·ω_i is carried in double-double precision and
@@ -81,10 +67,9 @@ def generate(
 
     app: App = ctx.obj
     out = split_params(params, OUTPUT_PARAMS)
+    chosen = split_params(params, ROW_PARAMS)
     # A recipe whose one row cannot be computed is refused here, before any work (Table checks it).
-    table = Table.from_recipe(recipe_from_options(ctx, params))
-    table = resampled(table, resample, resample_from, prefix_tokens, interpolation, antialias)
-    table = at_positions(table, positions, token_ids)
+    table = chosen_rows(Table.from_recipe(recipe_from_options(ctx, params)), **chosen)
     if out["output"] is None:
         show_table(app, table, rows, cols, decimals)
     else:
@@ -104,21 +89,7 @@ def generate(
 @quiet_option
 @click.pass_context
 def export(
-    ctx: click.Context,
-    /,
-    source: str | None,
-    rows: Any,
-    cols: Any,
-    positions: str | None,
-    token_ids: str | None,
-    resample: str | None,
-    resample_from: str | None,
-    prefix_tokens: int | None,
-    interpolation: str,
-    antialias: bool,
-    from_fmt: str | None,
-    quiet: bool,
-    **params: Any,
+    ctx: click.Context, /, source: str | None, rows: Any, cols: Any, from_fmt: str | None, quiet: bool, **params: Any
 ) -> None:
     """Write a table to a file for another framework or runtime.
 
@@ -138,6 +109,7 @@ def export(
     """
     app: App = ctx.obj
     out = split_params(params, OUTPUT_PARAMS)
+    chosen = split_params(params, ROW_PARAMS)
     if out["output"] is None:
         raise click.UsageError("Missing option -o/--output: give the file to write (or - for stdout).", ctx)
     dtype_given = "dtype" in recipe_params(ctx)
@@ -149,10 +121,24 @@ def export(
             # Values beyond the new dtype's range are refused before anything is written.
             ensure_values_fit(table, params["dtype"])
             table = table.converted(params["dtype"])
-        table = resampled(table, resample, resample_from, prefix_tokens, interpolation, antialias)
-        table = section(at_positions(table, positions, token_ids), rows, cols)
+        table = section(chosen_rows(table, **chosen), rows, cols)
         table.ensure_streamable()
         write_output(app, table, out)
+
+
+def chosen_rows(
+    table: Table,
+    positions: str | None,
+    token_ids: str | None,
+    resample: str | None,
+    resample_from: str | None,
+    prefix_tokens: int | None,
+    interpolation: str,
+    antialias: bool,
+) -> Table:
+    """The rows --resample and then --positions/--token-ids make of ``table`` (itself without them)."""
+    table = resampled(table, resample, resample_from, prefix_tokens, interpolation, antialias)
+    return at_positions(table, positions, token_ids)
 
 
 def resampled(table: Table, to: str | None, grid: str | None, prefix: int | None, mode: str, antialias: bool) -> Table:
