@@ -29,7 +29,8 @@ recipe_options = stack(
         type=LazyChoice(kind_names),
         default=None,
         help="Recipe kind (default sinusoidal; --grid/--order/--cls imply sincos2d, --heads alibi, "
-        "--scaling rope, --std/--init/--seed learned).",
+        "--scaling rope, --std/--init/--seed learned, --sequence mrope, --axes-dim/--tokens axial, "
+        "--scale-base xpos, --feat-shape rope2d).",
     ),
     recipe_option("--len", "length", type=int, metavar="N", help="Number of positions (rows)."),
     recipe_option("--dim", type=int, metavar="D", help="Model width d_model (columns); odd D is allowed."),
@@ -146,7 +147,8 @@ recipe_options = stack(
         type=LazyChoice(field_choices("part")),
         default=None,
         help="rope, mrope, axial: cos (default), sin, angle (p·inv_freq) or inv_freq (one row); alibi: slopes "
-        "(default) or bias; xpos: q (default, the queries' scales) or k (the keys').",
+        "(default) or bias; xpos: q (default, the queries' scales) or k (the keys'); rope2d: cat (default, "
+        "[sin | cos]), sin or cos.",
     ),
     recipe_option(
         "--scaling",
@@ -236,6 +238,31 @@ recipe_options = stack(
         default=None,
         metavar="B",
         help="xpos: the scale base B of ζ_i^((p − len/2)/B) (rotary-embedding-torch's xpos_scale_base: 512).",
+    ),
+    recipe_option(
+        "--bands",
+        type=LazyChoice(field_choices("bands")),
+        default=None,
+        help="rope2d: lang = base^(−k/q) on cell indices (timm in_pixels=False, EVA-02); pixel = π·2^linspace(0, "
+        "log2 R − 1, q) on linspace(−1, 1) (timm's default).",
+    ),
+    recipe_option(
+        "--max-res", type=int, default=None, metavar="R", help="rope2d --bands pixel: timm's max_res (default 224)."
+    ),
+    recipe_option(
+        "--linear-bands/--no-linear-bands",
+        default=False,
+        help="rope2d --bands pixel: π·linspace(1, R/2, q) instead of log-spaced bands (timm's linear_bands).",
+    ),
+    recipe_option(
+        "--feat-shape",
+        metavar="HxW",
+        help="rope2d: timm's feat_shape, the grid of patches (rows h-major), e.g. 16x16 (EVA-02 at 224 px).",
+    ),
+    recipe_option(
+        "--ref-feat-shape",
+        metavar="HxW",
+        help="rope2d: timm's ref_feat_shape, an axis of s cells scaled by r/s (EVA-02: 16x16).",
     ),
 )
 

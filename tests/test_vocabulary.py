@@ -110,7 +110,7 @@ def test_help_shows_each_kinds_default_and_lists_one_kind_options_apart() -> Non
     flat = " ".join(page.split())
     assert "[default: interleaved (sinusoidal), pairs (axial), half (rope)]" in flat  # --layout
     assert (
-        "[default: exact (sinusoidal), float32 (alibi), float64 (axial), float32 (mrope), float32 (rope), exact (sincos2d), float32 (xpos)]"
+        "[default: exact (sinusoidal), float32 (alibi), float64 (axial), float32 (mrope), float32 (rope), float32 (rope2d), exact (sincos2d), float32 (xpos)]"
         in flat
     )  # --compute
     listed = set(re.findall(r"^  (--[a-z-]+)", page, flags=re.MULTILINE))

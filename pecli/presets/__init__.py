@@ -19,7 +19,7 @@ from typing import Any
 from pecli.errors import RecipeError
 from pecli.kinds import get_kind, implied_kind
 from pecli.kinds.base import Recipe
-from pecli.presets import biases, diffusion, grids, learned, multimodal, rotary, sinusoids
+from pecli.presets import biases, diffusion, grids, learned, multimodal, rotary, sinusoids, vision
 from pecli.presets.base import Preset, spell_param
 
 #: Every preset, in the order ``pecli presets`` lists them (and identify names ties).
@@ -31,6 +31,7 @@ _PRESETS = [
     *biases.PRESETS,
     *learned.PRESETS,
     *diffusion.PRESETS,
+    *vision.PRESETS,
 ]
 
 PRESETS: dict[str, Preset] = {p.name: p for p in _PRESETS}

@@ -1244,3 +1244,56 @@ def diffusers_cogvideox_patch_embed(embed_dim: int = 1920, **kwargs: Any) -> Arr
     buffer = module.pos_embedding[0]
     text = module.max_text_seq_length
     return {"table": _np(buffer[text:].float()), "text_rows": _np(buffer[:text])}
+
+
+# ============================================================================== timm 2-D rotary embeddings
+
+
+def timm_rotary_pos_embed(
+    feat_shape: Sequence[int],
+    dim: int = 64,
+    in_pixels: bool = True,
+    max_res: int = 224,
+    temperature: float = 10000.0,
+    linear_bands: bool = False,
+    ref_feat_shape: Sequence[int] | None = None,
+) -> Arrays:
+    """timm ``timm/layers/pos_embed_sincos.py::build_rotary_pos_embed(feat_shape, dim=…, max_res=…,
+    temperature=…, linear_bands=…, in_pixels=…, ref_feat_shape=…)`` (checked: 1.0.31), its bands built
+    by timm itself (``bands=None``): ``sin`` and ``cos``, each ``(H*W, dim)`` float32."""
+    torch = _torch()
+    module = _timm_layers_module("pos_embed_sincos")
+    with torch.no_grad():
+        sin, cos = module.build_rotary_pos_embed(
+            list(feat_shape),
+            dim=dim,
+            max_res=max_res,
+            temperature=temperature,
+            linear_bands=linear_bands,
+            in_pixels=in_pixels,
+            ref_feat_shape=None if ref_feat_shape is None else list(ref_feat_shape),
+        )
+    return {"sin": _np(sin), "cos": _np(cos)}
+
+
+def timm_rotary_embedding_cat(
+    dim: int,
+    feat_shape: Sequence[int],
+    ref_feat_shape: Sequence[int] | None = None,
+    in_pixels: bool = False,
+    temperature: float = 10000.0,
+) -> Arrays:
+    """The cached table of timm ``timm/layers/pos_embed_sincos.py::RotaryEmbeddingCat(dim, temperature=…,
+    in_pixels=…, feat_shape=…, ref_feat_shape=…)`` (checked: 1.0.31; EVA-02 builds it with ``dim //
+    num_heads``, ``in_pixels=False``): ``table`` = ``get_embed()``, ``(H*W, 2*dim)`` float32 ``[sin | cos]``."""
+    torch = _torch()
+    module = _timm_layers_module("pos_embed_sincos")
+    with torch.no_grad():
+        rope = module.RotaryEmbeddingCat(
+            dim,
+            temperature=temperature,
+            in_pixels=in_pixels,
+            feat_shape=list(feat_shape),
+            ref_feat_shape=None if ref_feat_shape is None else list(ref_feat_shape),
+        )
+        return {"table": _np(rope.get_embed())}
