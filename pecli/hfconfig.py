@@ -26,6 +26,7 @@ from typing import Any
 
 from pecli.errors import PecliInputError, RecipeError
 from pecli.kinds.base import Recipe
+from pecli.kinds.rope import SCALING_PARAMS
 
 #: What transformers 5.23's config classes use when ``config.json`` leaves a key out, per
 #: ``model_type``: ``head_dim`` (None: ``hidden_size // num_attention_heads``), ``rope_theta``
@@ -80,24 +81,6 @@ _ROPE_KEYS = frozenset(
         "mrope_section",
     }
 )
-#: rope_type → the keys pecli's rope recipe takes for it (beyond theta and the rotary dim).
-_SCALING_KEYS: dict[str, tuple[str, ...]] = {
-    "default": (),
-    "linear": ("factor",),
-    "dynamic": ("factor",),
-    "yarn": (
-        "factor",
-        "original_max_position_embeddings",
-        "attention_factor",
-        "beta_fast",
-        "beta_slow",
-        "mscale",
-        "mscale_all_dim",
-        "truncate",
-    ),
-    "longrope": ("factor", "original_max_position_embeddings", "attention_factor", "short_factor", "long_factor"),
-    "llama3": ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
-}
 #: Models whose table is a fixed sinusoid: model_type → (preset, width key, positions key).
 SINUSOIDAL_MODELS: dict[str, tuple[str, str, str]] = {
     "m2m_100": ("hf-m2m100", "d_model", "max_position_embeddings"),
@@ -205,9 +188,9 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
         rope_type = "longrope"
     if rope_type == "mrope":  # transformers 4.x's name for Qwen2-VL's rope: 5.x says default + mrope_section
         rope_type = "default"
-    if rope_type not in _SCALING_KEYS:
+    if rope_type not in SCALING_PARAMS:
         raise PecliInputError(
-            f"{where}: rope_type {rope_type!r} is not one pecli builds: it builds {', '.join(_SCALING_KEYS)}"
+            f"{where}: rope_type {rope_type!r} is not one pecli builds: it builds {', '.join(SCALING_PARAMS)}"
         )
     theta = _agree(
         where,
@@ -247,13 +230,13 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
     if "mrope_section" in rope or model_type in MROPE_MODELS:
         return _mrope(config, rope, rope_type, dim, theta, max_pos, where)
     params: dict[str, Any] = {"length": max_pos, "dim": dim, "base": theta, "scaling": rope_type}
-    for key in _SCALING_KEYS[rope_type]:
+    for key in SCALING_PARAMS[rope_type]:
         if rope.get(key) is not None:
             params[key] = rope[key]
     ignored = sorted(
         k
         for k in rope
-        if k not in _SCALING_KEYS[rope_type] and k not in ("rope_type", "type", "rope_theta", "partial_rotary_factor")
+        if k not in SCALING_PARAMS[rope_type] and k not in ("rope_type", "type", "rope_theta", "partial_rotary_factor")
     )
     if ignored and rope_type != "default":
         raise PecliInputError(f"{where}: rope_type {rope_type} does not use {ignored[0]!r}: drop it, or fix rope_type")

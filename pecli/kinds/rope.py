@@ -31,8 +31,8 @@ RopePart = Literal["cos", "sin", "angle", "inv_freq"]
 Scaling = Literal["default", "linear", "dynamic", "yarn", "longrope", "llama3"]
 RopeCompute = Literal["float32", "exact"]
 
-#: Which optional RoPE parameters each scaling type reads (HF's required + optional keys).
-_SCALING_PARAMS: dict[str, tuple[str, ...]] = {
+#: The optional parameters each scaling type reads: HF's keys for it (:mod:`pecli.hfconfig` reads them).
+SCALING_PARAMS: dict[str, tuple[str, ...]] = {
     "default": (),
     "linear": ("factor",),
     "dynamic": ("factor", "original_max_position_embeddings"),
@@ -180,10 +180,10 @@ class Rope(Recipe):
 
     def _check_scaling_params(self) -> None:
         set_ = object.__setattr__
-        used = _SCALING_PARAMS[self.scaling]
+        used = SCALING_PARAMS[self.scaling]
         unused = [
             n
-            for names in _SCALING_PARAMS.values()
+            for names in SCALING_PARAMS.values()
             for n in names
             if n not in used and getattr(self, n) != (True if n == "truncate" else None)
         ]
@@ -191,7 +191,7 @@ class Rope(Recipe):
             names = ", ".join(dict.fromkeys(map(spell, unused)))
             raise RecipeError(
                 f"scaling={self.scaling} does not use {names}: drop it, or choose the scaling that does "
-                f"({', '.join(s for s in get_args(Scaling) if set(unused) <= set(_SCALING_PARAMS[s])) or 'none'})"
+                f"({', '.join(s for s in get_args(Scaling) if set(unused) <= set(SCALING_PARAMS[s])) or 'none'})"
             )
         if self.scaling == "dynamic" and self.dim < 4:
             raise RecipeError(
@@ -588,4 +588,4 @@ def _variants(sample: Sample, params: dict[str, Any], amplitude: float = 1.0) ->
         yield recipe
 
 
-__all__ = ["DType", "Rope", "RopeCompute", "RopeLayout", "RopePart", "Scaling", "factor_list", "fit_rope"]
+__all__ = ["SCALING_PARAMS", "Rope", "RopeCompute", "RopeLayout", "RopePart", "Scaling", "factor_list", "fit_rope"]
