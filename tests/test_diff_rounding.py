@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from pecli.cli import cli
@@ -204,6 +205,31 @@ def test_a_users_own_json_beside_the_table_is_never_replaced(tmp_path: Path) -> 
         assert result.exit_code == 2 and result.stdout == ""
         assert (tmp_path / "w.npy.json").read_text() == '{"mine": true}\n' and not (tmp_path / "w.npy").exists()
     assert "is not a pecli sidecar: pecli never replaces it, even with --force" in result.stderr
+
+
+def test_an_old_sidecar_removed_by_another_writer_mid_check_is_no_foreign_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two `pecli generate -o t.npy --force` at once: the other writer unlinks the old sidecar
+    # between this one's stat and read of it (CI caught it once in 20 x 8 racing pairs).  Pinned
+    # here: the file vanishing mid-check must read as absent, not as "not a pecli sidecar".
+    out = tmp_path / "t.npy"
+    assert CliRunner().invoke(cli, ["generate", "--len", "4", "--dim", "2", "-o", str(out)]).exit_code == 0
+    sidecar = tmp_path / "t.npy.json"
+    real_read = Path.read_bytes
+
+    def read_after_the_other_writer(self: Path) -> bytes:
+        if self == sidecar:
+            self.unlink()
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_after_the_other_writer)
+    result = CliRunner().invoke(
+        cli, ["generate", "--len", "4", "--dim", "2", "--base", "500", "-o", str(out), "--force"]
+    )
+    monkeypatch.undo()
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(sidecar.read_text())["recipe"]["base"] == 500
 
 
 def test_a_huge_sidecar_is_not_read(tmp_path: Path) -> None:

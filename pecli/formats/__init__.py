@@ -31,6 +31,7 @@ from pecli.formats._common import (
     ArrayInfo,
     Format,
     WriteOptions,
+    is_foreign_file,
     is_pecli_sidecar,
     sidecar_text,
 )
@@ -295,7 +296,7 @@ def write_table(
     targets = [path] + ([Path(str(path) + ".json")] if want_sidecar else [])
     if want_sidecar:
         _check_sidecar_slot(targets[1])
-    if force and want_sidecar and targets[1].exists() and not is_pecli_sidecar(targets[1]):
+    if force and want_sidecar and is_foreign_file(targets[1]):
         raise OutputError(
             f"{targets[1]} exists and is not a pecli sidecar: pecli never replaces it, even with --force; "
             "move it away, or write with --no-sidecar"

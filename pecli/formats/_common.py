@@ -335,14 +335,30 @@ def read_sidecar(sidecar: Path, shape: tuple[int, ...], info: dict[str, Any]) ->
 
 def is_pecli_sidecar(path: Path) -> bool:
     """Whether ``path`` holds a pecli sidecar (a regular file, bounded, with the sidecar schema)."""
+    return _sidecar_state(path) == "pecli"
+
+
+def is_foreign_file(path: Path) -> bool:
+    """Whether ``path`` holds something other than a pecli sidecar: a file pecli must not replace.
+
+    A file that vanishes while being looked at is absent, not foreign: another pecli writing the
+    same ``-o`` removed its old sidecar a moment ago (``pecli.atomic``), which is no reason to refuse.
+    """
+    return _sidecar_state(path) == "other"
+
+
+def _sidecar_state(path: Path) -> str:
+    """``"absent"``, ``"pecli"`` (a pecli sidecar) or ``"other"`` (anything else at ``path``)."""
     try:
         st = path.stat()
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SIDECAR_BYTES:
-            return False
+            return "other"
         doc = load_json(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return "absent"
     except (OSError, ValueError, UnicodeDecodeError):
-        return False
-    return isinstance(doc, dict) and doc.get("schema") == SIDECAR_SCHEMA
+        return "other"
+    return "pecli" if isinstance(doc, dict) and doc.get("schema") == SIDECAR_SCHEMA else "other"
 
 
 def sidecar_text(table: Table) -> str:
