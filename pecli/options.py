@@ -231,7 +231,9 @@ positions_options = stack(
         default=None,
         metavar="IDS",
         help="Rows for these positions, in this order (repeats allowed): a list like 0:512,0:128 "
-        "(packed sequences) or @FILE (.npy of integers, or numbers in text). Written without the recipe.",
+        "(packed sequences) or @FILE (.npy of integers, or numbers in text or JSON). Written without the "
+        "recipe. mrope: each token's (temporal, height, width) ids, a (3, tokens) or (3, batch, tokens) "
+        "file as get_rope_index returns them (1-D: text tokens); no --sequence needed.",
     ),
     click.option(
         "--token-ids",

@@ -27,23 +27,26 @@ from pecli.errors import PecliInputError
 if TYPE_CHECKING:
     import numpy as np
 
+    from pecli.kinds.base import Recipe
+    from pecli.table import Table
+
 #: ``A``, or ``A:B`` (half-open, like --rows), separated by commas.
 _ITEM = re.compile(r"\s*(\d+)\s*(?::\s*(\d+)\s*)?")
 #: More ids than this in a literal list are refused: write them to a file.
 MAX_LITERAL_IDS = 1 << 20
 
 
-def parse_ids(spec: str, option: str) -> np.ndarray:
+def parse_ids(spec: str, option: str, max_ndim: int = 2) -> np.ndarray:
     """The ids a ``--positions``/``--token-ids`` value names: a comma list of ``A`` and ``A:B``
     (half-open ranges), or ``@FILE`` (one id per value: .npy of integers, or text/JSON numbers).
 
     1-D for a list; a file may hold a 2-D batch (sequences × tokens), kept 2-D for
-    :func:`fairseq_positions`.
+    :func:`fairseq_positions` (up to ``max_ndim`` axes: M-RoPE's ids are ``(3, batch, tokens)``).
     """
     import numpy as np
 
     if spec.startswith("@"):
-        return _read_ids(spec[1:], option)
+        return _read_ids(spec[1:], option, max_ndim)
     out: list[np.ndarray] = []
     total = 0
     for item in spec.split(","):
@@ -66,7 +69,7 @@ def parse_ids(spec: str, option: str) -> np.ndarray:
     return np.concatenate(out)
 
 
-def _read_ids(name: str, option: str) -> np.ndarray:
+def _read_ids(name: str, option: str, max_ndim: int) -> np.ndarray:
     import numpy as np
 
     path = Path(name)
@@ -80,6 +83,8 @@ def _read_ids(name: str, option: str) -> np.ndarray:
             ids: Any = np.load(path, mmap_mode="r", allow_pickle=False)
         else:
             text = path.read_text(encoding="utf-8")
+            if text.lstrip().startswith("["):  # JSON: nested lists keep their shape
+                return _checked(_json_ids(text), f"{option} @{name}", max_ndim)
             values = re.split(r"[\s,\[\]]+", text.strip())
             ids = np.array([float(v) for v in values if v], dtype=np.float64)
             if "\n" in text.strip() and ids.size:
@@ -89,17 +94,29 @@ def _read_ids(name: str, option: str) -> np.ndarray:
                     ids = ids.reshape(len(rows), -1)  # one sequence per line: a batch
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise PecliInputError(f"{option} @{name}: cannot read ids from {path} ({exc})") from exc
-    return _checked(ids, f"{option} @{name}")
+    return _checked(ids, f"{option} @{name}", max_ndim)
 
 
-def _checked(ids: Any, where: str) -> np.ndarray:
-    """``ids`` as int64, refused unless they are 1-D or 2-D whole numbers ≥ 0."""
+def _json_ids(text: str) -> Any:
+    import json
+
+    import numpy as np
+
+    try:
+        return np.array(json.loads(text), dtype=np.float64)
+    except (ValueError, TypeError) as exc:  # not JSON, or ragged lists
+        raise ValueError(f"not a JSON array of numbers with rows of equal length: {exc}") from exc
+
+
+def _checked(ids: Any, where: str, max_ndim: int = 2) -> np.ndarray:
+    """``ids`` as int64, refused unless they are whole numbers ≥ 0 in 1 to ``max_ndim`` axes."""
     import numpy as np
 
     arr = np.asarray(ids)
-    if arr.ndim not in (1, 2) or arr.size == 0:
+    if not 1 <= arr.ndim <= max_ndim or arr.size == 0:
+        extra = ", or M-RoPE ids (3, batch, tokens)" if max_ndim > 2 else ""
         raise PecliInputError(
-            f"{where} holds an array of shape {arr.shape}: give a non-empty list of ids (1-D), or a batch (2-D)"
+            f"{where} holds an array of shape {arr.shape}: give a non-empty list of ids (1-D), or a batch (2-D)" + extra
         )
     if arr.dtype.kind not in "iuf" or (arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.rint(arr)))):
         raise PecliInputError(f"{where} holds {arr.dtype} values that are not whole numbers: give integer ids")
@@ -133,4 +150,70 @@ def resolve_positions(positions: str | None, token_ids: str | None, padding_idx:
     return fairseq_positions(parse_ids(token_ids, "--token-ids"), padding_idx).reshape(-1)
 
 
-__all__ = ["MAX_LITERAL_IDS", "fairseq_positions", "parse_ids", "resolve_positions"]
+def token_ids(spec: str) -> np.ndarray:
+    """``--positions`` for a table whose tokens carry three ids (M-RoPE): ``(3, tokens)``.
+
+    1-D ids are text tokens (three equal ids); a file may hold ``(3, tokens)`` or
+    ``(3, batch, tokens)``, the ``position_ids`` transformers' ``get_rope_index`` returns (a batch
+    is written sequence after sequence)."""
+    import numpy as np
+
+    ids = parse_ids(spec, "--positions", max_ndim=3)
+    if ids.ndim == 1:
+        return np.broadcast_to(ids, (3, ids.size))
+    if ids.shape[0] != 3:
+        raise PecliInputError(
+            f"--positions {spec}: M-RoPE position ids have 3 rows (temporal, height, width), got an array of shape "
+            f"{ids.shape}: give (3, tokens) or (3, batch, tokens) as get_rope_index returns them, or 1-D ids of "
+            "text tokens"
+        )
+    return ids.reshape(3, -1)
+
+
+def ids_table(recipe: Recipe, spec: str) -> Table:
+    """The rows of the tokens whose ids ``--positions`` gives, for a kind that builds rows from its
+    tokens' own ids (``Recipe.rows_at``).  When the ids are the ones the recipe's rule makes for some
+    sequence (checked on every id), the table is that recipe's; otherwise it has no recipe."""
+    from pecli.kinds.base import format_value
+    from pecli.table import Table
+
+    ids = token_ids(spec)
+    recipe.rows_at(ids[:, :1])  # what the kind cannot build from ids is refused before anything is written
+    same = recipe.recipe_at(ids)
+    if same is not None:
+        return Table.from_recipe(same)
+    # The parameters the ids stand in for (mrope's sequence) describe other rows: not named.
+    params = " ".join(
+        f"{k}={format_value(v)}" for k, v in recipe.params().items() if k not in recipe.ids_stand_in and k != "dtype"
+    )
+    source = f"{recipe.kind} {params} at the position ids of {spec}"
+    info = {"positions": f"{ids.shape[1]} tokens at the position ids of {spec}, of {recipe.kind}"}
+    return Table(TokenRows(recipe, ids), None, source, info)
+
+
+class TokenRows:
+    """An array-like of the rows of tokens with explicit ids, built a slice at a time."""
+
+    def __init__(self, recipe: Recipe, ids: np.ndarray) -> None:
+        from pecli.dtypes import numpy_dtype
+
+        self.recipe, self.ids = recipe, ids
+        self.shape = (int(ids.shape[1]), recipe.shape[1])
+        self.dtype = numpy_dtype(recipe.dtype)
+
+    def __getitem__(self, key: slice) -> Any:
+        import numpy as np
+
+        start, stop, _ = key.indices(self.shape[0])
+        return self.recipe.rows_at(np.asarray(self.ids[:, start:stop]))
+
+
+__all__ = [
+    "MAX_LITERAL_IDS",
+    "TokenRows",
+    "fairseq_positions",
+    "ids_table",
+    "parse_ids",
+    "resolve_positions",
+    "token_ids",
+]

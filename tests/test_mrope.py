@@ -207,3 +207,90 @@ def test_a_text_only_table_is_named_rope(tmp_path: Path) -> None:
     # The same table as rope's: identify reports the simpler kind (docs/recipes.md).
     result = identify(Table(Mrope(128, "text=200").build(), None, "cache"))
     assert result.verdict == "match" and result.kind == "rope"
+
+
+# -- explicit position ids (--positions) -------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64"])
+@pytest.mark.parametrize("compute", ["float32", "exact"])
+@pytest.mark.parametrize("part", ["cos", "sin", "angle"])
+def test_rows_at_ids_are_the_rows_of_the_tokens_with_those_ids(part: str, compute: str, dtype: str) -> None:
+    recipe = Mrope(32, "text=7;image=1x5x6;text=4;video=3x3x2@1.5;text=9", 1e6, "4;6;6", 2.0, part, compute, dtype)  # type: ignore[arg-type]
+    ids = position_ids(recipe.sequence, tokens_per_second=2.0)
+    whole = recipe.build()
+    assert recipe.rows_at(ids).tobytes() == whole.tobytes()
+    order = np.array([40, 3, 3, 0, 67, 12])  # any tokens, any order, repeats
+    assert recipe.rows_at(ids[:, order]).tobytes() == whole[order].tobytes()
+    assert recipe.recipe_at(ids) == recipe and recipe.recipe_at(ids[:, order]) is None
+
+
+def test_a_padded_batch_of_ids_from_a_file(run, tmp_path: Path) -> None:
+    # The (3, batch, tokens) shape get_rope_index returns; 5.23 leaves padding tokens at id 0.
+    a = position_ids("text=3;image=1x2x2;text=1")
+    b = np.zeros_like(a)
+    b[:, 3:] = position_ids("text=2;image=1x1x3")
+    np.save(tmp_path / "ids.npy", np.stack([a, b], axis=1))
+    r = run(
+        "generate",
+        "--kind",
+        "mrope",
+        "--dim",
+        "12",
+        "--mrope-section",
+        "2;2;2",
+        "--positions",
+        f"@{tmp_path / 'ids.npy'}",
+        "-o",
+        tmp_path / "out.npy",
+    )
+    assert r.exit_code == 0, r.output
+    want = closed_form(12, "text=3;image=1x2x2;text=1", 1e6, [2, 2, 2], "cos")
+    out = np.load(tmp_path / "out.npy")
+    assert out.shape == (16, 12) and not (tmp_path / "out.npy.json").exists()  # no sequence, no recipe
+    assert np.abs(out[:8] - want).max() <= 4 * 2.0**-24 * 4
+    assert np.array_equal(out[8:11], np.tile(out[:1], (3, 1)))  # padding: all ids 0, the first row
+
+
+def test_ids_in_json_and_text_and_as_a_list(run, tmp_path: Path) -> None:
+    ids = position_ids("text=2;image=1x2x3;text=1")
+    (tmp_path / "ids.json").write_text(str(ids.tolist()))
+    (tmp_path / "ids.txt").write_text("\n".join(" ".join(map(str, row)) for row in ids.tolist()))
+    base = ["generate", "--kind", "mrope", "--dim", "12", "--mrope-section", "2;2;2"]
+    want = run(*base, "--sequence", "text=2;image=1x2x3;text=1").stdout
+    for name in ("ids.json", "ids.txt"):
+        r = run(*base, "--positions", f"@{tmp_path / name}")
+        assert r.exit_code == 0 and r.stdout == want, r.output  # the ids follow get_rope_index: the recipe
+    # 1-D ids are text tokens: three equal ids each.
+    r = run(*base, "--positions", "4:6", "--cols", "0:2")
+    text = Mrope(12, "text=6", mrope_section="2;2;2").rows(4, 6)[:, :2]
+    assert r.exit_code == 0 and f"{text[1, 1]:.4f}" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("ids", "option", "message"),
+    [
+        (
+            np.zeros((2, 5), dtype=np.int64),
+            "--positions",
+            "M-RoPE position ids have 3 rows (temporal, height, width), got an array of shape (2, 5)",
+        ),
+        (
+            np.zeros((3, 2, 2, 2), dtype=np.int64),
+            "--positions",
+            "holds an array of shape (3, 2, 2, 2): give a non-empty list of ids (1-D)",
+        ),
+        (np.full((3, 4), 0.5), "--positions", "holds float64 values that are not whole numbers"),
+        (np.zeros((3, 4), dtype=np.int64), "--token-ids", "give this mrope table's ids with --positions"),
+    ],
+)
+def test_bad_ids_are_one_line_errors_and_nothing_is_written(
+    run, tmp_path: Path, ids: np.ndarray, option: str, message: str
+) -> None:
+    np.save(tmp_path / "ids.npy", ids)
+    r = run("generate", "--preset", "qwen2-vl", option, f"@{tmp_path / 'ids.npy'}", "-o", tmp_path / "out.npy")
+    assert r.exit_code == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
+    assert not (tmp_path / "out.npy").exists()
+
+
+def test_inv_freq_has_no_rows_for_ids(run) -> None:
+    r = run("generate", "--preset", "qwen2-vl", "--part", "inv_freq", "--positions", "0:3")
+    assert r.exit_code == 2 and "M-RoPE rows need 3 rows of position ids" in r.stderr, r.output

@@ -372,12 +372,16 @@ def cli(ctx: click.Context, no_color: bool) -> None:
     ctx.obj = App(no_color)
 
 
-def recipe_from_options(ctx: click.Context, params: dict[str, Any]) -> Recipe:
-    from pecli.kinds import DEFAULT_KIND, implied_kind
+def recipe_from_options(ctx: click.Context, params: dict[str, Any], ids_given: bool = False) -> Recipe:
+    """The recipe the options describe.  ``ids_given``: --positions gives the rows' ids, so a kind
+    whose tokens carry their own ids (M-RoPE) needs no sequence to derive them from."""
+    from pecli.kinds import DEFAULT_KIND, get_kind, implied_kind
     from pecli.presets import make_recipe
 
     given = {name: params[name] for name in recipe_params(ctx)}
     preset, kind, config = given.pop("preset", None), given.pop("kind", None), given.pop("hf_config", None)
+    if ids_given and preset is None and config is None:
+        given = {**get_kind(kind or implied_kind(given)).ids_stand_in, **given}
     if config is not None:
         from pecli.hfconfig import read_config, recipe_from_config
 
@@ -396,7 +400,12 @@ def recipe_from_options(ctx: click.Context, params: dict[str, Any]) -> Recipe:
 
 @contextmanager
 def table_input(
-    ctx: click.Context, source: str | None, params: dict[str, Any], fmt: str | None, allow: tuple[str, ...] = ()
+    ctx: click.Context,
+    source: str | None,
+    params: dict[str, Any],
+    fmt: str | None,
+    allow: tuple[str, ...] = (),
+    ids_given: bool = False,
 ) -> Iterator[Table]:
     """The table a command works on: SOURCE (file[:key] or KIND:params) or the recipe options.
 
@@ -416,7 +425,7 @@ def table_input(
                 "or recipe options such as --len 120 --dim 8",
                 ctx,
             )
-        yield Table.from_recipe(recipe_from_options(ctx, params))
+        yield Table.from_recipe(recipe_from_options(ctx, params, ids_given))
         return
     with open_source(source, fmt) as table:
         yield table

@@ -69,7 +69,8 @@ def generate(ctx: click.Context, /, rows: Any, cols: Any, decimals: int, quiet: 
     out = split_params(params, OUTPUT_PARAMS)
     chosen = split_params(params, ROW_PARAMS)
     # A recipe whose one row cannot be computed is refused here, before any work (Table checks it).
-    table = chosen_rows(Table.from_recipe(recipe_from_options(ctx, params)), **chosen)
+    recipe = recipe_from_options(ctx, params, ids_given=chosen["positions"] is not None)
+    table = chosen_rows(Table.from_recipe(recipe), **chosen)
     if out["output"] is None:
         show_table(app, table, rows, cols, decimals)
     else:
@@ -113,7 +114,8 @@ def export(
     if out["output"] is None:
         raise click.UsageError("Missing option -o/--output: give the file to write (or - for stdout).", ctx)
     dtype_given = "dtype" in recipe_params(ctx)
-    with table_input(ctx, source, params, from_fmt, allow=("dtype",)) as table:
+    ids_given = chosen["positions"] is not None
+    with table_input(ctx, source, params, from_fmt, allow=("dtype",), ids_given=ids_given) as table:
         if source is not None and dtype_given:
             from pecli.table import ensure_values_fit
 
@@ -159,8 +161,18 @@ def at_positions(table: Table, positions: str | None, token_ids: str | None) -> 
     """The rows --positions or --token-ids name (the table itself when neither is given)."""
     if positions is None and token_ids is None:
         return table  # pecli.positions (and pathlib with it) need not load
+    from pecli.kinds.base import Recipe
     from pecli.positions import resolve_positions
 
+    recipe = table.recipe
+    if table.computed and recipe is not None and type(recipe).rows_at is not Recipe.rows_at:
+        if token_ids is not None:
+            raise PecliError(
+                f"--token-ids numbers tokens the fairseq way; give this {recipe.kind} table's ids with --positions"
+            )
+        from pecli.positions import ids_table
+
+        return ids_table(recipe, positions) if positions is not None else table
     padding_idx = getattr(table.recipe, "padding_idx", None)
     ids = resolve_positions(positions, token_ids, padding_idx)
     if ids is None:

@@ -112,6 +112,10 @@ class Recipe:
     required: ClassVar[tuple[str, ...]] = ("length", "dim")
     #: The options of a small example, as typed on the command line.
     example: ClassVar[str]
+    #: A kind whose rows are tokens with ids of their own (M-RoPE's three per token) builds the rows
+    #: ``--positions`` gives with ``rows_at(ids)``; the parameters those ids make unnecessary (the
+    #: sequence they would be derived from) are listed here with a value that stands in for them.
+    ids_stand_in: ClassVar[dict[str, Any]] = {}
     dtype: Any
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -139,6 +143,16 @@ class Recipe:
     def rows(self, r0: int, r1: int) -> np.ndarray:
         """Rows ``[r0, r1)`` of the table, built directly (bit-identical to the whole table's)."""
         raise NotImplementedError
+
+    def rows_at(self, ids: np.ndarray) -> np.ndarray:
+        """The rows of tokens with the given ids, for a kind whose tokens carry ids of their own
+        (see :attr:`ids_stand_in`); other kinds' rows are looked up by position (``Table.gather``)."""
+        raise NotImplementedError
+
+    def recipe_at(self, ids: np.ndarray) -> Recipe | None:
+        """The recipe of this kind whose rows are exactly :meth:`rows_at` ``(ids)``, when the ids follow
+        the kind's own rule for some sequence (else ``None``)."""
+        return None
 
     def build(self) -> np.ndarray:
         """The whole table as a 2-D array of ``dtype`` (refused if it cannot fit in memory)."""

@@ -1045,6 +1045,58 @@ def hf_qwen_vl_mrope(
     a bfloat16 ``x`` returned as float32, exactly) and ``inv_freq``.
     """
     torch = _torch()
+    module = _qwen_vl_module(model, head_dim, rope_theta, mrope_section, tokens_per_second)
+    with torch.no_grad():
+        types = torch.as_tensor(np.asarray(mm_token_type_ids, dtype=np.int64)).reshape(1, -1)
+        input_ids = torch.where(types == 1, 5, torch.where(types == 2, 6, 1))
+        kwargs: dict[str, Any] = {}
+        if image_grid_thw is not None:
+            kwargs["image_grid_thw"] = torch.as_tensor(np.asarray(image_grid_thw, dtype=np.int64))
+        if video_grid_thw is not None:
+            kwargs["video_grid_thw"] = torch.as_tensor(np.asarray(video_grid_thw, dtype=np.int64))
+        if second_per_grid_ts is not None:
+            kwargs["second_per_grid_ts"] = torch.as_tensor(np.asarray(second_per_grid_ts, dtype=np.float32))
+        position_ids, _ = module.get_rope_index(input_ids, types, **kwargs)
+        rotary = module.language_model.rotary_emb
+        cos, sin = rotary(torch.zeros(1, dtype=getattr(torch, x_dtype)), position_ids)
+        if cos.dtype == torch.bfloat16:  # NumPy has no bfloat16: float32 holds it exactly
+            cos, sin = cos.float(), sin.float()
+        return {
+            "position_ids": _np(position_ids[:, 0]),
+            "cos": _np(cos[0]),
+            "sin": _np(sin[0]),
+            "inv_freq": _np(rotary.inv_freq),
+        }
+
+
+def hf_qwen_vl_mrope_batch(
+    mm_token_type_ids: np.ndarray,
+    attention_mask: np.ndarray,
+    image_grid_thw: Sequence[Sequence[int]] | None = None,
+    model: str = "qwen2_vl",
+    head_dim: int = 128,
+    mrope_section: Sequence[int] = (16, 24, 24),
+) -> Arrays:
+    """A padded batch through the same model (:func:`hf_qwen_vl_mrope`): ``get_rope_index(input_ids,
+    mm_token_type_ids, image_grid_thw, attention_mask=...)`` (padding tokens keep id 0) and the
+    rotary module on those ids.  Returns ``position_ids`` ``(3, batch, n)`` and ``cos``/``sin``
+    ``(batch, n, head_dim)``."""
+    torch = _torch()
+    module = _qwen_vl_module(model, head_dim, 1000000.0, mrope_section, 2)
+    with torch.no_grad():
+        types = torch.as_tensor(np.asarray(mm_token_type_ids, dtype=np.int64))
+        input_ids = torch.where(types == 1, 5, torch.where(types == 2, 6, 1))
+        grids = None if image_grid_thw is None else torch.as_tensor(np.asarray(image_grid_thw, dtype=np.int64))
+        mask = torch.as_tensor(np.asarray(attention_mask, dtype=np.int64))
+        position_ids, _ = module.get_rope_index(input_ids, types, image_grid_thw=grids, attention_mask=mask)
+        cos, sin = module.language_model.rotary_emb(torch.zeros(1), position_ids)
+        return {"position_ids": _np(position_ids), "cos": _np(cos), "sin": _np(sin)}
+
+
+def _qwen_vl_module(
+    model: str, head_dim: int, rope_theta: float, mrope_section: Sequence[int], tokens_per_second: int
+) -> Any:
+    torch = _torch()
     text = {
         "vocab_size": 8,
         "hidden_size": head_dim,
@@ -1070,29 +1122,9 @@ def hf_qwen_vl_mrope(
         vision = {"depth": 1, "embed_dim": 16, "num_heads": 1, "hidden_size": head_dim, "mlp_ratio": 1}
         config = Qwen2VLConfig(text_config=text, vision_config=vision, image_token_id=5, video_token_id=6)
         cls = Qwen2VLModel
-    with torch.no_grad(), torch.random.fork_rng():
+    with torch.random.fork_rng():
         torch.manual_seed(0)  # the tiny model's weights are drawn (and never used)
-        module = cls(config).eval()
-        types = torch.as_tensor(np.asarray(mm_token_type_ids, dtype=np.int64)).reshape(1, -1)
-        input_ids = torch.where(types == 1, 5, torch.where(types == 2, 6, 1))
-        kwargs: dict[str, Any] = {}
-        if image_grid_thw is not None:
-            kwargs["image_grid_thw"] = torch.as_tensor(np.asarray(image_grid_thw, dtype=np.int64))
-        if video_grid_thw is not None:
-            kwargs["video_grid_thw"] = torch.as_tensor(np.asarray(video_grid_thw, dtype=np.int64))
-        if second_per_grid_ts is not None:
-            kwargs["second_per_grid_ts"] = torch.as_tensor(np.asarray(second_per_grid_ts, dtype=np.float32))
-        position_ids, _ = module.get_rope_index(input_ids, types, **kwargs)
-        rotary = module.language_model.rotary_emb
-        cos, sin = rotary(torch.zeros(1, dtype=getattr(torch, x_dtype)), position_ids)
-        if cos.dtype == torch.bfloat16:  # NumPy has no bfloat16: float32 holds it exactly
-            cos, sin = cos.float(), sin.float()
-        return {
-            "position_ids": _np(position_ids[:, 0]),
-            "cos": _np(cos[0]),
-            "sin": _np(sin[0]),
-            "inv_freq": _np(rotary.inv_freq),
-        }
+        return cls(config).eval()
 
 
 # ==================================================================== diffusers: per-axis rotary embeddings

@@ -220,3 +220,50 @@ def test_identify_names_a_table_transformers_wrote(tmp_path: Path, name: str, pa
     assert found.mrope_section == recipe(case).mrope_section and found.base == recipe(case).base
     check = runner.invoke(cli, shlex.split(doc["check"])[1:])
     assert check.exit_code == 0, check.output
+
+
+@pytest.mark.parametrize("model", [QWEN2, QWEN25])
+def test_position_ids_of_a_padded_batch_from_get_rope_index(tmp_path: Path, model: str) -> None:
+    """``--positions @ids.npy`` with the ``(3, batch, tokens)`` ids ``get_rope_index`` returns for a
+    left-padded batch of two prompts with images: every row the rotary module's cos/sin, the batch
+    written sequence after sequence; padding (id 0) is no sequence, so the file has no recipe."""
+    types = np.array([[0] * 5 + [1] * 6 + [0] * 3, [0] * 4 + [0] * 6 + [1] * 4])
+    mask = np.array([[1] * 14, [0] * 4 + [1] * 10])
+    theirs = ref.hf_qwen_vl_mrope_batch(types, mask, [[1, 4, 6], [1, 4, 4]], model)
+    np.save(tmp_path / "ids.npy", theirs["position_ids"])
+    preset = "qwen2-vl" if model == QWEN2 else "qwen2.5-vl"
+    p = float(theirs["position_ids"].max())
+    for part in ("cos", "sin"):
+        out = tmp_path / f"{part}.npy"
+        args = [
+            "generate",
+            "--preset",
+            preset,
+            "--part",
+            part,
+            "--positions",
+            f"@{tmp_path / 'ids.npy'}",
+            "-o",
+            str(out),
+        ]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        ours, want = np.load(out), theirs[part].reshape(28, 128)
+        diff = float(np.abs(ours.astype(np.float64) - want).max())
+        print(f"\npadded batch {model} {part}: max|Δ| {diff:.3g}, {np.mean(ours == want):.2%} bit-identical")
+        assert ours.shape == want.shape and diff <= 4 * 2.0**-24 * max(1.0, p)
+        assert not (tmp_path / f"{part}.npy.json").exists()  # ids with padding follow no sequence: no recipe
+
+
+def test_ids_that_follow_get_rope_index_keep_their_recipe(tmp_path: Path) -> None:
+    types = [0] * 5 + [1] * 6 + [0] * 3
+    theirs = ref.hf_qwen_vl_mrope(types, image_grid_thw=[[1, 4, 6]])
+    np.save(tmp_path / "ids.npy", theirs["position_ids"][:, None, :])  # (3, 1, tokens), as the model returns them
+    out = tmp_path / "cos.npy"
+    result = CliRunner().invoke(
+        cli, ["generate", "--preset", "qwen2-vl", "--positions", f"@{tmp_path / 'ids.npy'}", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    recipe = recipe_from_metadata(json.loads((tmp_path / "cos.npy.json").read_text())["recipe"])
+    assert recipe == get_preset("qwen2-vl").recipe(sequence="text=5;image=1x2x3;text=3")
+    assert np.array_equal(np.load(out), recipe.build())

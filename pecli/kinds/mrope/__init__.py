@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 
-from pecli.dtypes import DType
+from pecli.dtypes import DType, round_to
 from pecli.errors import RecipeError
 from pecli.fitting import Arr, Sample, cosine_frequencies, fit_base, round_number
 from pecli.kernels.exact import row_blocks, sincos, turns
@@ -97,6 +97,7 @@ class Mrope(Recipe):
     core: ClassVar[tuple[str, ...]] = ("dim", "sequence", "base", "mrope_section", "part", "dtype")
     required: ClassVar[tuple[str, ...]] = ("dim", "sequence")
     example: ClassVar[str] = "--kind mrope --dim 128 --sequence text=16;image=1x8x8;text=8"
+    ids_stand_in: ClassVar[dict[str, Any]] = {"sequence": "text=1"}  # --positions gives each token's ids
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -132,30 +133,57 @@ class Mrope(Recipe):
     def rows(self, r0: int, r1: int) -> np.ndarray:
         """Rows ``[r0, r1)``: the tokens' ids come from the segments they fall in."""
         check_row_range(self.shape[0], r0, r1)
-        inv = self.inv_freq()
         if self.part == "inv_freq":
-            return np.asarray(inv[None, :], dtype=self.dtype)[r0:r1]
-        half = self.dim // 2
+            return np.asarray(self.inv_freq()[None, :], dtype=self.dtype)[r0:r1]
         out = np.empty((r1 - r0, self.dim), dtype=self.dtype)
+        for a, b in row_blocks(r1 - r0, self.dim // 2):
+            self.fill(out[a:b], position_ids(self.sequence, r0 + a, r0 + b, self.tokens_per_second))
+        return out
+
+    def rows_at(self, ids: np.ndarray) -> np.ndarray:
+        """The rows of tokens whose (temporal, height, width) ids are the columns of ``ids``
+        ``(3, m)``, whatever made them (padding, packed sequences, a model's own
+        ``get_rope_index``): a token gets the row :meth:`rows` gives a token with the same ids."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if self.part == "inv_freq" or ids.ndim != 2 or ids.shape[0] != 3:
+            raise RecipeError(
+                f"M-RoPE rows need 3 rows of position ids (temporal, height, width) and a cos, sin or angle part, "
+                f"got ids of shape {ids.shape} for part {self.part}"
+            )
+        if self.dtype == "bfloat16":  # the carrier's values, rounded once (as rows() does)
+            return round_to(replace(self, dtype=self.carrier()).rows_at(ids), "bfloat16")
+        out = np.empty((ids.shape[1], self.dim), dtype=self.dtype)
+        for a, b in row_blocks(ids.shape[1], self.dim // 2):
+            self.fill(out[a:b], ids[:, a:b])
+        return out
+
+    def recipe_at(self, ids: np.ndarray) -> Mrope | None:
+        """This recipe over the sequence whose ``get_rope_index`` ids are ``ids`` (every id checked),
+        or ``None`` (ids of padding, packed sequences, over 2**20 tokens: not looked at)."""
+        if ids.shape[1] > MAX_FIT_ROWS * 16:
+            return None
+        sequence = sequence_of(ids, self.tokens_per_second)
+        return None if sequence is None else replace(self, sequence=sequence)
+
+    def fill(self, out: np.ndarray, ids: np.ndarray) -> None:
+        """Write the rows of the tokens with ids ``ids`` ``(3, m)`` into ``out`` ``(m, dim)``."""
+        inv, half = self.inv_freq(), self.dim // 2
         if self.compute == "exact":
             w_hi, w_lo = turns(inv)
-        for a, b in row_blocks(r1 - r0, half):
-            ids = position_ids(self.sequence, r0 + a, r0 + b, self.tokens_per_second)
-            for k, (c0, c1) in enumerate(self.sections()):
-                values: Any
-                if self.compute == "float32":  # freqs = position_ids.float() * inv_freq; freqs.cos()
-                    values = ids[k].astype(f32)[:, None] * inv[None, c0:c1]
-                    if self.part != "angle":
-                        fn = np.cos if self.part == "cos" else np.sin
-                        values = fn(values.astype(np.float64)).astype(f32)
-                elif self.part == "angle":
-                    values = ids[k].astype(np.float64)[:, None] * inv[None, c0:c1]
-                else:
-                    s, c = sincos(ids[k].astype(np.float64), w_hi[c0:c1], w_lo[c0:c1])
-                    values = c if self.part == "cos" else s
-                out[a:b, c0:c1] = values  # the one cast to dtype
-                out[a:b, half + c0 : half + c1] = out[a:b, c0:c1]
-        return out
+        for k, (c0, c1) in enumerate(self.sections()):
+            values: Any
+            if self.compute == "float32":  # freqs = position_ids.float() * inv_freq; freqs.cos()
+                values = ids[k].astype(f32)[:, None] * inv[None, c0:c1]
+                if self.part != "angle":
+                    fn = np.cos if self.part == "cos" else np.sin
+                    values = fn(values.astype(np.float64)).astype(f32)
+            elif self.part == "angle":
+                values = ids[k].astype(np.float64)[:, None] * inv[None, c0:c1]
+            else:
+                s, c = sincos(ids[k].astype(np.float64), w_hi[c0:c1], w_lo[c0:c1])
+                values = c if self.part == "cos" else s
+            out[:, c0:c1] = values  # the one cast to dtype
+            out[:, half + c0 : half + c1] = out[:, c0:c1]
 
     # -- facts -------------------------------------------------------------------------------
     def wavelengths(self) -> np.ndarray:
