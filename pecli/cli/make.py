@@ -49,7 +49,8 @@ def generate(ctx: click.Context, /, rows: Any, cols: Any, decimals: int, quiet: 
 
     With --compute exact (the default) the angle p·ω_i is carried in double-double precision and
     rounded once to --dtype: float32, float16 and bfloat16 are correctly rounded, float64 is
-    within 1 ulp (a framework pipeline's bfloat16 is rounded from its float32 values, as torch does).
+    within 1 ulp below position 2**44 (a framework pipeline's bfloat16 is rounded from its float32
+    values, as torch does).
     --preset NAME reproduces a framework's own table, pipeline included (`pecli presets`).
 
     \b
