@@ -148,7 +148,7 @@ recipe_options = stack(
         default=None,
         help="rope, mrope, axial: cos (default), sin, angle (p·inv_freq) or inv_freq (one row); alibi: slopes "
         "(default) or bias; xpos: q (default, the queries' scales) or k (the keys'); rope2d: cat (default, "
-        "[sin | cos]), sin or cos.",
+        "[sin | cos]), sin, cos or angle (coordinate·band: lucidrains' get_axial_freqs).",
     ),
     recipe_option(
         "--scaling",
@@ -243,8 +243,9 @@ recipe_options = stack(
         "--bands",
         type=LazyChoice(field_choices("bands")),
         default=None,
-        help="rope2d: lang = base^(−k/q) on cell indices (timm in_pixels=False, EVA-02); pixel = π·2^linspace(0, "
-        "log2 R − 1, q) on linspace(−1, 1) (timm's default).",
+        help="rope2d: lang = base^(−k/q) on cell indices (timm in_pixels=False, EVA-02; lucidrains' "
+        "freqs_for='lang'); pixel = π·2^linspace(0, log2 R − 1, q) on linspace(−1, 1) (timm's default; "
+        "lucidrains' freqs_for='pixel' is --linear-bands --max-res max_freq).",
     ),
     recipe_option(
         "--max-res", type=int, default=None, metavar="R", help="rope2d --bands pixel: timm's max_res (default 224)."
@@ -257,12 +258,15 @@ recipe_options = stack(
     recipe_option(
         "--feat-shape",
         metavar="HxW",
-        help="rope2d: timm's feat_shape, the grid of patches (rows h-major), e.g. 16x16 (EVA-02 at 224 px).",
+        help="rope2d: timm's feat_shape, the grid of patches (rows h-major), e.g. 16x16 (EVA-02 at 224 px); "
+        "TxHxW: 3 axes (lucidrains' get_axial_freqs(T, H, W), rows in C order).  --dim is timm's dim: "
+        "dim/4 bands per axis, n·dim/2 columns for n axes (lucidrains' RotaryEmbedding(dim=E): --dim 2E).",
     ),
     recipe_option(
         "--ref-feat-shape",
         metavar="HxW",
-        help="rope2d: timm's ref_feat_shape, an axis of s cells scaled by r/s (EVA-02: 16x16).",
+        help="rope2d: timm's ref_feat_shape, an axis of s cells scaled by r/s (EVA-02: 16x16); as many axes "
+        "as --feat-shape.",
     ),
 )
 

@@ -1,91 +1,137 @@
-"""The rope2d kind (timm's 2-D rotary embeddings): the float64 closed form, row ranges, bad input.
+"""The rope2d kind (timm's 2-D and rotary-embedding-torch's axial rotary embeddings): the float64
+closed form (sin, cos and angles, 2 and 3 axes), row order and ranges, bad input.
 
-timm's own tables are in tests/conformance/test_rope2d_vs_timm.py.
+timm's own tables are in tests/conformance/test_rope2d_vs_timm.py, rotary-embedding-torch's in
+tests/conformance/test_rope2d_vs_lucidrains.py.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from pecli.cli import cli
 from pecli.kinds.rope2d import Rope2d
 from pecli.presets import get_preset
 
 
-def closed_form(
-    h: int,
-    w: int,
+def closed_angles(
+    sizes: tuple[int, ...],
     dim: int,
     bands: str,
     *,
     base: float = 10000.0,
     max_res: int = 224,
     linear: bool = False,
-    ref: tuple[int, int] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """sin and cos ``(h·w, dim)`` in float64, written from timm's definition (independent of pecli)."""
+    ref: tuple[int, ...] | None = None,
+) -> np.ndarray:
+    """Angles coordinate·band ``(cells, n·dim/2)`` in float64, cells in C order, each band twice,
+    written from timm's (and rotary-embedding-torch's) definition (independent of pecli)."""
     q = dim // 4
     k = np.arange(q)
     if bands == "lang":
         omega = 1.0 / base ** (k / q)
-        axes = [np.arange(s, dtype=np.float64) for s in (h, w)]
+        axes = [np.arange(s, dtype=np.float64) for s in sizes]
     else:
         t = k / (q - 1) if q > 1 else k * 0.0
         omega = math.pi * (1 + t * (max_res / 2 - 1)) if linear else math.pi * 2.0 ** (t * (math.log2(max_res) - 1))
-        axes = [np.linspace(-1.0, 1.0, s) for s in (h, w)]
+        axes = [np.linspace(-1.0, 1.0, s) for s in sizes]
     if ref is not None:
-        axes = [a / s * r for a, s, r in zip(axes, (h, w), ref, strict=True)]
-    hh, ww = np.meshgrid(axes[0], axes[1], indexing="ij")
-    angle = np.concatenate([hh.reshape(-1, 1) * omega, ww.reshape(-1, 1) * omega], axis=1)
-    return np.repeat(np.sin(angle), 2, axis=1), np.repeat(np.cos(angle), 2, axis=1)
+        axes = [a / s * r for a, s, r in zip(axes, sizes, ref, strict=True)]
+    grids = np.meshgrid(*axes, indexing="ij")
+    angle = np.concatenate([g.reshape(-1, 1) * omega for g in grids], axis=1)
+    return np.repeat(angle, 2, axis=1)
+
+
+def closed_form(sizes: tuple[int, ...], dim: int, bands: str, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
+    """sin and cos of :func:`closed_angles`."""
+    angle = closed_angles(sizes, dim, bands, **kw)
+    return np.sin(angle), np.cos(angle)
 
 
 CASES = [
-    ("lang", 4, 6, 16, {}),
-    ("lang", 5, 3, 32, {"base": 100.0, "ref": (16, 16)}),
-    ("pixel", 7, 7, 64, {}),
-    ("pixel", 3, 9, 32, {"linear": True, "max_res": 384}),
-    ("pixel", 6, 4, 16, {"ref": (14, 14)}),
+    ("lang", (4, 6), 16, {}),
+    ("lang", (5, 3), 32, {"base": 100.0, "ref": (16, 16)}),
+    ("pixel", (7, 7), 64, {}),
+    ("pixel", (3, 9), 32, {"linear": True, "max_res": 384}),
+    ("pixel", (6, 4), 16, {"ref": (14, 14)}),
+    ("lang", (2, 3, 4), 8, {"base": 100.0}),
+    ("pixel", (3, 5, 7), 32, {"linear": True, "max_res": 256}),
+    ("pixel", (2, 4, 3), 16, {"ref": (4, 4, 4)}),
+    ("lang", (5, 3, 2), 24, {"ref": (8, 8, 8)}),
 ]
+IDS = [f"{c[0]}-{'x'.join(map(str, c[1]))}-{c[2]}" for c in CASES]
 
 
-def _recipe(bands: str, h: int, w: int, dim: int, kw: dict[str, Any], **more: object) -> Rope2d:
+def _recipe(bands: str, sizes: tuple[int, ...], dim: int, kw: dict[str, Any], **more: object) -> Rope2d:
     ref = kw.get("ref")
-    ref_shape = None if ref is None else f"{ref[0]}x{ref[1]}"
+    ref_shape = None if ref is None else "x".join(map(str, ref))
     args = (kw.get("base", 10000.0), kw.get("max_res", 224), kw.get("linear", False), ref_shape)
-    return Rope2d(f"{h}x{w}", dim, bands, *args, **more)  # type: ignore[arg-type]
+    return Rope2d("x".join(map(str, sizes)), dim, bands, *args, **more)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("bands", "h", "w", "dim", "kw"), CASES)
-def test_the_float64_closed_form(bands: str, h: int, w: int, dim: int, kw: dict[str, Any]) -> None:
-    sin, cos = closed_form(h, w, dim, bands, **kw)
-    exact = _recipe(bands, h, w, dim, kw, part="cat", compute="exact", dtype="float64").build()
+@pytest.mark.parametrize(("bands", "sizes", "dim", "kw"), CASES, ids=IDS)
+def test_the_float64_closed_form(bands: str, sizes: tuple[int, ...], dim: int, kw: dict[str, Any]) -> None:
+    sin, cos = closed_form(sizes, dim, bands, **kw)
+    exact = _recipe(bands, sizes, dim, kw, part="cat", compute="exact", dtype="float64").build()
     # Both are float64 evaluations of angles up to ~10³: they may differ by a few ulps of the angle.
     np.testing.assert_allclose(exact, np.concatenate([sin, cos], axis=1), rtol=0, atol=1e-12)
     for part, want in (("sin", sin), ("cos", cos)):
-        f32 = _recipe(bands, h, w, dim, kw, part=part).build()
+        f32 = _recipe(bands, sizes, dim, kw, part=part).build()
         assert f32.dtype == np.float32 and f32.shape == want.shape
-        p = max(abs(a) for a in (h, w, 1)) * (1.0 if bands == "lang" else math.pi * kw.get("max_res", 224) / 2)
+        p = max(*sizes, 1) * (1.0 if bands == "lang" else math.pi * kw.get("max_res", 224) / 2)
         assert np.max(np.abs(f32 - want)) <= 4 * 2.0**-24 * max(1.0, p)
 
 
-@pytest.mark.parametrize("part", ["cat", "sin", "cos"])
+@pytest.mark.parametrize(("bands", "sizes", "dim", "kw"), CASES, ids=IDS)
+def test_the_angle_part_is_coordinate_times_band(
+    bands: str, sizes: tuple[int, ...], dim: int, kw: dict[str, Any]
+) -> None:
+    want = closed_angles(sizes, dim, bands, **kw)
+    p = float(np.max(np.abs(want)))  # the largest angle
+    exact = _recipe(bands, sizes, dim, kw, part="angle", compute="exact", dtype="float64").build()
+    assert exact.shape == want.shape == (math.prod(sizes), len(sizes) * dim // 2)
+    np.testing.assert_allclose(exact, want, rtol=0, atol=4 * 2.0**-53 * max(1.0, p))
+    f32 = _recipe(bands, sizes, dim, kw, part="angle").build()
+    assert f32.dtype == np.float32 and np.max(np.abs(f32 - want)) <= 4 * 2.0**-24 * max(1.0, p)
+    if bands == "lang":
+        assert not np.any(f32[0])  # cell (0, …, 0): a zero row
+
+
+def test_three_axes_run_in_c_order() -> None:
+    recipe = Rope2d("2x3x4", 8, "lang", part="angle")
+    assert recipe.shape == (24, 12) and recipe.axes == (2, 3, 4)
+    table = recipe.build()
+    # Band 0 is 1: columns 0, 4 and 8 are the cell's (t, h, w), the first axis slowest.
+    assert np.array_equal(table[:, [0, 4, 8]], np.array(list(np.ndindex(2, 3, 4)), dtype=np.float32))
+    assert np.array_equal(table[:, 0::2], table[:, 1::2])
+    assert Rope2d("2x3x4", 8, "lang", part="cat").shape == (24, 24)
+    assert Rope2d("2x3x4", 8, "lang").wavelengths().shape == (24,)
+
+
+@pytest.mark.parametrize("part", ["cat", "sin", "cos", "angle"])
 @pytest.mark.parametrize("compute", ["float32", "exact"])
-def test_row_ranges_equal_the_whole_tables_rows(part: str, compute: str) -> None:
-    recipe = Rope2d("5x7", 24, "pixel", ref_feat_shape="4x4", part=part, compute=compute)  # type: ignore[arg-type]
+@pytest.mark.parametrize(("grid", "ref"), [("5x7", "4x4"), ("3x4x5", "4x6x2")])
+def test_row_ranges_equal_the_whole_tables_rows(part: str, compute: str, grid: str, ref: str) -> None:
+    recipe = Rope2d(grid, 24, "pixel", ref_feat_shape=ref, part=part, compute=compute)  # type: ignore[arg-type]
     whole = recipe.build()
-    for a, b in ((0, 1), (3, 11), (34, 35), (0, 35), (12, 12)):
+    n = whole.shape[0]
+    for a, b in ((0, 1), (3, 11), (n - 1, n), (0, n), (12, 12)):
         assert np.array_equal(recipe.rows(a, b), whole[a:b])
     assert get_preset("eva02").recipe().rows(200, 256).shape == (56, 128)
+    assert get_preset("lucidrains-axial").recipe().rows(16000, 16384).shape == (384, 48)
 
 
 BAD = [
     (
         ["--feat-shape", "16", "--dim", "64", "--bands", "lang"],
-        "feat_shape must look like HxW with sizes ≥ 1, got '16'",
+        "feat_shape must look like HxW or TxHxW with sizes ≥ 1, got '16'",
     ),
     (["--feat-shape", "0x4", "--dim", "64", "--bands", "lang"], "give e.g. --feat-shape 16x16"),
     (["--feat-shape", "4x4", "--dim", "30", "--bands", "lang"], "dim 30 must be a multiple of 4"),
@@ -100,6 +146,13 @@ BAD = [
         "give e.g. --ref-feat-shape 16x16",
     ),
     (["--feat-shape", "4x4", "--dim", "8"], "a rope2d recipe needs bands, e.g. --kind rope2d --feat-shape 16x16"),
+    (
+        ["--feat-shape", "8x16x16", "--dim", "8", "--bands", "lang", "--ref-feat-shape", "16x16"],
+        "ref_feat_shape 16x16 has 2 axes but feat_shape 8x16x16 has 3: give as many, e.g. --ref-feat-shape 16x16x16",
+    ),
+    (["--feat-shape", "2x3x4x5", "--dim", "8", "--bands", "lang"], "got '2x3x4x5': give e.g. --feat-shape 16x16"),
+    (["--feat-shape", "1x0", "--dim", "8", "--bands", "lang"], "got '1x0': give e.g. --feat-shape 16x16"),
+    (["--feat-shape", "4x4x0", "--dim", "8", "--bands", "lang"], "with sizes ≥ 1, got '4x4x0'"),
 ]
 
 
@@ -115,3 +168,27 @@ def test_bad_recipes_are_one_line_errors_with_exit_2(run, args: list[str], messa
 def test_bad_choices_are_refused(run, option: str, value: str) -> None:
     r = run("generate", "--kind", "rope2d", "--feat-shape", "4x4", "--dim", "8", "--bands", "lang", option, value)
     assert r.exit_code == 2 and r.stdout == "" and "Traceback" not in r.stderr
+
+
+def test_generate_a_3_axis_angle_table(run) -> None:
+    r = run("generate", "--kind", "rope2d", "--feat-shape", "2x3x4", "--dim", "8", "--bands", "lang", "--part", "angle")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("rope2d (24, 12) float32  feat_shape=2x3x4 bands=lang part=angle")
+
+
+def test_identify_names_lucidrains_axial_on_another_grid(tmp_path: Path) -> None:
+    """The preset's recipe on a 3x4x5 grid (no stored recipe): the grid is read from the rows."""
+    path = tmp_path / "axial.npy"
+    np.save(path, get_preset("lucidrains-axial").recipe(feat_shape="3x4x5").build())
+    doc = json.loads(CliRunner().invoke(cli, ["identify", str(path), "--json"]).stdout)
+    assert doc["verdict"] == "match" and doc["best"]["name"] == "lucidrains-axial", doc
+    assert doc["best"]["recipe"]["feat_shape"] == "3x4x5" and doc["best"]["recipe"]["part"] == "angle"
+
+
+def test_identify_reads_a_lang_angle_table_with_its_zero_row(tmp_path: Path) -> None:
+    path = tmp_path / "lang.npy"
+    np.save(path, Rope2d("4x8x8", 32, "lang", part="angle").build())
+    with np.errstate(all="raise"):
+        r = CliRunner().invoke(cli, ["identify", str(path), "--json"])
+    assert r.exit_code == 0 and r.exception is None, r.output
+    assert json.loads(r.stdout)["verdict"] in ("unknown", "close", "match")

@@ -1,21 +1,34 @@
-"""The rope2d kind: 2-D rotary embeddings of vision transformers, as timm builds them.
+"""The rope2d kind: axial rotary embeddings of vision (and video) transformers, as timm and
+rotary-embedding-torch build them.
 
 timm 1.0.31 ``layers/pos_embed_sincos.py::build_rotary_pos_embed(feat_shape, dim, max_res,
 temperature, linear_bands, in_pixels, ref_feat_shape)`` (used by ``RotaryEmbedding`` and
-``RotaryEmbeddingCat``, EVA-02's) gives each of the two grid axes ``q = dim/4`` bands: language
+``RotaryEmbeddingCat``, EVA-02's) gives each grid axis ``q = dim/4`` bands: language
 bands ``freq_bands``: ``1/temperature^(k/q)`` on the cell indices, or pixel bands
 ``pixel_freq_bands``: ``π·linspace(1, max_res/2, q)`` (``linear_bands``) or
 ``π·2^linspace(0, log2(max_res) − 1, q)`` on coordinates ``linspace(−1, 1, s)``.  ``ref_feat_shape``
-rescales an axis of ``s`` cells to ``c/s·r`` (EVA's resizing).  A row is a grid cell, h-major
-(``grid_indexing='ij'``); its ``dim`` columns are the sin (or cos) of ``[h bands | w bands]``, each
-value twice (``repeat_interleave(2, -1)``); ``RotaryEmbeddingCat`` concatenates ``[sin | cos]``.
+rescales an axis of ``s`` cells to ``c/s·r`` (EVA's resizing).  A row is a grid cell, in C order
+(first axis slowest, ``grid_indexing='ij'``); its columns are the sin (or cos) of ``[axis 0 bands |
+axis 1 bands | …]``, each value twice (``repeat_interleave(2, -1)``): ``n·dim/2`` columns for ``n``
+axes (``dim`` for a 2-D grid); ``RotaryEmbeddingCat`` concatenates ``[sin | cos]``.
+
+rotary-embedding-torch 0.9.1 ``RotaryEmbedding(D, freqs_for='lang'|'pixel', theta,
+max_freq).get_axial_freqs(*feat_shape)`` is the same table with ``dim = 2·D`` (``D/2`` bands per
+axis: ``lang`` = the language bands with ``base = theta``; ``pixel`` = the linear pixel bands with
+``max_res = max_freq``), but returns the angles themselves: ``part='angle'``; its users take
+``.cos()`` and ``.sin()`` of them (``part='cos'``, ``'sin'``).  A grid has 2 or 3 axes
+(``TxHxW``: lucidrains' video example).
 
 >>> Rope2d("2x3", 8, bands="lang", part="cos").rows(0, 2).shape
 (2, 8)
+>>> Rope2d("2x3x4", 8, bands="lang", part="angle").shape
+(24, 12)
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,23 +45,27 @@ from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, positive_float
 
 Bands = Literal["lang", "pixel"]
-Rope2dPart = Literal["cat", "sin", "cos"]
+Rope2dPart = Literal["cat", "sin", "cos", "angle"]
 Rope2dCompute = Literal["float32", "exact"]
 #: The widest grid whose width :meth:`Rope2d.sizes` reads from the rows.
 _MAX_WIDTH = 1 << 12
+#: How many axes a grid may have (timm's 2-D grids, lucidrains' video grids).
+AXES_ALLOWED = (2, 3)
 
 
-def grid_sizes(name: str, value: object) -> tuple[int, int]:
-    """``HxW`` as ``(H, W)``, or a :class:`RecipeError` naming the option."""
+def grid_sizes(name: str, value: object) -> tuple[int, ...]:
+    """``HxW`` (or ``TxHxW``) as a tuple of sizes, or a one-line :class:`RecipeError` naming the option."""
     parts = str(value).lower().replace("×", "x").split("x")
     try:
         sizes = tuple(int(p) for p in parts)
     except ValueError:
         sizes = ()
-    if len(sizes) != 2 or min(sizes) < 1:
+    if len(sizes) not in AXES_ALLOWED or min(sizes) < 1:
         option = "--" + name.replace("_", "-")
-        raise RecipeError(f"{name} must look like HxW with sizes ≥ 1, got {value!r}: give e.g. {option} 16x16")
-    return sizes[0], sizes[1]
+        raise RecipeError(
+            f"{name} must look like HxW or TxHxW with sizes ≥ 1, got {value!r}: give e.g. {option} 16x16 (or 8x16x16)"
+        )
+    return sizes
 
 
 def linspace32(start: float, end: float, steps: int) -> np.ndarray:
@@ -68,16 +85,20 @@ def linspace32(start: float, end: float, steps: int) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class Rope2d(Recipe):
-    """2-D rotary embeddings of vision transformers (timm's ``build_rotary_pos_embed``).
+    """Axial rotary embeddings of vision transformers (timm's ``build_rotary_pos_embed``,
+    rotary-embedding-torch's ``get_axial_freqs``).
 
-    Row ``r`` is grid cell ``(r // W, r % W)`` of ``feat_shape`` ``HxW``.  ``dim`` is timm's ``dim`` (the
-    head dim, a multiple of 4): ``q = dim/4`` bands per axis.  ``bands``: ``lang`` (``in_pixels=False``,
-    EVA-02) ``ω_k = base^(−k/q)`` on cell indices; ``pixel`` (timm's default) ``ω_k = π·2^(k·(log2
-    max_res − 1)/(q − 1))`` (``π·linspace(1, max_res/2, q)`` with ``linear_bands``) on coordinates
-    ``linspace(−1, 1, s)``.  ``ref_feat_shape`` (timm's) scales an axis of ``s`` cells by
-    ``r/s``.  Columns ``[h0, h0, h1, h1, …, w0, w0, …]``; ``part`` ``sin``, ``cos`` or ``cat``
-    (``RotaryEmbeddingCat``'s ``[sin | cos]``, ``2·dim`` columns).  ``compute``: ``float32`` is
-    timm's pipeline step by step; ``exact`` the same formula in float64, rounded once.
+    Row ``r`` is grid cell ``unravel_index(r, feat_shape)`` of ``feat_shape`` ``HxW`` or ``TxHxW``
+    (C order).  ``dim`` is timm's ``dim`` (the head dim, a multiple of 4; rotary-embedding-torch's
+    ``2·D``): ``q = dim/4`` bands per axis.  ``bands``: ``lang`` (``in_pixels=False``, EVA-02;
+    ``freqs_for='lang'``) ``ω_k = base^(−k/q)`` on cell indices; ``pixel`` (timm's default) ``ω_k =
+    π·2^(k·(log2 max_res − 1)/(q − 1))`` (``π·linspace(1, max_res/2, q)`` with ``linear_bands``,
+    ``freqs_for='pixel'``) on coordinates ``linspace(−1, 1, s)``.  ``ref_feat_shape`` (timm's, as
+    many axes) scales an axis of ``s`` cells by ``r/s``.  Columns ``[h0, h0, h1, h1, …, w0, w0, …]``
+    (``n·dim/2`` for ``n`` axes); ``part`` ``sin``, ``cos``, ``angle`` (coordinate·band, what
+    ``get_axial_freqs`` returns) or ``cat`` (``RotaryEmbeddingCat``'s ``[sin | cos]``, twice the
+    columns).  ``compute``: ``float32`` is the frameworks' pipeline step by step; ``exact`` the same
+    formula in float64, rounded once.
     """
 
     feat_shape: str
@@ -99,8 +120,8 @@ class Rope2d(Recipe):
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        h, w = grid_sizes("feat_shape", self.feat_shape)
-        set_(self, "feat_shape", f"{h}x{w}")
+        axes = grid_sizes("feat_shape", self.feat_shape)
+        set_(self, "feat_shape", "x".join(map(str, axes)))
         set_(self, "dim", int_param("dim", self.dim, 4, "timm's dim (the head dim), e.g. --dim 64 (EVA-02 base)"))
         if self.dim % 4:
             raise RecipeError(
@@ -117,17 +138,27 @@ class Rope2d(Recipe):
         set_(self, "linear_bands", flag("linear_bands", self.linear_bands))
         if self.ref_feat_shape is not None:
             r = grid_sizes("ref_feat_shape", self.ref_feat_shape)
-            set_(self, "ref_feat_shape", f"{r[0]}x{r[1]}")
+            if len(r) != len(axes):
+                same = "x".join(["16"] * len(axes))
+                raise RecipeError(
+                    f"ref_feat_shape {'x'.join(map(str, r))} has {len(r)} axes but feat_shape "
+                    f"{self.feat_shape} has {len(axes)}: give as many, e.g. --ref-feat-shape {same}"
+                )
+            set_(self, "ref_feat_shape", "x".join(map(str, r)))
 
     @property
-    def axes(self) -> tuple[int, int]:
-        """The grid's sizes ``(H, W)``."""
+    def axes(self) -> tuple[int, ...]:
+        """The grid's sizes ``(H, W)`` or ``(T, H, W)``."""
         return grid_sizes("feat_shape", self.feat_shape)
 
     @property
+    def part_width(self) -> int:
+        """Columns of one part (sin, cos or angle): ``2q`` per axis."""
+        return len(self.axes) * (self.dim // 2)
+
+    @property
     def shape(self) -> tuple[int, int]:
-        h, w = self.axes
-        return (h * w, 2 * self.dim if self.part == "cat" else self.dim)
+        return (math.prod(self.axes), 2 * self.part_width if self.part == "cat" else self.part_width)
 
     # -- the pipeline --------------------------------------------------------------------------
     def band_values(self) -> np.ndarray:
@@ -142,9 +173,11 @@ class Rope2d(Recipe):
             if self.linear_bands:
                 return np.asarray(math.pi * (1 + spread * (self.max_res / 2 - 1)))
             return np.asarray(math.pi * np.power(2.0, spread * top))
-        if self.bands == "lang":  # freq_bands(q, temperature, step=1): 1. / (temperature ** (arange(q) / q))
+        # freq_bands(q, temperature, step=1): 1. / (temperature ** (arange(q) / q)); lucidrains'
+        # 1. / (theta ** (arange(0, D, 2) / D)) divides the same integers (2k/D = k/q exactly rounded).
+        if self.bands == "lang":
             return np.asarray(f32(1) / pow32(self.base, np.arange(q, dtype=f32) / f32(q)))
-        if self.linear_bands:  # pixel_freq_bands: linspace(1, max_freq / 2, q) * pi
+        if self.linear_bands:  # pixel_freq_bands: linspace(1, max_freq / 2, q) * pi (lucidrains' too)
             return np.asarray(linspace32(1.0, self.max_res / 2, q) * f32(math.pi))
         return np.asarray(pow32(2, linspace32(0.0, top, q)) * f32(math.pi))
 
@@ -162,27 +195,30 @@ class Rope2d(Recipe):
             t = (t / f32(s)) * f32(ref)
         return np.asarray(t, dtype=f32)
 
+    def axis_tables(self) -> list[tuple[np.ndarray, ...]]:
+        """Per axis, ``(sin, cos)`` or ``(angle,)`` of each coordinate's bands, ``(s, q)``."""
+        bands = self.band_values()
+        tables: list[tuple[np.ndarray, ...]] = []
+        for axis in range(len(self.axes)):
+            c = self.coordinates(axis)
+            angle = c[:, None] * bands[None, :]  # grid * bands (float32: one rounding, as torch's)
+            tables.append((angle,) if self.part == "angle" else sin_cos_rounded(angle, c.dtype))
+        return tables
+
     def rows(self, r0: int, r1: int) -> np.ndarray:
-        """Rows ``[r0, r1)``: cells ``(r // W, r % W)``; each axis's sin/cos looked up per coordinate."""
+        """Rows ``[r0, r1)``: cells ``unravel_index(r, axes)``; each axis's values looked up per coordinate."""
         check_row_range(self.shape[0], r0, r1)
         out = np.empty((r1 - r0, self.shape[1]), dtype=self.dtype)
-        bands = self.band_values()
-        q, width = bands.size, self.axes[1]
-        tables = []
-        for axis in (0, 1):
-            c = self.coordinates(axis)
-            s, co = sin_cos_rounded(c[:, None] * bands[None, :], c.dtype)  # grid * bands, then sin, cos
-            tables.append((s, co))
-        parts = {"sin": (0,), "cos": (1,), "cat": (0, 1)}[self.part]
+        tables = self.axis_tables()
+        q, axes, width = self.dim // 4, self.axes, self.part_width
+        parts = {"sin": (0,), "cos": (1,), "cat": (0, 1), "angle": (0,)}[self.part]
 
         def block(a: int, b: int) -> None:
-            h, w = np.divmod(np.arange(r0 + a, r0 + b), width)
+            cells = np.unravel_index(np.arange(r0 + a, r0 + b), axes)
             for n, which in enumerate(parts):
-                o = n * self.dim
-                for axis, cells in ((0, h), (1, w)):
-                    values = tables[axis][which][cells]
-                    first = o + 2 * q * axis
-                    out[a:b, first : first + 2 * q : 2] = values  # the one cast to dtype
+                for axis, index in enumerate(cells):
+                    first = n * width + 2 * q * axis
+                    out[a:b, first : first + 2 * q : 2] = tables[axis][which][index]  # the one cast to dtype
                     out[a:b, first + 1 : first + 2 * q : 2] = out[a:b, first : first + 2 * q : 2]
 
         run_blocks(block, row_blocks(r1 - r0, self.shape[1]))
@@ -191,59 +227,98 @@ class Rope2d(Recipe):
     # -- facts -------------------------------------------------------------------------------
     def wavelengths(self) -> np.ndarray:
         """``2π/ω`` of each column's band, in units of its axis's coordinate."""
-        per_part = np.tile(np.repeat(2 * math.pi / self.band_values().astype(np.float64), 2), 2)
+        per_part = np.tile(np.repeat(2 * math.pi / self.band_values().astype(np.float64), 2), len(self.axes))
         return np.tile(per_part, 2) if self.part == "cat" else per_part
 
     def pipeline(self) -> str:
         return self.compute
 
     def max_position(self) -> float:
-        return float(max(np.max(np.abs(self.coordinates(a).astype(np.float64))) for a in (0, 1)))
+        return float(max(np.max(np.abs(self.coordinates(a).astype(np.float64))) for a in range(len(self.axes))))
 
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
     def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:
-        """The preset's grid, or a square one, with the table's cells; ``dim`` from the width (a
-        ``sin``/``cos`` preset: either half, as timm returns both)."""
+        """The preset's grid, or one read from the rows, or a square one, with the table's cells;
+        ``dim`` from the width (a ``sin``/``cos`` preset: either half, as timm returns both; an
+        ``angle`` preset: angles only).  A 2-D grid always; a 3-D one when the preset's is."""
         part = params.get("part", "cat")
-        dim = sample.d // 2 if part == "cat" else sample.d
-        halves = ("cat",) if part == "cat" else ("cos", "sin")
-        grids = []
-        width = sample.memo(("rope2d width", dim), lambda: grid_width(sample, dim))
-        if width is not None and sample.n % width == 0:
-            grids.append(f"{sample.n // width}x{width}")
+        width = sample.d // 2 if part == "cat" else sample.d
+        halves = {"cat": ("cat",), "angle": ("angle",)}.get(part, ("cos", "sin"))
         default = params.get("feat_shape")
-        if default is not None:
-            h, w = grid_sizes("feat_shape", default)
-            if h * w == sample.n:
-                grids.append(f"{h}x{w}")
-        side = math.isqrt(sample.n)
-        if side >= 1 and side * side == sample.n:
-            grids.append(f"{side}x{side}")
-        for g in dict.fromkeys(grids):
+        preset_axes = grid_sizes("feat_shape", default) if default is not None else None
+        found: list[tuple[str, int]] = []
+        for n in dict.fromkeys((2, len(preset_axes or ()) or 2)):
+            dim = 2 * width // n
+            if width % n or dim < 4 or dim % 4:
+                continue
+            grid = read_grid(sample, n, width)
+            if grid is not None:
+                found.append((grid, dim))
+            if preset_axes is not None and len(preset_axes) == n and math.prod(preset_axes) == sample.n:
+                found.append(("x".join(map(str, preset_axes)), dim))
+            side = math.isqrt(sample.n)
+            if n == 2 and side >= 1 and side * side == sample.n:
+                found.append((f"{side}x{side}", dim))
+        for g, dim in dict.fromkeys(found):
             for half in halves:
                 yield {"feat_shape": g, "dim": dim, "part": half, "dtype": sample.dtype}
 
 
-def grid_width(sample: Sample, dim: int) -> int | None:
-    """The width W of the grid a rope2d table's rows run over, or ``None``: the h columns (the
-    first ``dim/2``) hold still along a grid row.  Only tables whose columns come in equal pairs
-    (in the sample's head) are read further, in blocks, up to :data:`_MAX_WIDTH` rows."""
-    head = sample.rows(0, min(sample.n, sample.head_rows))
-    if dim < 4 or sample.d % 2 or not np.array_equal(head[:, 0::2], head[:, 1::2]):
+def read_grid(sample: Sample, n: int, width: int) -> str | None:
+    """The ``n``-axis grid a table's rows run over (``width`` columns per part), or ``None``: each
+    axis's columns hold still while the later axes run, so where they first move is the axis's
+    stride (the last axis's is 1)."""
+    strides: list[int] = []
+    for axis in range(n - 1):
+        a, b = axis * width // n, (axis + 1) * width // n
+        stride = sample.memo(("rope2d stride", a, b), functools.partial(axis_stride, sample, a, b))
+        if stride is None or (strides and strides[-1] % stride):
+            return None
+        strides.append(stride)
+    strides.append(1)
+    if sample.n % strides[0]:
         return None
-    first = head[0, : dim // 2]
-    moved = np.flatnonzero(np.any(head[:, : dim // 2] != first, axis=1))
+    sizes = [sample.n // strides[0], *(s // t for s, t in itertools.pairwise(strides))]
+    return "x".join(map(str, sizes)) if min(sizes) >= 1 else None
+
+
+def axis_stride(sample: Sample, first: int, stop: int) -> int | None:
+    """The first row whose columns ``[first, stop)`` differ from row 0's, or ``None``.  Only tables
+    whose columns come in equal pairs (in the sample's head) are read further, in blocks, up to
+    :data:`_MAX_WIDTH` rows."""
+    head = sample.rows(0, min(sample.n, sample.head_rows))
+    if stop - first < 2 or sample.d % 2 or not np.array_equal(head[:, 0::2], head[:, 1::2]):
+        return None
+    row0 = head[0, first:stop]
+    moved = np.flatnonzero(np.any(head[:, first:stop] != row0, axis=1))
     if moved.size:  # the head (already read) shows it
         return int(moved[0])
-    r, stop = int(head.shape[0]), min(sample.n, _MAX_WIDTH + 1)
-    while r < stop:
-        block = sample.rows(r, min(stop, r + 256))
-        moved = np.flatnonzero(np.any(block[:, : dim // 2] != first, axis=1))
+    r, end = int(head.shape[0]), min(sample.n, _MAX_WIDTH + 1)
+    while r < end:
+        block = sample.rows(r, min(end, r + 256))
+        moved = np.flatnonzero(np.any(block[:, first:stop] != row0, axis=1))
         if moved.size:
             return int(r + moved[0])
         r += block.shape[0]
     return None
 
 
-__all__ = ["Bands", "Rope2d", "Rope2dCompute", "Rope2dPart", "grid_sizes", "grid_width", "linspace32"]
+def grid_width(sample: Sample, dim: int) -> int | None:
+    """The width W of the 2-D grid a rope2d table's rows run over, or ``None``: the h columns (the
+    first ``dim/2``) hold still along a grid row (see :func:`axis_stride`)."""
+    return None if dim < 4 else axis_stride(sample, 0, dim // 2)
+
+
+__all__ = [
+    "AXES_ALLOWED",
+    "Bands",
+    "Rope2d",
+    "Rope2dCompute",
+    "Rope2dPart",
+    "axis_stride",
+    "grid_sizes",
+    "grid_width",
+    "linspace32",
+    "read_grid",
+]

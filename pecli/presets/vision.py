@@ -7,6 +7,14 @@ timm 1.0.31 ``models/eva.py::eva02_base_patch14_224`` has ``img_size=224``, ``pa
 (``create_rope_embed(rope_type='cat')``, ``rope_temperature`` 10000): language bands on a
 16×16 grid, ``[sin | cos]``.  ``layers/pos_embed_sincos.py::RotaryEmbedding(dim)`` defaults to pixel
 bands (``in_pixels=True``, ``max_res=224``, ``linear_bands=False``) and returns ``(sin, cos)``.
+
+rotary-embedding-torch 0.9.1 (lucidrains) ``rotary_embedding_torch.py::RotaryEmbedding(dim=D,
+freqs_for='pixel', max_freq=M).get_axial_freqs(*dims)`` returns the angles of the same axial layout
+(``D/2`` bands ``π·linspace(1, M/2, D/2)`` per axis on ``linspace(−1, 1, s)``, each twice): rope2d
+with ``dim = 2·D``, ``linear_bands``, ``max_res = M`` and ``part='angle'``.  Its README (the wheel's
+METADATA, "Axial Rotary Embeddings") shows ``RotaryEmbedding(dim=16, freqs_for='pixel',
+max_freq=256).get_axial_freqs(8, 64, 32)``: a video of 8 frames of 64×32 patches, ``(8, 64, 32,
+48)``; the preset is that call (``max_freq=256``, the README's, not the constructor's default 10).
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from pecli.presets.base import Preset
 
 _p = Preset  # one call per preset, positionally: name, kind, params, size, framework, source, summary
 _ROWS = "rows = grid cells, h-major (grid_indexing='ij')"
+_ROWS_3D = "rows = grid cells, t-major (C order of (T, H, W))"
 
 PRESETS = [
     _p(
@@ -37,5 +46,16 @@ PRESETS = [
         "2-D RoPE cos (or sin): [h | w] bands π·2^linspace(0, log2 224 − 1, 16) on linspace(−1, 1), "
         "each twice, float32",
         _ROWS,
+    ),
+    _p(
+        "lucidrains-axial",
+        "rope2d",
+        {"bands": "pixel", "max_res": 256, "linear_bands": True, "part": "angle", "compute": "float32"},
+        {"feat_shape": "8x64x32", "dim": 32},
+        "rotary-embedding-torch 0.9.1 (README's axial example)",
+        "rotary_embedding_torch.py::RotaryEmbedding(16, freqs_for='pixel', max_freq=256).get_axial_freqs(8, 64, 32)",
+        "axial RoPE angles (take .cos()/.sin() for --part cos/sin): [t | h | w] bands π·linspace(1, 128, 8) "
+        "on linspace(−1, 1), each twice, float32",
+        _ROWS_3D,
     ),
 ]

@@ -911,6 +911,28 @@ def rotary_embedding_torch_cos_sin(
         return {"cos": _np(angles.cos()), "sin": _np(angles.sin()), "freqs": _np(rope.freqs)}
 
 
+def rotary_embedding_torch_axial_freqs(
+    dim: int,
+    feat_shape: Sequence[int],
+    freqs_for: str = "lang",
+    theta: float = 10000,
+    max_freq: float = 10,
+) -> Arrays:
+    """rotary-embedding-torch ``rotary_embedding_torch/rotary_embedding_torch.py::RotaryEmbedding(dim,
+    freqs_for=…, theta=…, max_freq=…).get_axial_freqs(*feat_shape)`` (checked: 0.9.1): ``angles``, the
+    **angles** ``(*feat_shape, n·dim)`` float32 flattened to ``(cells, n·dim)`` (cells in C order, each
+    axis's ``dim/2`` freqs repeated interleaved, axes concatenated); ``cos``/``sin`` = their own
+    ``.cos()``/``.sin()`` (what ``apply_rotary_emb`` multiplies by); ``freqs`` = the ``freqs`` parameter."""
+    torch = _torch()
+    from rotary_embedding_torch import RotaryEmbedding
+
+    with torch.no_grad():
+        rope = RotaryEmbedding(dim, freqs_for=freqs_for, theta=theta, max_freq=max_freq)
+        angles = rope.get_axial_freqs(*feat_shape)
+        flat = angles.reshape(-1, angles.shape[-1])
+        return {"angles": _np(flat), "cos": _np(flat.cos()), "sin": _np(flat.sin()), "freqs": _np(rope.freqs)}
+
+
 # ============================================================================================ diffusers
 
 

@@ -291,6 +291,20 @@ def test_rotary_embedding_torch_angles_interleaved() -> None:
     assert ntk["freqs"][0] == 1.0 and ntk["freqs"][-1] < out["freqs"][-1]
 
 
+def test_rotary_embedding_torch_axial_freqs() -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("rotary_embedding_torch")
+    out = R.rotary_embedding_torch_axial_freqs(8, (2, 3, 4))
+    angles = out["angles"]
+    assert angles.shape == (24, 24) and angles.dtype == F32 and out["freqs"].shape == (4,)
+    np.testing.assert_array_equal(angles[:, 0::2], angles[:, 1::2])  # [f0, f0, f1, f1, …] per axis
+    # freqs_for='lang': f0 = 1, so columns 0, 8 and 16 are the cell's (t, h, w), t slowest.
+    np.testing.assert_array_equal(angles[:, [0, 8, 16]], np.array(list(np.ndindex(2, 3, 4)), dtype=F32))
+    pixel = R.rotary_embedding_torch_axial_freqs(8, (5, 3), freqs_for="pixel", max_freq=256)
+    assert pixel["angles"].shape == (15, 16) and pixel["freqs"][0] == F32(math.pi)
+    np.testing.assert_allclose(pixel["cos"], np.cos(pixel["angles"].astype(np.float64)), rtol=0, atol=1e-6)
+
+
 # ----------------------------------------------------------------------------------------------- diffusers
 
 
