@@ -245,6 +245,8 @@ CASES: list[tuple[list[str], str]] = [
     ([*G, "--padding-idx", "-1"], "padding_idx must be at least 0, got -1"),
     ([*G, "--form", "div"], "form=div"),
     ([*G, "--min-timescale", "0"], "min_timescale must be a finite number > 0"),
+    # base/min_timescale underflows to 0: the log of each, not of the quotient (hypothesis found it).
+    ([*G, "--base", "5e-324", "--min-timescale", "2"], "base 5e-324 makes angles too large to compute accurately"),
     (["generate", "--grid", "14", "--dim", "768"], "grid must look like HxW"),
     (["generate", "--grid", "4x4", "--dim", "6"], "dim 6 must be a multiple of 4"),
     (["generate", "--grid", "2x2x2", "--dim", "8"], "needs order=tatp"),

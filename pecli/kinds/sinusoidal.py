@@ -103,7 +103,9 @@ class Sinusoidal(Recipe):
         # With base < 1 the frequencies grow past 1 rad/position; keep the angle (in turns) below
         # 2**53 where the double-double product still resolves its fraction.
         # In logarithms: base**(-x) overflows float64 for tiny bases.
-        log_max_omega = math.log(self.min_timescale) - self.exponent_max() * math.log(self.base / self.min_timescale)
+        log_max_omega = math.log(self.min_timescale) - self.exponent_max() * (
+            math.log(self.base) - math.log(self.min_timescale)
+        )
         if log_max_omega + math.log(max(last, 1)) > 53 * math.log(2):
             raise RecipeError(
                 f"base {self.base!r} makes angles too large to compute accurately (ω_max·p_max ≈ "
