@@ -24,9 +24,9 @@ Arr = NDArray[np.float64]
 
 #: 2π to 60 significant digits (checked against mpmath in the tests).
 TWO_PI_DEC = decimal.Decimal("6.28318530717958647692528676655900576839433879875021164194989")
-_TWO_PI_HI = float(TWO_PI_DEC)
-_TWO_PI_LO = float(TWO_PI_DEC - decimal.Decimal(_TWO_PI_HI))
-_SPLITTER = 134217729.0  # 2**27 + 1, Veltkamp's constant for float64
+TWO_PI_HI = float(TWO_PI_DEC)
+TWO_PI_LO = float(TWO_PI_DEC - decimal.Decimal(TWO_PI_HI))
+SPLITTER = 134217729.0  # 2**27 + 1, Veltkamp's constant for float64
 
 #: float64 scratch cells per kernel call; bounds a kernel's temporary memory (~10 arrays).
 BLOCK_CELLS = 1 << 18
@@ -38,7 +38,7 @@ MAX_POSITION = 2**53
 
 def _split(a: Any) -> tuple[Arr, Arr]:
     """Veltkamp split: ``a = hi + lo`` with both halves holding at most 26 significant bits."""
-    c = _SPLITTER * a
+    c = SPLITTER * a
     hi = c - (c - a)
     return hi, a - hi
 
@@ -109,14 +109,14 @@ def sincos(positions: Arr, w_hi: Arr, w_lo: Arr) -> tuple[Arr, Arr]:
     q = np.rint(t_hi * 4.0)
     f_hi = t_hi - q * 0.25
     f_hi, f_lo = _two_sum(f_hi, t_lo)
-    # A carry from the low word can push |f| just past 1/8; refold so |f| ≤ 1/8 (+ tiny).
+    # A carry from the low word can push |f| just past 1/8; refold so |f| ≤ 1/8 (+ tiny).  Always
+    # (adj is mostly 0): a value must not depend on whether another one in its block needed it.
     adj = np.rint(f_hi * 4.0)
-    if adj.any():
-        q += adj
-        f_hi, f_lo = _two_sum(f_hi - adj * 0.25, f_lo)
+    q += adj
+    f_hi, f_lo = _two_sum(f_hi - adj * 0.25, f_lo)
     # r = 2π·f as double-double; |r| ≤ π/4.
-    r_hi, r_lo = _two_prod(f_hi, np.float64(_TWO_PI_HI))
-    r_lo += f_hi * _TWO_PI_LO + f_lo * _TWO_PI_HI
+    r_hi, r_lo = _two_prod(f_hi, np.float64(TWO_PI_HI))
+    r_lo += f_hi * TWO_PI_LO + f_lo * TWO_PI_HI
     r_hi, r_lo = _two_sum(r_hi, r_lo)
     s, c = _sin_kernel(r_hi, r_lo), _cos_kernel(r_hi, r_lo)
     # Rotate back by q quarter turns: (sin, cos)(r + qπ/2).  |q| < 2⁵⁶, so q mod 4 is its int64's
@@ -141,10 +141,25 @@ _COS_SIGN = np.array([1.0, -1.0, -1.0, 1.0])
 # preserved"): minimax polynomials with |error| < 2⁻⁵⁸ on the interval, the low word entering to
 # first order.  Every operation is a NumPy ufunc, so a block costs ~20 vector operations instead
 # of two calls to libm per value (NumPy's float64 sin and cos are scalar: ~30 ns a value here).
-_S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
-_S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
-_C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
-_C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
+#: S1…S6 of k_sin.c and C1…C6 of k_cos.c.
+SIN_COEFFS = (
+    -1.66666666666666324348e-01,
+    8.33333333332248946124e-03,
+    -1.98412698298579493134e-04,
+    2.75573137070700676789e-06,
+    -2.50507602534068634195e-08,
+    1.58969099521155010221e-10,
+)
+COS_COEFFS = (
+    4.16666666666666019037e-02,
+    -1.38888888888741095749e-03,
+    2.48015872894767294178e-05,
+    -2.75573143513906633035e-07,
+    2.08757232129817482790e-09,
+    -1.13596475577881948265e-11,
+)
+_S1, _S2, _S3, _S4, _S5, _S6 = SIN_COEFFS
+_C1, _C2, _C3, _C4, _C5, _C6 = COS_COEFFS
 
 
 def _sin_kernel(x: Arr, y: Arr) -> Arr:

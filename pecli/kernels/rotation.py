@@ -26,7 +26,9 @@ of exact, absolutely.
 - float16: its grid is at least 2⁻²⁴ apart, so ``9.1u`` only matters within 2⁻²⁵·⁸ ulp of a
   midpoint: within 1 ulp always.
 - float64 (and any other dtype): ``9.1u`` is thousands of ulp for values near zero, so those
-  keep the exact kernel (``pecli.kernels.exact.fill_exact``), row blocks split between threads.
+  keep the exact kernel (``pecli.kernels.exact.fill_exact``), row blocks split between threads;
+  compiled by numba for large float64 tables when the ``fast`` extra is installed
+  (``pecli.kernels.compiled``: the same bits).
 
 The interleaved float32 layout (sin in even columns, cos in odd) is written in one pass: its
 rows viewed as complex64 *are* ``sin + i·cos`` pairs, the multiply's output.
@@ -40,6 +42,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from pecli.kernels.compiled import exact_sincos
 from pecli.kernels.exact import fill_exact, sincos
 from pecli.kernels.threads import cpu_threads, run_parts
 
@@ -98,11 +101,15 @@ def fill_sincos(
     rotate = dtype == cos_out.dtype and dtype in (np.float32, np.float16)
     b = block_rows(n_sin) if rotate else 1
     parts = _split_rows(first_position, rows, b, n_sin, threads)
+    both64 = dtype == cos_out.dtype == np.float64
+    compiled = exact_sincos(rows * n_sin) if both64 and not rotate else None
 
     def work(a: int, z: int) -> None:
         s, c = sin_out[a:z], cos_out[a:z]
         if rotate:
             _fill_rotated(s, c, first_position + a, w_hi, w_lo, b)
+        elif compiled is not None:  # the same values, computed in one compiled loop
+            compiled(np.arange(first_position + a, first_position + z, dtype=np.float64), w_hi, w_lo, s, c)
         else:
             fill_exact(s, c, first_position + a, w_hi, w_lo)
 

@@ -1,0 +1,104 @@
+"""The exact kernel compiled by numba (the optional ``fast`` extra): :func:`sincos_into`.
+
+The same arithmetic as :func:`pecli.kernels.exact.sincos`, operation for operation and in the same
+order, as one loop over (position, frequency) pairs instead of ~100 NumPy passes over a block:
+the Dekker product of the position and the frequency in turns, the exact removal of whole turns,
+the octant, ``2π·f`` as a double-double and fdlibm's kernels.  numba compiles without fast-math,
+so every operation rounds as NumPy's does and none is fused into an FMA: the values are the NumPy
+kernel's, bit for bit (``tests/test_compiled.py`` checks it), only ~15 times faster.
+
+Only :mod:`pecli.kernels.compiled` imports this module, and only for tables large enough to repay
+importing numba and loading the machine code from numba's cache (~0.6 s; the first run after an
+install compiles it, ~1.5 s).  ``nogil``: the row ranges of :func:`pecli.kernels.threads.run_parts`
+run on every core.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+
+from pecli.kernels.exact import COS_COEFFS, SIN_COEFFS, SPLITTER, TWO_PI_HI, TWO_PI_LO
+
+S1, S2, S3, S4, S5, S6 = SIN_COEFFS
+C1, C2, C3, C4, C5, C6 = COS_COEFFS
+
+
+@njit(inline="always")
+def two_prod(a: float, b: float) -> tuple[float, float]:
+    """Dekker's exact product ``a·b = p + e`` (Veltkamp splits, no FMA)."""
+    p = a * b
+    c = SPLITTER * a
+    ah = c - (c - a)
+    al = a - ah
+    c = SPLITTER * b
+    bh = c - (c - b)
+    bl = b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+@njit(inline="always")
+def two_sum(a: float, b: float) -> tuple[float, float]:
+    """Knuth's exact sum ``a + b = s + e``."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
+
+
+_ROWS = types.float64[:, :]
+
+
+def _frequencies(readonly: bool) -> types.Array:
+    return types.Array(types.float64, 1, "A", readonly=readonly)
+
+
+#: Frequencies may be read-only (``pecli.kernels.exact.frequencies`` caches them so) or not.
+_SIGNATURES = [types.void(types.float64[:], _frequencies(ro), _frequencies(ro), _ROWS, _ROWS) for ro in (True, False)]
+
+
+@njit(_SIGNATURES, cache=True, nogil=True, boundscheck=False)
+def sincos_into(
+    positions: np.ndarray, w_hi: np.ndarray, w_lo: np.ndarray, sin_out: np.ndarray, cos_out: np.ndarray
+) -> None:
+    """``sin_out[a, i]``, ``cos_out[a, i]`` ← sin, cos of ``2π·positions[a]·(w_hi[i] + w_lo[i])``
+    (cos for the first ``cos_out.shape[1]`` frequencies only); float64, any strides."""
+    n, m = sin_out.shape
+    m_cos = cos_out.shape[1]
+    for a in range(n):
+        p = positions[a]
+        for i in range(m):
+            t_hi, t_lo = two_prod(p, w_hi[i])
+            t_lo = t_lo + p * w_lo[i]
+            q = np.rint(t_hi * 4.0)
+            f_hi = t_hi - q * 0.25
+            f_hi, f_lo = two_sum(f_hi, t_lo)
+            adj = np.rint(f_hi * 4.0)
+            q += adj
+            f_hi, f_lo = two_sum(f_hi - adj * 0.25, f_lo)
+            r_hi, r_lo = two_prod(f_hi, TWO_PI_HI)
+            r_lo += f_hi * TWO_PI_LO + f_lo * TWO_PI_HI
+            x, y = two_sum(r_hi, r_lo)
+            z = x * x
+            w = z * z
+            r = S2 + z * (S3 + z * S4) + z * w * (S5 + z * S6)
+            v = z * x
+            s = x - ((z * (0.5 * y - v * r) - y) - v * S1)
+            r = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6))
+            hz = 0.5 * z
+            w = 1.0 - hz
+            c = w + (((1.0 - w) - hz) + (z * r - x * y))
+            k = np.int64(q) & 3
+            if k & 1:
+                s, c = c, s
+            if k >= 2:
+                s = -s
+            if k == 1 or k == 2:
+                c = -c
+            sin_out[a, i] = s
+            if i < m_cos:
+                cos_out[a, i] = c
+
+
+__all__ = ["sincos_into"]
