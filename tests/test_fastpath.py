@@ -288,3 +288,16 @@ def test_format_rows_on_tables_round_trips_bit_exactly(dtype: str) -> None:
     assert text == python_rows(table, digits, ",")
     back = np.array([[float(x) for x in line.split(",")] for line in text.decode().splitlines()]).astype(dtype)
     assert back.tobytes() == table.tobytes()
+
+
+def test_a_table_written_block_by_block_asks_for_the_compiled_kernel_by_its_whole_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A writer asks for 4 MB row blocks; whether loading numba pays is decided on the whole table.
+    from pecli import Sinusoidal
+
+    asked: list[int] = []
+    monkeypatch.setattr(fp, "exact_sincos", lambda pairs: asked.append(pairs))
+    Sinusoidal(70000, 1024, dtype="float64").rows(0, 10)
+    Sinusoidal(70000, 1024).rows(0, 10)  # float32: the rotation, never the float64 kernel
+    assert asked == [70000 * 512]

@@ -76,6 +76,7 @@ def fill_sincos(
     w_lo: np.ndarray,
     *,
     threads: int | None = None,
+    table_pairs: int | None = None,
 ) -> None:
     """Row ``r`` of ``sin_out``/``cos_out`` ← sin/cos of ``2π·p·(w_hi + w_lo)``, ``p = first_position + r``.
 
@@ -84,7 +85,10 @@ def fill_sincos(
     array.  ``w_hi + w_lo`` are the frequencies in turns per position (double-double, as
     ``pecli.kernels.exact.frequencies`` gives them).  float32/float16 output is rotated (within 1 ulp
     of exact); float64 and other dtypes use the exact kernel.  ``threads``: None = as many as
-    pay (up to the CPUs available), 1 = none.  Bit-identical whatever the threads or row split.
+    pay (up to the CPUs available), 1 = none.  ``table_pairs``: the whole table's (position,
+    frequency) pairs when it is asked for block by block (a writer's row blocks): whether loading
+    the compiled kernel pays is decided on it.  Bit-identical whatever the threads, the row split
+    or the kernel.
     """
     rows, n_sin = sin_out.shape
     n_cos = cos_out.shape[1]
@@ -102,7 +106,7 @@ def fill_sincos(
     b = block_rows(n_sin) if rotate else 1
     parts = _split_rows(first_position, rows, b, n_sin, threads)
     both64 = dtype == cos_out.dtype == np.float64
-    compiled = exact_sincos(rows * n_sin) if both64 and not rotate else None
+    compiled = exact_sincos(max(rows * n_sin, table_pairs or 0)) if both64 and not rotate else None
 
     def work(a: int, z: int) -> None:
         s, c = sin_out[a:z], cos_out[a:z]

@@ -220,7 +220,7 @@ class Sinusoidal(Recipe):
         first = self.start + r0  # with a padding row too: fairseq's row r is sin/cos(r·ω)
         if self.compute == "exact":
             _, w_hi, w_lo = frequencies(self.base, self.min_timescale, self.exponents())
-            fill_sincos(sin_cols, cos_cols, first, w_hi, w_lo)
+            fill_sincos(sin_cols, cos_cols, first, w_hi, w_lo, table_pairs=self.shape[0] * n_sin)
         else:
 
             def block(a: int, b: int) -> None:
