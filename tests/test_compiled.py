@@ -88,3 +88,25 @@ def test_small_tables_do_not_load_numba() -> None:
     env = {k: v for k, v in os.environ.items() if k != "PECLI_COMPILED"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize(
+    ("preset", "params"),
+    [
+        ("fairseq", {"length": 3000, "dim": 512}),  # exp form, float32: the fused pipeline loop
+        ("tensor2tensor", {"length": 1000, "dim": 256, "dtype": "float16"}),  # float32 pipeline, float16 table
+        ("whisper", {}),
+        ("hf-xlm", {"length": 500, "dim": 64, "compute": "float32"}),  # the div form: angles, then the flat loop
+    ],
+)
+def test_float32_pipelines_are_the_same_whichever_kernel(
+    preset: str, params: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pecli.presets import get_preset
+
+    recipe = get_preset(preset).recipe(**params)
+    assert recipe.compute == "float32"
+    monkeypatch.setenv("PECLI_COMPILED", "0")
+    numpy_table = recipe.build()
+    monkeypatch.setenv("PECLI_COMPILED", "1")
+    assert recipe.build().tobytes() == numpy_table.tobytes()

@@ -1,8 +1,8 @@
 """Whether a table's exact values come from the compiled kernel (numba, the ``fast`` extra).
 
-:func:`exact_sincos` hands out :func:`pecli.kernels.jit.sincos_into` when numba is installed and
-the work is large enough to repay loading it, else ``None`` (the NumPy kernel then runs, with the
-same bits).  Loading numba and the cached machine code costs about 0.6 s (1.5 s on the first run
+:func:`exact_sincos` and :func:`flat_sincos` hand out :mod:`pecli.kernels.jit`'s loops when numba
+is installed and the work is large enough to repay loading it, else ``None`` (the NumPy kernel
+then runs, with the same bits).  Loading numba and the cached machine code costs about 0.6 s (1.5 s on the first run
 after an install, which compiles it into numba's cache), so small tables never pay it:
 ``pecli generate --len 120 --dim 8`` does not import numba.
 
@@ -16,6 +16,7 @@ import functools
 import importlib
 import os
 from collections.abc import Callable
+from types import ModuleType
 
 #: (position, frequency) pairs from which loading numba pays: the NumPy kernel takes ~1 s for
 #: 2**25 pairs on two cores, the compiled one ~0.1 s after its ~0.6 s load.
@@ -26,6 +27,25 @@ def exact_sincos(pairs: int) -> Callable[..., None] | None:
     """The compiled ``sincos_into(positions, w_hi, w_lo, sin_out, cos_out)`` for a job of ``pairs``
     (position, frequency) pairs, or ``None``: numba missing or broken, the job too small, or
     ``PECLI_COMPILED=0``."""
+    jit = _wanted(pairs)
+    return None if jit is None else jit.sincos_into
+
+
+def flat_sincos(values: int) -> Callable[..., None] | None:
+    """The compiled ``sincos_flat(x, w_hi, w_lo, sin_out, cos_out)`` (one frequency along
+    contiguous arrays: a float32 pipeline's angles) for a job of ``values`` angles, or ``None``."""
+    jit = _wanted(values)
+    return None if jit is None else jit.sincos_flat
+
+
+def pipeline32(values: int) -> Callable[..., None] | None:
+    """The compiled ``pipeline32_into(positions, inv, sin_out, cos_out)`` (a float32 pipeline's
+    sin and cos of ``position·inv_freq``, written as float32) for ``values`` angles, or ``None``."""
+    jit = _wanted(values)
+    return None if jit is None else jit.pipeline32_into
+
+
+def _wanted(pairs: int) -> ModuleType | None:
     wanted = os.environ.get("PECLI_COMPILED", "")
     if wanted == "0" or (wanted != "1" and pairs < MIN_PAIRS):
         return None
@@ -33,10 +53,9 @@ def exact_sincos(pairs: int) -> Callable[..., None] | None:
 
 
 @functools.cache
-def _load() -> Callable[..., None] | None:
+def _load() -> ModuleType | None:
     try:
-        kernel: Callable[..., None] = importlib.import_module("pecli.kernels.jit").sincos_into
-        return kernel
+        return importlib.import_module("pecli.kernels.jit")
     except Exception:  # numba absent, or unable to compile here: the NumPy kernel gives the same bits
         return None
 
@@ -46,4 +65,4 @@ def available() -> bool:
     return _load() is not None
 
 
-__all__ = ["MIN_PAIRS", "available", "exact_sincos"]
+__all__ = ["MIN_PAIRS", "available", "exact_sincos", "flat_sincos", "pipeline32"]

@@ -95,12 +95,28 @@ def frequencies(base: float, scale: float, exponents: tuple[tuple[int, int], ...
     return omega, w_hi, w_lo
 
 
+#: (position, frequency) pairs per pass of :func:`sincos`: its ~100 temporaries stay in the cache
+#: (a pass over 2**18 pairs, 2 MB a temporary, ran at a third of the speed).
+CHUNK_PAIRS = 1 << 13
+
+
 def sincos(positions: Arr, w_hi: Arr, w_lo: Arr) -> tuple[Arr, Arr]:
     """sin and cos of ``2π·p·(w_hi + w_lo)`` for every (position, frequency) pair, in float64.
 
-    ``positions`` is a 1-D float64 array of integers below 2⁵³; the result has shape
-    ``(len(positions), len(w_hi))``.
+    ``positions`` is a 1-D float64 array (integers below 2⁵³ for the accuracy promise); the
+    result has shape ``(len(positions), len(w_hi))``.  Each value depends on its own pair alone.
     """
+    n, m = len(positions), len(w_hi)
+    step = max(1, CHUNK_PAIRS // max(1, m))
+    if n <= step:
+        return _sincos_chunk(positions, w_hi, w_lo)
+    sin_out, cos_out = np.empty((n, m)), np.empty((n, m))
+    for a in range(0, n, step):
+        sin_out[a : a + step], cos_out[a : a + step] = _sincos_chunk(positions[a : a + step], w_hi, w_lo)
+    return sin_out, cos_out
+
+
+def _sincos_chunk(positions: Arr, w_hi: Arr, w_lo: Arr) -> tuple[Arr, Arr]:
     p = positions[:, None]
     t_hi, t_lo = _two_prod(p, w_hi[None, :])
     t_lo = t_lo + p * w_lo[None, :]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
-from pecli.kernels.exact import COS_COEFFS, SIN_COEFFS, SPLITTER, TWO_PI_HI, TWO_PI_LO
+from pecli.kernels.exact import COS_COEFFS, SIN_COEFFS, SPLITTER, TWO_PI_HI, TWO_PI_LO, turns
 
 S1, S2, S3, S4, S5, S6 = SIN_COEFFS
 C1, C2, C3, C4, C5, C6 = COS_COEFFS
@@ -48,14 +48,42 @@ def two_sum(a: float, b: float) -> tuple[float, float]:
 
 
 _ROWS = types.float64[:, :]
+#: Read-only frequencies (``pecli.kernels.exact.frequencies`` caches them so); writable ones convert.
+_FREQUENCIES = types.Array(types.float64, 1, "C", readonly=True)
+_SIGNATURES = [types.void(types.float64[::1], _FREQUENCIES, _FREQUENCIES, _ROWS, _ROWS)]
 
 
-def _frequencies(readonly: bool) -> types.Array:
-    return types.Array(types.float64, 1, "A", readonly=readonly)
-
-
-#: Frequencies may be read-only (``pecli.kernels.exact.frequencies`` caches them so) or not.
-_SIGNATURES = [types.void(types.float64[:], _frequencies(ro), _frequencies(ro), _ROWS, _ROWS) for ro in (True, False)]
+@njit(inline="always")
+def sincos_one(p: float, w_hi: float, w_lo: float) -> tuple[float, float]:
+    """sin and cos of ``2π·p·(w_hi + w_lo)``: :func:`pecli.kernels.exact.sincos` for one pair."""
+    t_hi, t_lo = two_prod(p, w_hi)
+    t_lo = t_lo + p * w_lo
+    q = np.rint(t_hi * 4.0)
+    f_hi = t_hi - q * 0.25
+    f_hi, f_lo = two_sum(f_hi, t_lo)
+    adj = np.rint(f_hi * 4.0)
+    q += adj
+    f_hi, f_lo = two_sum(f_hi - adj * 0.25, f_lo)
+    r_hi, r_lo = two_prod(f_hi, TWO_PI_HI)
+    r_lo += f_hi * TWO_PI_LO + f_lo * TWO_PI_HI
+    x, y = two_sum(r_hi, r_lo)
+    z = x * x
+    w = z * z
+    r = S2 + z * (S3 + z * S4) + z * w * (S5 + z * S6)
+    v = z * x
+    s = x - ((z * (0.5 * y - v * r) - y) - v * S1)
+    r = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    c = w + (((1.0 - w) - hz) + (z * r - x * y))
+    k = np.int64(q) & 3
+    if k & 1:
+        s, c = c, s
+    if k >= 2:
+        s = -s
+    if k == 1 or k == 2:
+        c = -c
+    return s, c
 
 
 @njit(_SIGNATURES, cache=True, nogil=True, boundscheck=False)
@@ -63,42 +91,55 @@ def sincos_into(
     positions: np.ndarray, w_hi: np.ndarray, w_lo: np.ndarray, sin_out: np.ndarray, cos_out: np.ndarray
 ) -> None:
     """``sin_out[a, i]``, ``cos_out[a, i]`` ← sin, cos of ``2π·positions[a]·(w_hi[i] + w_lo[i])``
-    (cos for the first ``cos_out.shape[1]`` frequencies only); float64, any strides."""
+    (cos for the first ``cos_out.shape[1]`` frequencies only); contiguous inputs, outputs of any
+    strides, all float64."""
     n, m = sin_out.shape
-    m_cos = cos_out.shape[1]
+    s_row, c_row = np.empty(m), np.empty(m)
+    for a in range(n):
+        p = positions[a]
+        for i in range(m):  # into contiguous buffers: the loop the compiler vectorizes (~4 times
+            s_row[i], c_row[i] = sincos_one(p, w_hi[i], w_lo[i])  # faster than strided stores)
+        for i in range(m):
+            sin_out[a, i] = s_row[i]
+        for i in range(cos_out.shape[1]):
+            cos_out[a, i] = c_row[i]
+
+
+_FLAT = types.float64[::1]
+
+
+@njit([types.void(_FLAT, types.float64, types.float64, _FLAT, _FLAT)], cache=True, nogil=True, boundscheck=False)
+def sincos_flat(x: np.ndarray, w_hi: float, w_lo: float, sin_out: np.ndarray, cos_out: np.ndarray) -> None:
+    """``sin_out[j]``, ``cos_out[j]`` ← sin, cos of ``2π·x[j]·(w_hi + w_lo)``: one frequency along
+    contiguous arrays, the loop the compiler vectorizes (a framework pipeline's float32 angles,
+    ``w = 1/2π``)."""
+    for j in range(x.size):
+        sin_out[j], cos_out[j] = sincos_one(x[j], w_hi, w_lo)
+
+
+#: One radian in turns (``1/2π``) as a double-double: ``sincos_one(x, …)`` is sin and cos of ``x``.
+RADIAN_HI, RADIAN_LO = (float(v[0]) for v in turns(np.array([1.0])))
+_ROWS32 = types.float32[:, :]
+
+
+@njit([types.void(types.float32[::1], types.float32[::1], _ROWS32, _ROWS32)], cache=True, nogil=True, boundscheck=False)
+def pipeline32_into(positions: np.ndarray, inv: np.ndarray, sin_out: np.ndarray, cos_out: np.ndarray) -> None:
+    """A framework's float32 pipeline, ``angle = position.float() * inv_freq`` then ``sin``/``cos``:
+    ``sin_out[a, i]``, ``cos_out[a, i]`` ← sin, cos of the float32 product ``positions[a]·inv[i]``,
+    each by the exact kernel and rounded once to float32, as
+    :func:`pecli.kernels.pipelines.sin_cos_rounded` does (cos for the first ``cos_out.shape[1]``)."""
+    n, m = sin_out.shape
+    x, s_row, c_row = np.empty(m), np.empty(m), np.empty(m)
     for a in range(n):
         p = positions[a]
         for i in range(m):
-            t_hi, t_lo = two_prod(p, w_hi[i])
-            t_lo = t_lo + p * w_lo[i]
-            q = np.rint(t_hi * 4.0)
-            f_hi = t_hi - q * 0.25
-            f_hi, f_lo = two_sum(f_hi, t_lo)
-            adj = np.rint(f_hi * 4.0)
-            q += adj
-            f_hi, f_lo = two_sum(f_hi - adj * 0.25, f_lo)
-            r_hi, r_lo = two_prod(f_hi, TWO_PI_HI)
-            r_lo += f_hi * TWO_PI_LO + f_lo * TWO_PI_HI
-            x, y = two_sum(r_hi, r_lo)
-            z = x * x
-            w = z * z
-            r = S2 + z * (S3 + z * S4) + z * w * (S5 + z * S6)
-            v = z * x
-            s = x - ((z * (0.5 * y - v * r) - y) - v * S1)
-            r = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6))
-            hz = 0.5 * z
-            w = 1.0 - hz
-            c = w + (((1.0 - w) - hz) + (z * r - x * y))
-            k = np.int64(q) & 3
-            if k & 1:
-                s, c = c, s
-            if k >= 2:
-                s = -s
-            if k == 1 or k == 2:
-                c = -c
-            sin_out[a, i] = s
-            if i < m_cos:
-                cos_out[a, i] = c
+            x[i] = np.float64(p * inv[i])  # the float32 product, as torch forms it
+        for i in range(m):
+            s_row[i], c_row[i] = sincos_one(x[i], RADIAN_HI, RADIAN_LO)
+        for i in range(m):
+            sin_out[a, i] = np.float32(s_row[i])
+        for i in range(cos_out.shape[1]):
+            cos_out[a, i] = np.float32(c_row[i])
 
 
-__all__ = ["sincos_into"]
+__all__ = ["pipeline32_into", "sincos_flat", "sincos_into"]

@@ -100,7 +100,10 @@ def fill_sincos(
         raise ValueError(f"fill_sincos: positions {first_position}..{first_position + rows} are outside 0..2**53")
     if rows == 0 or n_sin == 0:
         return
-    w_hi, w_lo = np.asarray(w_hi[:n_sin], dtype=np.float64), np.asarray(w_lo[:n_sin], dtype=np.float64)
+    w_hi, w_lo = (
+        np.ascontiguousarray(w_hi[:n_sin], dtype=np.float64),
+        np.ascontiguousarray(w_lo[:n_sin], dtype=np.float64),
+    )
     dtype = sin_out.dtype
     rotate = dtype == cos_out.dtype and dtype in (np.float32, np.float16)
     b = block_rows(n_sin) if rotate else 1

@@ -19,6 +19,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Ids, Sample, nonzero_runs, pair_frequencies, start_position
+from pecli.kernels.compiled import flat_sincos, pipeline32
 from pecli.kernels.exact import frequencies, row_blocks
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.rotation import fill_sincos
@@ -222,9 +223,19 @@ class Sinusoidal(Recipe):
             _, w_hi, w_lo = frequencies(self.base, self.min_timescale, self.exponents())
             fill_sincos(sin_cols, cos_cols, first, w_hi, w_lo, table_pairs=self.shape[0] * n_sin)
         else:
+            # float32 pipelines' sin/cos: compiled when numba is there and the table is large (the
+            # same bits); a float32 table of the exp or pow form in one compiled pass.
+            size = self.shape[0] * n_sin
+            kernel = flat_sincos(size) if self.compute == "float32" else None
+            fused = kernel is not None and self.form != "div" and self.dtype == "float32"
+            inv = self.pipeline_frequencies() if fused else None
+            whole = pipeline32(size) if fused else None
 
             def block(a: int, b: int) -> None:
-                s, c = self.pipeline_values(np.arange(first + a, first + b))
+                if whole is not None:
+                    whole(np.arange(first + a, first + b).astype(np.float32), inv, sin_cols[a:b], cos_cols[a:b])
+                    return
+                s, c = self.pipeline_values(np.arange(first + a, first + b), kernel)
                 sin_cols[a:b] = s
                 cos_cols[a:b] = c[:, :n_cos]
 
@@ -233,12 +244,15 @@ class Sinusoidal(Recipe):
             out[self.padding_idx - r0] = 0
         return out
 
-    def pipeline_values(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def pipeline_values(
+        self, positions: np.ndarray, kernel: Callable[..., None] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """sin and cos (positions × frequencies) the way a framework's own pipeline computes them.
 
         float32: every step in float32 in the framework's order; Python scalars rounded to float32
         before use (as torch does); exp/pow/sin/cos evaluated in float64 and rounded to float32.
         float64: the same formula in float64 NumPy (bit-exact with frameworks that do just that).
+        ``kernel``: the compiled exact kernel for the float32 sin/cos (the same bits).
         """
         dt: Any = compute_dtype(self.compute)
         exps = self.exponents()
@@ -248,14 +262,22 @@ class Sinusoidal(Recipe):
         if self.form == "div":  # XLM/Marian: angle = p / base^(2(j//2)/d)
             e = np.array([n / den for n, _ in exps]) if dt is np.float64 else num / dt(den)
             angle = p / rounded(np.power, dt, dt(self.base), e)
-            return sin_cos_rounded(angle, dt)
+            return sin_cos_rounded(angle, dt, kernel)
+        return sin_cos_rounded(p * self.pipeline_frequencies()[None, :], dt, kernel)
+
+    def pipeline_frequencies(self) -> np.ndarray:
+        """The ``exp`` or ``pow`` form's inverse frequencies, in the pipeline's dtype and steps."""
+        dt: Any = compute_dtype(self.compute)
+        exps = self.exponents()
+        num: Any = np.array([n for n, _ in exps], dtype=dt)
+        den = exps[0][1]
         if self.form == "exp":  # fairseq / t2t / Whisper / PyTorch tutorial: exp(k · (−ln(base)/den))
             inv = rounded(np.exp, dt, num * dt(-math.log(self.base / self.min_timescale) / den))
         else:  # pow: 1 / base^(k/den) (positional-encodings, timm, HF RoPE, GPT-J)
             inv = dt(1) / rounded(np.power, dt, dt(self.base), num / dt(den))
         if self.min_timescale != 1:
             inv = dt(self.min_timescale) * inv
-        return sin_cos_rounded(p * inv[None, :], dt)
+        return np.asarray(inv)
 
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
