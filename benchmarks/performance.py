@@ -15,6 +15,10 @@ Cases, each timed alternately with its baselines in this process (medians of ``-
   sequential write of the same number of bytes from a preallocated buffer to a file in the same
   directory (pecli does not fsync, so neither does the baseline); before each run, dirty pages are
   flushed and the VM given ``--settle`` seconds, so that both sides start from the same memory.
+- kinds (not in the default ``--cases``): one table, a row per kind and per preset family, each
+  ~512 MB (``--quick``: 32 MB): in-memory GB/s, pecli's time over the framework's own code, peak
+  RSS of ``pecli generate -o`` and of a build, max ulp against the exact table
+  (benchmarks/every_kind.py, which also runs alone).
 - start-up: ``pecli --help`` against ``python -c "import click"`` and ``pecli generate --len 120
   --dim 8`` against ``python -c "import click, numpy, rich"``, medians of ``--startup-runs``.
 
@@ -394,7 +398,10 @@ def main() -> None:
     ap.add_argument("--startup-runs", type=int, default=15)
     ap.add_argument("--float64", action="store_true", help="also time the float64 (exact kernel) build")
     ap.add_argument("--dir", default=".", help="where the stream and CSV files go")
-    ap.add_argument("--cases", default="generate,csv,stream,startup")
+    ap.add_argument("--cases", default="generate,csv,stream,startup", help="also: kinds")
+    ap.add_argument("--quick", action="store_true", help="kinds: 32 MB tables instead of 512 MB (~3 min)")
+    ap.add_argument("--kinds-only", default=None, help="kinds: comma-separated rows (e.g. llama,fairseq)")
+    ap.add_argument("--kinds-json", default=None, help="kinds: also write the results to this JSON file")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -414,8 +421,14 @@ def main() -> None:
             case_stream(args.stream_gb, args.dim, repeat, where, args.stream_formats.split(","), pause)
         if "startup" in cases:
             case_startup(args.startup_runs)
+        if "kinds" in cases:
+            import every_kind
+
+            only = args.kinds_only.split(",") if args.kinds_only else None
+            every_kind.run(args.quick, args.repeat, only, args.kinds_json, str(where))
     print(f"load average after: {os.getloadavg()[0]:.2f}", file=sys.stderr)
-    print_table()
+    if ROWS:
+        print_table()
 
 
 if __name__ == "__main__":
