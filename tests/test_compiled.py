@@ -110,3 +110,12 @@ def test_float32_pipelines_are_the_same_whichever_kernel(
     numpy_table = recipe.build()
     monkeypatch.setenv("PECLI_COMPILED", "1")
     assert recipe.build().tobytes() == numpy_table.tobytes()
+
+
+def test_version_names_the_fast_extra() -> None:
+    from click.testing import CliRunner
+
+    from pecli.cli import cli
+
+    out = CliRunner().invoke(cli, ["--version"]).stdout
+    assert f"numba {numba.__version__}, the fast extra" in out

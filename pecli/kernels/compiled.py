@@ -60,9 +60,4 @@ def _load() -> ModuleType | None:
         return None
 
 
-def available() -> bool:
-    """Whether the compiled kernel can run here (loads numba: for ``pecli --version`` and the tests)."""
-    return _load() is not None
-
-
-__all__ = ["MIN_PAIRS", "available", "exact_sincos", "flat_sincos", "pipeline32"]
+__all__ = ["MIN_PAIRS", "exact_sincos", "flat_sincos", "pipeline32"]
