@@ -6,9 +6,10 @@ own axes.  transformers 5.23 builds the ids with ``Qwen2VLModel.get_rope_index``
 spaces video frames in time) and the cache with ``Qwen2VLRotaryEmbedding`` /
 ``Qwen2_5_VLRotaryEmbedding``: the rope ``inv_freq``, split by ``mrope_section`` into three
 contiguous sections, section ``k`` taking its angles from id row ``k``, in rotate-half layout.
-This module turns a description of the token sequence into those ids (:func:`position_ids`), the
-ids back into the description (:func:`sequence_of`), builds any row range (:meth:`Mrope.rows`)
-and fits a table back to its sequence, θ and sections (:meth:`Mrope.fit`).
+:mod:`pecli.kinds.mrope.ids` turns a description of the token sequence into those ids
+(:func:`position_ids`) and back (:func:`sequence_of`); this module builds any row range
+(:meth:`Mrope.rows`), the rows of ids given whole (:meth:`Mrope.rows_at`: ``--positions``) and
+fits a table back to its sequence, θ and sections (:meth:`Mrope.fit`).
 
 >>> position_ids("text=2;image=1x2x3;text=1").tolist()
 [[0, 1, 2, 2, 2, 2, 2, 2, 5], [0, 1, 2, 2, 2, 3, 3, 3, 5], [0, 1, 2, 3, 4, 2, 3, 4, 5]]
@@ -37,6 +38,8 @@ from pecli.kinds.base import Recipe, check_row_range, choice, int_param, optiona
 from pecli.kinds.mrope.ids import AXES, Segment, plan, position_ids, segments, sequence_of
 from pecli.kinds.rope import Rope
 
+#: Ids of more tokens than this are not read back into a sequence (a Python pass over every id).
+MAX_SEQUENCE_IDS = 1 << 20
 MropePart = Literal["cos", "sin", "angle", "inv_freq"]
 MropeCompute = Literal["float32", "exact"]
 
@@ -159,8 +162,8 @@ class Mrope(Recipe):
 
     def recipe_at(self, ids: np.ndarray) -> Mrope | None:
         """This recipe over the sequence whose ``get_rope_index`` ids are ``ids`` (every id checked),
-        or ``None`` (ids of padding, packed sequences, over 2**20 tokens: not looked at)."""
-        if ids.shape[1] > MAX_FIT_ROWS * 16:
+        or ``None`` (ids of padding, packed sequences; over :data:`MAX_SEQUENCE_IDS` tokens: not looked at)."""
+        if ids.shape[1] > MAX_SEQUENCE_IDS:
             return None
         sequence = sequence_of(ids, self.tokens_per_second)
         return None if sequence is None else replace(self, sequence=sequence)
