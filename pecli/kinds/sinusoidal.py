@@ -8,6 +8,7 @@ row, and the float32/float64 pipeline they compute it with.  This module builds 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator
@@ -31,6 +32,20 @@ Freq = Literal["paper", "t2t", "half"]
 Odd = Literal["sin", "zero", "truncate", "error"]
 Compute = Literal["exact", "float64", "float32"]
 Form = Literal["exp", "pow", "div"]
+
+
+def exponent_of(freq: str, width: int, i: int) -> tuple[int, int]:
+    """``e_i`` of frequency rule ``freq`` for a table whose frequency width is ``width``, as a fraction."""
+    if freq == "paper":
+        return 2 * i, width
+    if freq == "t2t":
+        return i, max(width // 2 - 1, 1)
+    return i, width // 2
+
+
+@functools.lru_cache(maxsize=64)
+def _exponents(freq: str, width: int, count: int) -> tuple[tuple[int, int], ...]:
+    return tuple(exponent_of(freq, width, i) for i in range(count))
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,11 +154,7 @@ class Sinusoidal(Recipe):
 
     def exponent(self, i: int) -> tuple[int, int]:
         """``e_i`` as a fraction ``(numerator, denominator)`` of the frequency rule."""
-        if self.freq == "paper":
-            return 2 * i, self.frequency_width
-        if self.freq == "t2t":
-            return i, max(self.frequency_half - 1, 1)
-        return i, self.frequency_half
+        return exponent_of(self.freq, self.frequency_width, i)
 
     def exponent_max(self) -> float:
         num, den = self.exponent(self.sin_columns - 1)
@@ -163,8 +174,9 @@ class Sinusoidal(Recipe):
         return (j, first) if j < head else (j - head, second)
 
     def exponents(self) -> tuple[tuple[int, int], ...]:
-        """``e_i`` of every frequency, as fractions."""
-        return tuple(self.exponent(i) for i in range(self.sin_columns))
+        """``e_i`` of every frequency, as fractions (cached: a bfloat16 table asks once for each row
+        it rebuilds in float64, and 512 fractions took longer than the row)."""
+        return _exponents(self.freq, self.frequency_width, self.sin_columns)
 
     def omega(self) -> np.ndarray:
         """``ω_i`` of every frequency, as float64 (correctly rounded)."""
