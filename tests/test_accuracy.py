@@ -101,3 +101,81 @@ def test_the_exact_kernel_near_position_2_53_stays_within_2_52_absolutely() -> N
     ulps, absolute = kernel_errors(positions)
     print(f"exact kernel near 2^53: max {ulps.max():.3f} ulp, max |error| {absolute.max():.3g}")
     assert absolute.max() < 2.0**-52
+
+
+# ----------------------------------------------------- float32 sin/cos: libm, certified by the kernel
+def kernel_rounded32(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The definition: the exact kernel's float64 sin and cos of the radians ``x``, rounded once."""
+    from pecli.kernels.exact import sincos, turns
+
+    with np.errstate(invalid="ignore"):  # non-finite or huge angles: the kernel's value, no warning
+        s, c = sincos(np.asarray(x, dtype=np.float64).reshape(-1), *turns(np.array([1.0])))
+    return s[:, 0].astype(np.float32), c[:, 0].astype(np.float32)
+
+
+def certified_angles() -> np.ndarray:
+    """float32 angles as the pipelines make them (position × inverse frequency, up to 2²⁴ rad), and
+    the awkward ones: 0, tiny, negative, float32 subnormals, huge."""
+    positions = rng.integers(0, 2**20, 2**16).astype(np.float32)
+    inv = rng.random(2**16).astype(np.float32) * np.float32(16)
+    edge = [0.0, -0.0, 1e-45, -1e-45, 2.0**-126, 1e-30, 2.0**-119, -3.0, 3.4e38, -3.4e38, np.pi, 2**24]
+    return np.concatenate([positions * inv, np.array(edge, dtype=np.float32)])
+
+
+def test_rounded32_with_numpys_sin_and_cos_is_the_kernel_rounded_bit_for_bit() -> None:
+    from pecli.kernels.pipelines import rounded32
+
+    x = certified_angles()
+    s, c = rounded32(x, ("sin", "cos"))
+    s0, c0 = kernel_rounded32(x)
+    assert s.tobytes() == s0.tobytes() and c.tobytes() == c0.tobytes()
+    (c1,) = rounded32(x[: 2**16].reshape(256, -1), ("cos",))  # any shape, one part
+    assert c1.shape == (256, 256) and c1.tobytes() == c0[: 2**16].tobytes()
+
+
+def test_numpys_float64_sin_and_cos_are_well_inside_the_certificates_margin() -> None:
+    """rounded32 trusts NumPy's float64 sin/cos to within LIBM_MARGIN_ULPS of the exact value; on
+    this machine they are within an ulp or two of the kernel (itself within 0.75 of mpmath)."""
+    from pecli.kernels.exact import sincos, turns
+    from pecli.kernels.pipelines import LIBM_MARGIN_ULPS
+
+    x = certified_angles()[:-12].astype(np.float64)
+    s, c = sincos(x, *turns(np.array([1.0])))
+    worst = max(ulp_distance(np.sin(x), s[:, 0], np.float64).max(), ulp_distance(np.cos(x), c[:, 0], np.float64).max())
+    print(f"numpy sin/cos against the kernel: max {worst} float64 ulps")
+    assert worst <= 4 < LIBM_MARGIN_ULPS
+
+
+@pytest.mark.slow
+def test_a_libm_off_by_hundreds_of_ulps_near_midpoints_still_gives_the_kernels_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The certificate at work: a sin/cos that puts every value near a float32 rounding midpoint on
+    the wrong side of it (by up to 1000 float64 ulps, inside the margin) changes no bit of the
+    result, though rounding those values as given would."""
+    from pecli.kernels import pipelines
+
+    mask, mid = (1 << 29) - 1, 1 << 28
+
+    def adversary(fn):  # type: ignore[no-untyped-def]
+        def wrong(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+            fn(x, out=out)
+            bits = out.view(np.uint64)
+            low = (bits & np.uint64(mask)).astype(np.int64)
+            near = np.abs(low - mid) <= 500
+            bits[near] = (bits[near] & ~np.uint64(mask)) | (2 * mid - low[near]).astype(np.uint64)
+            return out
+
+        return wrong
+
+    x = (rng.integers(0, 2**20, 2**22).astype(np.float32) * rng.random(2**22).astype(np.float32)).astype(np.float64)
+    monkeypatch.setitem(pipelines.LIBM, "sin", adversary(np.sin))
+    monkeypatch.setitem(pipelines.LIBM, "cos", adversary(np.cos))
+    wrong_s = np.empty_like(x)
+    pipelines.LIBM["sin"](x, wrong_s)
+    s0, c0 = kernel_rounded32(x)
+    flipped = int((wrong_s.astype(np.float32) != s0).sum())
+    s, c = pipelines.rounded32(x, ("sin", "cos"))
+    print(f"{flipped} of {x.size} sines rounded otherwise as given; after the certificate: 0")
+    assert flipped > 0
+    assert s.tobytes() == s0.tobytes() and c.tobytes() == c0.tobytes()

@@ -238,3 +238,23 @@ def test_bfloat16_from_float32_rows_equals_rounding_the_float64_table(spec: str,
     assert np.array_equal(ours.view(np.uint16), round_to(wide, "bfloat16").view(np.uint16))
     # and a row range is the same rows of the whole table
     assert np.array_equal(recipe.rows(777, 1234).view(np.uint16), ours[777:1234].view(np.uint16))
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "sinusoidal:len=700,dim=65,layout=cos-first,dtype=float64,start=99990",  # its own cells(): pair by pair
+        "fairseq:len=300,dim=64,dtype=float64,compute=exact",  # with the zero padding row
+        "llama:len=500,part=sin,dtype=float64,compute=exact",  # Recipe.cells: runs of rows
+    ],
+)
+def test_cells_are_the_tables_values_at_those_cells(spec: str) -> None:
+    # bfloat16 tables ask for the float64 value of the few cells the float32 rows cannot round.
+    from pecli.sources import parse_recipe
+
+    recipe = parse_recipe(spec)
+    table = recipe.build()
+    rng = np.random.default_rng(7)
+    rows = rng.integers(0, table.shape[0], 3000)
+    cols = rng.integers(0, table.shape[1], 3000)
+    assert recipe.cells(rows, cols).tobytes() == table[rows, cols].tobytes()

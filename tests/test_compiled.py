@@ -119,3 +119,41 @@ def test_version_names_the_fast_extra() -> None:
 
     out = CliRunner().invoke(cli, ["--version"]).stdout
     assert f"numba {numba.__version__}, the fast extra" in out
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "llama:len=3000,part=cos",  # the fused pipeline, straight into the half views
+        "llama:len=3000,part=sin,start=100000",
+        "qwen3-yarn:len=2000,part=cos,start=40000",  # attention scaling applied after
+        "phi3-vision-128k:len=2000,part=sin",  # longrope
+        "meta-llama:len=2000,part=cos",  # pairs layout
+        "llama:len=2000,part=cos,dtype=bfloat16",  # float32 values, then bf16: the flat loop
+        "qwen2-vl:part=cos",  # M-RoPE sections
+        "qwen2.5-vl:part=sin",
+        "flux:part=cos",  # a float64 pipeline rounded to float32
+        "axial:axes-dim=16;56;56,tokens=text=8;image=32x32,part=sin,compute=float32",
+    ],
+)
+def test_rope_pipelines_are_the_same_whichever_kernel(spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pecli.sources import parse_recipe
+
+    recipe = parse_recipe(spec)
+    monkeypatch.setenv("PECLI_COMPILED", "0")
+    numpy_table = recipe.build()
+    monkeypatch.setenv("PECLI_COMPILED", "1")
+    assert recipe.build().tobytes() == numpy_table.tobytes()
+    stop = min(300, recipe.shape[0])
+    assert recipe.rows(7, stop).tobytes() == numpy_table[7:stop].tobytes()
+
+
+def test_mrope_rows_at_ids_are_the_same_whichever_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pecli.sources import parse_recipe
+
+    recipe = parse_recipe("qwen2-vl:part=cos")
+    ids = np.stack([rng.integers(0, 5000, 700) for _ in range(3)])
+    monkeypatch.setenv("PECLI_COMPILED", "0")
+    numpy_rows = recipe.rows_at(ids)
+    monkeypatch.setenv("PECLI_COMPILED", "1")
+    assert recipe.rows_at(ids).tobytes() == numpy_rows.tobytes()

@@ -109,17 +109,28 @@ def sincos(positions: Arr, w_hi: Arr, w_lo: Arr) -> tuple[Arr, Arr]:
     n, m = len(positions), len(w_hi)
     step = max(1, CHUNK_PAIRS // max(1, m))
     if n <= step:
-        return _sincos_chunk(positions, w_hi, w_lo)
+        return _sincos_chunk(positions[:, None], w_hi[None, :], w_lo[None, :])
     sin_out, cos_out = np.empty((n, m)), np.empty((n, m))
     for a in range(0, n, step):
-        sin_out[a : a + step], cos_out[a : a + step] = _sincos_chunk(positions[a : a + step], w_hi, w_lo)
+        chunk = positions[a : a + step, None]
+        sin_out[a : a + step], cos_out[a : a + step] = _sincos_chunk(chunk, w_hi[None, :], w_lo[None, :])
     return sin_out, cos_out
 
 
-def _sincos_chunk(positions: Arr, w_hi: Arr, w_lo: Arr) -> tuple[Arr, Arr]:
-    p = positions[:, None]
-    t_hi, t_lo = _two_prod(p, w_hi[None, :])
-    t_lo = t_lo + p * w_lo[None, :]
+def sincos_pairs(positions: Arr, w_hi: Arr, w_lo: Arr) -> tuple[Arr, Arr]:
+    """:func:`sincos` of each pair ``(positions[j], w_hi[j] + w_lo[j])`` (1-D arrays of one length):
+    scattered cells of a table, the same bits as the table's."""
+    sin_out, cos_out = np.empty(len(positions)), np.empty(len(positions))
+    for a in range(0, len(positions), CHUNK_PAIRS):
+        z = slice(a, a + CHUNK_PAIRS)
+        sin_out[z], cos_out[z] = _sincos_chunk(positions[z], w_hi[z], w_lo[z])
+    return sin_out, cos_out
+
+
+def _sincos_chunk(p: Arr, w_hi: Arr, w_lo: Arr) -> tuple[Arr, Arr]:
+    """sin and cos of ``2π·p·(w_hi + w_lo)``, elementwise over the broadcast arrays."""
+    t_hi, t_lo = _two_prod(p, w_hi)
+    t_lo = t_lo + p * w_lo
     # Octant reduction in turns: q quarter-turns are exact to remove from t_hi, because t_hi·4
     # is exact and rint(t_hi·4)/4 differs from t_hi by less than t_hi's integer part.
     q = np.rint(t_hi * 4.0)

@@ -28,8 +28,9 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
+from pecli.kernels.compiled import flat_sincos
 from pecli.kernels.exact import row_blocks, sincos, turns
-from pecli.kernels.pipelines import f32, pow32
+from pecli.kernels.pipelines import f32, pow32, rounded32
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
 from pecli.kinds.rope import Rope
@@ -244,6 +245,14 @@ class Axial(Recipe):
         offsets = np.cumsum([0, *axes])
         invs = [self.inv_freq(k) for k in range(len(axes))]
         exact = [turns(inv) for inv in invs] if self.compute == "exact" else []
+        # A pipeline's cos rounded to float32 (its own dtype, or the table's) is the exact kernel's
+        # rounded (pipelines.rounded32); compiled for a large table, the same bits.
+        to32 = (
+            self.compute != "exact"
+            and self.part != "angle"
+            and (self.dtype == "float32" or all(inv.dtype == f32 for inv in invs))
+        )
+        kernel = flat_sincos(self.shape[0] * self.shape[1] // 2) if to32 else None
 
         def block(a: int, b: int) -> None:
             ids = self.ids(r0 + a, r0 + b)
@@ -255,7 +264,9 @@ class Axial(Recipe):
                     values = c if self.part == "cos" else s
                 else:  # torch.outer(pos, freqs), in the frequencies' dtype
                     values = pos.astype(inv.dtype)[:, None] * inv[None, :]
-                    if self.part != "angle":
+                    if to32:
+                        (values,) = rounded32(values, (self.part,), kernel)
+                    elif self.part != "angle":
                         fn = np.cos if self.part == "cos" else np.sin
                         values = fn(values.astype(np.float64)).astype(inv.dtype)
                 o, h = int(offsets[k]), axes[k] // 2

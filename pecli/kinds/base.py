@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pecli.dtypes import DTYPES, round_to
+from pecli.dtypes import DTYPES, numpy_dtype, round_to
 from pecli.errors import RecipeError
 
 if TYPE_CHECKING:
@@ -153,6 +153,20 @@ class Recipe:
         """The recipe of this kind whose rows are exactly :meth:`rows_at` ``(ids)``, when the ids follow
         the kind's own rule for some sequence (else ``None``)."""
         return None
+
+    def cells(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """The values at the cells ``(rows[j], cols[j])`` (in any order), as :meth:`rows`
+        gives them.  This default builds each run of consecutive rows; a kind that computes
+        scattered cells directly overrides it (a bfloat16 table asks for the float64 value of
+        about one cell in 22,000)."""
+        import numpy as np
+
+        out = np.empty(len(rows), dtype=numpy_dtype(self.dtype))
+        for a, b in _runs(np.unique(rows)):
+            block = self.rows(a, b)
+            pick = (rows >= a) & (rows < b)
+            out[pick] = block[rows[pick] - a, cols[pick]]
+        return out
 
     def build(self) -> np.ndarray:
         """The whole table as a 2-D array of ``dtype`` (refused if it cannot fit in memory)."""
@@ -335,6 +349,8 @@ def _checked_rows(rows: Callable[[Any, int, int], np.ndarray]) -> Callable[[Any,
 _MIDPOINT_LOW = (0x7FFF, 0x8001)
 #: Rows rebuilt in float64 at once (consecutive doubtful rows).
 _REBUILT_ROWS = 16
+#: Cells per pass of the bfloat16 rounding (its temporaries stay in the cache).
+_ROUNDING_CELLS = 1 << 16
 
 
 def _bfloat16_rows(recipe: Recipe, rows: Callable[[Any, int, int], np.ndarray], r0: int, r1: int) -> np.ndarray:
@@ -344,20 +360,34 @@ def _bfloat16_rows(recipe: Recipe, rows: Callable[[Any, int, int], np.ndarray], 
     recipe's float32 rows decide (they are within one float32 ulp of the float64 values, and
     bfloat16 is a float32 with its low half rounded away): the bfloat16 rounding of such a value
     is that of the float64 value unless its low half lies within one ulp of the midpoint 0x8000;
-    only the rows holding such a value (about 1 value in 22,000) are built in float64 and rounded
+    only such values (about 1 in 22,000) are computed in float64 (:meth:`Recipe.cells`) and rounded
     from it, through float32 rounded to odd (:func:`pecli.dtypes.round_to`).
     """
     import numpy as np
 
+    from pecli.kernels.threads import run_blocks
+
     f32 = rows(replace(recipe, dtype="float32"), r0, r1)  # type: ignore[type-var]
-    out = round_to(f32, "bfloat16")
-    if recipe.carrier() == "float32" or not f32.size:
-        return out
-    low = f32.view(np.uint32) & 0xFFFF
-    doubt = np.flatnonzero(np.any((low >= _MIDPOINT_LOW[0]) & (low <= _MIDPOINT_LOW[1]), axis=1))
-    wide = replace(recipe, dtype="float64")  # type: ignore[type-var]
-    for a, b in _runs(doubt):
-        out[a:b] = round_to(rows(wide, r0 + a, r0 + b), "bfloat16")
+    out = np.empty(f32.shape, dtype=numpy_dtype("bfloat16"))
+    check = recipe.carrier() != "float32"
+    doubts: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def block(a: int, b: int) -> None:  # cache-sized passes: no table-sized temporaries
+        round_to(f32[a:b], "bfloat16", out=out[a:b])
+        if check:
+            low = f32[a:b].view(np.uint32) & 0xFFFF
+            flat = np.flatnonzero((low >= _MIDPOINT_LOW[0]) & (low <= _MIDPOINT_LOW[1]))
+            doubt_rows, doubt_cols = np.divmod(flat, f32.shape[1])
+            doubts.append((a + doubt_rows, doubt_cols))
+
+    step = max(1, _ROUNDING_CELLS // max(1, f32.shape[1]))
+    run_blocks(block, [(a, min(a + step, len(f32))) for a in range(0, len(f32), step)])
+    doubt_rows, doubt_cols = (
+        np.concatenate(part) for part in zip((np.zeros(0, int), np.zeros(0, int)), *doubts, strict=True)
+    )
+    if doubt_rows.size:
+        wide = replace(recipe, dtype="float64")  # type: ignore[type-var]
+        out[doubt_rows, doubt_cols] = round_to(wide.cells(r0 + doubt_rows, doubt_cols), "bfloat16")
     return out
 
 

@@ -21,7 +21,7 @@ from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Arr, Sample, cosine_frequencies, fit_base, round_number
 from pecli.kernels.exact import row_blocks, sincos, turns
-from pecli.kernels.pipelines import f32
+from pecli.kernels.pipelines import f32, rotary32
 from pecli.kernels.rope_scaling import inv_freq_float32, inv_freq_float64, yarn_mscale
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, optional_float, positive_float, spell
@@ -302,17 +302,20 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
     att = r.attention_scaling()
     if r.compute == "exact":
         w_hi, w_lo = turns(inv)
+    pairs = r.shape[0] * half  # the whole table's, so every row range has the whole's bits
 
     def block(a: int, b: int) -> None:
         positions = np.arange(r.start + r0 + a, r.start + r0 + b)
         values: Any
-        if r.compute == "float32":
-            angle = positions.astype(f32)[:, None] * inv[None, :]  # position_ids.float() * inv_freq
-            if r.part == "angle":
-                values = angle
-            else:
-                fn = np.cos if r.part == "cos" else np.sin
-                values = fn(angle.astype(np.float64)).astype(f32) * f32(att)
+        targets = [view[a:b] for view in placed]
+        if r.compute == "float32" and r.part != "angle":  # freqs.cos() * attention_scaling, in float32
+            values = rotary32(positions, inv, r.part, pairs, into=targets[0])
+            if att != 1.0:
+                values *= f32(att)
+            if values is targets[0]:  # written in place by the compiled pipeline
+                targets = targets[1:]
+        elif r.compute == "float32":
+            values = positions.astype(f32)[:, None] * inv[None, :]  # position_ids.float() * inv_freq
         elif r.part == "angle":
             values = positions.astype(np.float64)[:, None] * inv[None, :]
         else:
@@ -320,8 +323,8 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
             values = (c if r.part == "cos" else s) * att
         # Assignment casts to the output dtype: float32 values as HF's ``.to(x.dtype)``,
         # float64 (exact) values rounded once.
-        for view in placed:
-            view[a:b] = values
+        for target in targets:
+            target[...] = values
 
     run_blocks(block, row_blocks(r1 - r0, half))
     return out

@@ -19,8 +19,9 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Arr, Ids, Sample
-from pecli.kernels.exact import frequencies, sincos
+from pecli.kernels.exact import frequencies, row_blocks, sincos
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
+from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, positive_float
 
 Compute = Literal["exact", "float64", "float32"]
@@ -183,46 +184,59 @@ class Sincos2d(Recipe):
 
     # -- building ----------------------------------------------------------------------------
     def rows(self, r0: int, r1: int) -> np.ndarray:
-        """Rows ``[r0, r1)``: the cells ``r0 − cls … r1 − cls`` in the order's row order."""
+        """Rows ``[r0, r1)``: the cells ``r0 − cls … r1 − cls`` in the order's row order, each
+        group of columns looked up per coordinate, row blocks on every core."""
         check_row_range(self.shape[0], r0, r1)
-        axes = self.axes
-        out = np.zeros((r1 - r0, self.dim), dtype=self.dtype)
-        cells = np.arange(r0, r1) - int(self.cls)
-        keep = cells >= 0  # the cls row stays zero
-        cells = cells[keep]
-        if self.order == "tatp":
-            coords = np.unravel_index(cells, axes)
-            blocks = []
-            for axis, c in enumerate(coords):
-                s, co = self._axis_table(axis)
-                block = np.empty((len(c), 2 * self.per_axis), dtype=self.dtype)
-                block[:, 0::2], block[:, 1::2] = s[c], co[c]
-                blocks.append(block)
-            out[keep] = np.concatenate(blocks, axis=1)[:, : self.dim]
-            return out
-        if self.order == "cogvideox":
-            t, h, w = np.unravel_index(cells, self.cell_axes)
-            s_t, c_t = (x[t] for x in self._axis_table(0))
-            s_h, c_h = (x[h] for x in self._axis_table(1))
-            s_w, c_w = (x[w] for x in self._axis_table(2))
-            out[keep] = np.concatenate((s_t, c_t, s_w, c_w, s_h, c_h), axis=1)
-            return out
-        height, width = axes
+        out = np.zeros((r1 - r0, self.dim), dtype=self.dtype)  # the cls row stays zero
+        groups = self._column_groups()
+
+        def block(a: int, b: int) -> None:
+            cells = np.arange(r0 + a, r0 + b) - int(self.cls)
+            first = int(np.searchsorted(cells, 0))
+            coordinates = self._coordinates_of(cells[first:])
+            column = 0
+            for table, axis in groups:  # small gathers, each written as it is made (no fresh memory)
+                width = min(table.shape[1], self.dim - column)
+                if width > 0:
+                    out[a + first : b, column : column + width] = table[coordinates[axis], :width]
+                column += table.shape[1]
+
+        run_blocks(block, row_blocks(r1 - r0, self.dim))
+        return out
+
+    def _column_groups(self) -> list[tuple[np.ndarray, int]]:
+        """The groups of columns, left to right: each one's values per coordinate of its axis, and
+        the axis (tatp's last group may overhang the width)."""
+        tables = [self._axis_table(axis) for axis in range(len(self.cell_axes))]
+        if self.order == "tatp":  # sin and cos interleaved, axis after axis
+            groups = []
+            for axis, (s, c) in enumerate(tables):
+                both = np.empty((len(s), 2 * self.per_axis), dtype=self.dtype)
+                both[:, 0::2], both[:, 1::2] = s, c
+                groups.append((both, axis))
+            return groups
+        if self.order == "cogvideox":  # axes (t, h, w)
+            (s_t, c_t), (s_h, c_h), (s_w, c_w) = tables
+            return [(s_t, 0), (c_t, 0), (s_w, 2), (c_w, 2), (s_h, 1), (c_h, 1)]
+        (s_h, c_h), (s_w, c_w) = tables  # axes (h, w)
+        return {
+            "mae": [(s_w, 1), (c_w, 1), (s_h, 0), (c_h, 0)],
+            "timm": [(s_h, 0), (s_w, 1), (c_h, 0), (c_w, 1)],
+            "timm-interleave": [(s_h, 0), (c_h, 0), (s_w, 1), (c_w, 1)],
+            "timm-reverse": [(s_w, 1), (s_h, 0), (c_w, 1), (c_h, 0)],
+            "timm-reverse-interleave": [(s_w, 1), (c_w, 1), (s_h, 0), (c_h, 0)],
+        }[self.order]
+
+    def _coordinates_of(self, cells: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Each cell's coordinate along every axis of :meth:`_column_groups`."""
+        if self.order in ("tatp", "cogvideox"):
+            return np.unravel_index(cells, self.cell_axes)
+        height, width = self.axes
         if self.order.startswith("timm-reverse"):  # w-major rows
             w, h = np.divmod(cells, height)
         else:
             h, w = np.divmod(cells, width)
-        s_h, c_h = (t[h] for t in self._axis_table(0))
-        s_w, c_w = (t[w] for t in self._axis_table(1))
-        parts = {
-            "mae": (s_w, c_w, s_h, c_h),
-            "timm": (s_h, s_w, c_h, c_w),
-            "timm-interleave": (s_h, c_h, s_w, c_w),
-            "timm-reverse": (s_w, s_h, c_w, c_h),
-            "timm-reverse-interleave": (s_w, c_w, s_h, c_h),
-        }[self.order]
-        out[keep] = np.concatenate(parts, axis=1)
-        return out
+        return h, w
 
     def _axis_table(self, axis: int) -> tuple[np.ndarray, np.ndarray]:
         """sin and cos of ``c·ω_k`` for axis ``axis``'s coordinates ``c``, in the output dtype."""

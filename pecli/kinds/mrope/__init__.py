@@ -33,7 +33,8 @@ from pecli.dtypes import DType, round_to
 from pecli.errors import RecipeError
 from pecli.fitting import Arr, Sample, cosine_frequencies, fit_base, round_number
 from pecli.kernels.exact import row_blocks, sincos, turns
-from pecli.kernels.pipelines import f32
+from pecli.kernels.pipelines import f32, rotary32
+from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param, optional_float, positive_float
 from pecli.kinds.mrope.ids import AXES, Segment, plan, position_ids, segments, sequence_of
 from pecli.kinds.rope import Rope
@@ -139,8 +140,12 @@ class Mrope(Recipe):
         if self.part == "inv_freq":
             return np.asarray(self.inv_freq()[None, :], dtype=self.dtype)[r0:r1]
         out = np.empty((r1 - r0, self.dim), dtype=self.dtype)
-        for a, b in row_blocks(r1 - r0, self.dim // 2):
-            self.fill(out[a:b], position_ids(self.sequence, r0 + a, r0 + b, self.tokens_per_second))
+        pairs = self.shape[0] * (self.dim // 2)
+
+        def block(a: int, b: int) -> None:
+            self.fill(out[a:b], position_ids(self.sequence, r0 + a, r0 + b, self.tokens_per_second), pairs)
+
+        run_blocks(block, row_blocks(r1 - r0, self.dim // 2))
         return out
 
     def rows_at(self, ids: np.ndarray) -> np.ndarray:
@@ -156,8 +161,8 @@ class Mrope(Recipe):
         if self.dtype == "bfloat16":  # the carrier's values, rounded once (as rows() does)
             return round_to(replace(self, dtype=self.carrier()).rows_at(ids), "bfloat16")
         out = np.empty((ids.shape[1], self.dim), dtype=self.dtype)
-        for a, b in row_blocks(ids.shape[1], self.dim // 2):
-            self.fill(out[a:b], ids[:, a:b])
+        pairs = ids.shape[1] * (self.dim // 2)
+        run_blocks(lambda a, b: self.fill(out[a:b], ids[:, a:b], pairs), row_blocks(ids.shape[1], self.dim // 2))
         return out
 
     def recipe_at(self, ids: np.ndarray) -> Mrope | None:
@@ -168,25 +173,28 @@ class Mrope(Recipe):
         sequence = sequence_of(ids, self.tokens_per_second)
         return None if sequence is None else replace(self, sequence=sequence)
 
-    def fill(self, out: np.ndarray, ids: np.ndarray) -> None:
-        """Write the rows of the tokens with ids ``ids`` ``(3, m)`` into ``out`` ``(m, dim)``."""
+    def fill(self, out: np.ndarray, ids: np.ndarray, pairs: int) -> None:
+        """Write the rows of the tokens with ids ``ids`` ``(3, m)`` into ``out`` ``(m, dim)``;
+        ``pairs``, the whole job's (token, frequency) pairs, decides whether the compiled kernel
+        (the same bits) runs."""
         inv, half = self.inv_freq(), self.dim // 2
         if self.compute == "exact":
             w_hi, w_lo = turns(inv)
         for k, (c0, c1) in enumerate(self.sections()):
             values: Any
-            if self.compute == "float32":  # freqs = position_ids.float() * inv_freq; freqs.cos()
+            target = out[:, c0:c1]
+            if self.compute == "float32" and self.part != "angle":  # position_ids.float() * inv_freq, .cos()
+                values = rotary32(ids[k], inv[c0:c1], self.part, pairs, into=target)
+            elif self.compute == "float32":
                 values = ids[k].astype(f32)[:, None] * inv[None, c0:c1]
-                if self.part != "angle":
-                    fn = np.cos if self.part == "cos" else np.sin
-                    values = fn(values.astype(np.float64)).astype(f32)
             elif self.part == "angle":
                 values = ids[k].astype(np.float64)[:, None] * inv[None, c0:c1]
             else:
                 s, c = sincos(ids[k].astype(np.float64), w_hi[c0:c1], w_lo[c0:c1])
                 values = c if self.part == "cos" else s
-            out[:, c0:c1] = values  # the one cast to dtype
-            out[:, half + c0 : half + c1] = out[:, c0:c1]
+            if values is not target:  # (the compiled pipeline wrote it in place)
+                target[...] = values  # the one cast to dtype
+            out[:, half + c0 : half + c1] = target
 
     # -- facts -------------------------------------------------------------------------------
     def wavelengths(self) -> np.ndarray:
