@@ -89,7 +89,8 @@ def _modules_after(code: str) -> tuple[str, set[str]]:
 
 def test_generate_to_the_terminal_loads_only_its_command_and_its_kind() -> None:
     """Start-up: printing a table imports neither the other commands nor the other kinds, the
-    formats, the comparison machinery or the frameworks."""
+    formats, the comparison machinery or the frameworks; nor, where stdout is not a terminal (here
+    a pipe), Rich's console or the presets' tables."""
     from pecli.cli import cli
     from pecli.kinds import DEFAULT_KIND, KINDS
 
@@ -99,11 +100,12 @@ def test_generate_to_the_terminal_loads_only_its_command_and_its_kind() -> None:
         "except SystemExit:\n    pass"
     )
     assert printed.startswith("sinusoidal (4, 4)"), printed
-    assert {"pecli.cli.make", KINDS[DEFAULT_KIND].__module__, "rich.console"} <= loaded
+    assert {"pecli.cli.make", KINDS[DEFAULT_KIND].__module__, "pecli.render"} <= loaded
     unneeded = {cli.commands[name].callback.__module__ for name in cli.commands} - {"pecli.cli.make"}  # type: ignore[union-attr]
     unneeded |= {cls.__module__ for kind, cls in KINDS.items() if kind != DEFAULT_KIND}
     unneeded |= {"pecli.formats", "pecli.sources", "pecli.comparison", "pecli.identification", "pecli.explanations"}
     unneeded |= {"pecli.analysis", "pecli.plot", "pecli.positions", "h5py", "safetensors", "torch"}
+    unneeded |= {"rich.console", "pecli.presets", "pecli.fitting"}
     assert len(unneeded) > 10 and not unneeded & loaded, sorted(unneeded & loaded)
 
 

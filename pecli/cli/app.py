@@ -76,8 +76,38 @@ class App:
             self._err = self._console(stderr=True)
         return self._err
 
+    @property
+    def styled(self) -> bool:
+        """Whether stdout gets styles: Rich's own rule (TTY_COMPATIBLE, FORCE_COLOR, a terminal)."""
+        env = os.environ
+        if env.get("TTY_COMPATIBLE", "") in ("0", "1"):
+            return env["TTY_COMPATIBLE"] == "1"
+        if "FORCE_COLOR" in env:
+            return env["FORCE_COLOR"] != ""
+        try:
+            return sys.stdout.isatty()
+        except ValueError:
+            return False
+
+    @property
+    def width(self) -> int:
+        """The width of stdout, as Rich reckons it (without making a Console where it styles nothing)."""
+        return self.out.width if self.styled else _rich_plain_width()
+
     def show(self, renderables: list[Any]) -> None:
+        from pecli.render import Line, plain_text
+
+        texts = None if self.styled else plain_text(renderables, self.width)
+        if texts is not None:  # what Rich would print, without importing its console
+            for text in texts:  # each written and flushed as Rich does (`| head -1` ends after the title: 141)
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            return
         for r in renderables:
+            if isinstance(r, Line):
+                from rich.text import Text
+
+                r = Text(r, style=r.style)
             # Title and header lines are never wrapped by Rich (a long path stays one line).
             self.out.print(r, soft_wrap=isinstance(r, str) or type(r).__name__ == "Text")
 
@@ -298,6 +328,20 @@ def _tolerate_unencodable() -> None:
                 pass
 
 
+def _rich_plain_width() -> int:
+    """The width Rich gives a console that is not a terminal: $COLUMNS, else the size of a
+    terminal on stdin, stdout or stderr, else 80."""
+    columns = os.environ.get("COLUMNS")
+    if columns is not None and columns.isdigit():
+        return int(columns)
+    for fd in (0, 1, 2):
+        try:
+            return os.get_terminal_size(fd).columns or 80
+        except (AttributeError, ValueError, OSError):
+            continue
+    return 80
+
+
 def _terminal_columns() -> int:
     """``shutil.get_terminal_size().columns`` without importing shutil: $COLUMNS, the terminal, 80."""
     try:
@@ -379,8 +423,7 @@ def cli(ctx: click.Context, no_color: bool) -> None:
 def recipe_from_options(ctx: click.Context, params: dict[str, Any], ids_given: bool = False) -> Recipe:
     """The recipe the options describe.  ``ids_given``: --positions gives the rows' ids, so a kind
     whose tokens carry their own ids (M-RoPE) needs no sequence to derive them from."""
-    from pecli.kinds import DEFAULT_KIND, get_kind, implied_kind
-    from pecli.presets import make_recipe
+    from pecli.kinds import DEFAULT_KIND, get_kind, implied_kind, kind_recipe
 
     given = {name: params[name] for name in recipe_params(ctx)}
     preset, kind, config = given.pop("preset", None), given.pop("kind", None), given.pop("hf_config", None)
@@ -391,6 +434,8 @@ def recipe_from_options(ctx: click.Context, params: dict[str, Any], ids_given: b
 
         if preset is not None:
             raise click.UsageError("give --preset or --hf-config, not both", ctx)
+        from pecli.presets import make_recipe
+
         return make_recipe(given, kind=kind, base=recipe_from_config(read_config(config), f"--hf-config {config}"))
     if preset is None and (kind or implied_kind(given)) == DEFAULT_KIND:
         missing = [opt for opt, name in (("--len", "length"), ("--dim", "dim")) if params[name] is None]
@@ -399,6 +444,10 @@ def recipe_from_options(ctx: click.Context, params: dict[str, Any], ids_given: b
                 f"Missing option {' and '.join(missing)}: a recipe needs --len N and --dim D (or --preset NAME).",
                 ctx,
             )
+    if preset is None:
+        return kind_recipe(given, kind)  # without the presets' tables (start-up)
+    from pecli.presets import make_recipe
+
     return make_recipe(given, preset, kind)
 
 
@@ -439,7 +488,7 @@ def show_table(app: App, table: Table, rows: Any, cols: Any, precision: int) -> 
     from pecli.inspection import window
     from pecli.render import table_view
 
-    app.show(table_view(app.out, table, window(table, rows, cols), precision))
+    app.show(table_view(app.width, table, window(table, rows, cols), precision))
 
 
 def write_output(app: App, table: Table, out: dict[str, Any]) -> None:

@@ -159,7 +159,7 @@ def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, prec
         return
     app.show(render.describe_view(desc, precision))
     app.out.print()
-    app.show(render.table_view(app.out, table, win, precision)[1:])
+    app.show(render.table_view(app.width, table, win, precision)[1:])
 
 
 @click.command(cls=PecliCommand, epilog=EPILOG)

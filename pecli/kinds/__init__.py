@@ -119,6 +119,28 @@ def implied_kind(params: dict[str, Any]) -> str:
     return DEFAULT_KIND if DEFAULT_KIND in owners or len(owners) != 1 else owners[0]
 
 
+def kind_recipe(params: dict[str, Any], kind: str | None = None) -> Recipe:
+    """A recipe of ``kind`` (or the kind the parameters imply, :func:`implied_kind`) from its
+    defaults and ``params``; a parameter the kind does not have, or a required one missing, is a
+    :class:`RecipeError` that says what the kind takes.  (Presets: :func:`pecli.presets.make_recipe`.)"""
+    from pecli.kinds.base import spell
+
+    cls = get_kind(kind if kind is not None else implied_kind(params))
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    extra = [n for n in params if n not in names]
+    if extra:
+        raise RecipeError(
+            f"{cls.kind} recipes have no {', '.join(spell(n)[2:] for n in extra)}: "
+            f"they take {', '.join(spell(n)[2:] for n in names)}"
+        )
+    missing = [n for n in cls.required if params.get(n) is None]
+    if missing:
+        spelled = " and ".join(spell(n)[2:] for n in missing)
+        article = "an" if cls.kind[0] in "aeiou" else "a"
+        raise RecipeError(f"{article} {cls.kind} recipe needs {spelled}, e.g. {cls.example}")
+    return cls(**params)
+
+
 def _accepts_values(cls: type[Recipe], params: dict[str, Any]) -> bool:
     """Whether every choice-valued parameter is one of the kind's choices for it."""
     hints = get_type_hints(cls)
@@ -159,6 +181,7 @@ __all__ = [
     "field_names",
     "get_kind",
     "implied_kind",
+    "kind_recipe",
     "kinds",
     "recipe_from_metadata",
 ]

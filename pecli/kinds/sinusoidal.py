@@ -13,19 +13,21 @@ import itertools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, get_args
 
 import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.fitting import Ids, Sample, nonzero_runs, pair_frequencies, start_position
 from pecli.kernels.compiled import flat_sincos, pipeline32
 from pecli.kernels.exact import frequencies, row_blocks, sincos_pairs
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.rotation import fill_sincos
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
+
+if TYPE_CHECKING:  # the inverse direction (identify) loads pecli.fitting when it runs
+    from pecli.fitting import Ids, Sample
 
 Layout = Literal["interleaved", "split", "cos-first"]
 Freq = Literal["paper", "t2t", "half"]
@@ -329,6 +331,8 @@ class Sinusoidal(Recipe):
         n, d = sample.n, sample.d
         if d < 4:
             return
+        from pecli.fitting import nonzero_runs, pair_frequencies
+
         runs = [r for a, rows in sample.windows() for r in nonzero_runs(a, rows)]
         if not runs:
             return
@@ -411,6 +415,8 @@ def _first_start(sample: Sample, rule: Sinusoidal, sin_cols: Ids, cos_cols: Ids)
         return None
     r = int(nonzero[0])
     exponents = np.array([num / den for num, den in (rule.exponent(i) for i in range(sin_cols.size))])
+    from pecli.fitting import start_position
+
     return start_position(head[r], r, np.power(rule.base, -exponents), sin_cols, cos_cols)
 
 

@@ -17,7 +17,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from pecli.errors import RecipeError
-from pecli.kinds import get_kind, implied_kind
+from pecli.kinds import kind_recipe
 from pecli.kinds.base import Recipe
 from pecli.presets import biases, diffusion, grids, learned, multimodal, rotary, sinusoids, vision
 from pecli.presets.base import Preset, spell_param
@@ -72,20 +72,7 @@ def make_recipe(
         if kind is not None and kind != p.kind:
             raise RecipeError(f"preset {p.name} is a {p.kind} recipe, not {kind}: drop --kind")
         return p.recipe(**params)
-    cls = get_kind(kind if kind is not None else implied_kind(params))
-    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-    extra = [n for n in params if n not in names]
-    if extra:
-        raise RecipeError(
-            f"{cls.kind} recipes have no {', '.join(map(spell_param, extra))}: "
-            f"they take {', '.join(map(spell_param, names))}"
-        )
-    missing = [n for n in cls.required if params.get(n) is None]
-    if missing:
-        spelled = " and ".join(map(spell_param, missing))
-        article = "an" if cls.kind[0] in "aeiou" else "a"
-        raise RecipeError(f"{article} {cls.kind} recipe needs {spelled}, e.g. {cls.example}")
-    return cls(**params)
+    return kind_recipe(params, kind)
 
 
 __all__ = ["PRESETS", "Preset", "get_preset", "make_recipe"]
