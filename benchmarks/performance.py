@@ -5,9 +5,9 @@
 
 Cases, each timed alternately with its baselines in this process (medians of ``--repeat``):
 
-- generate: ``Sinusoidal(rows, dim).build()`` (float32, in memory) against seed 001's NumPy
-  function and seed 003's torch code, reimplemented below as the seeds print them; float64
-  (the exact kernel) against seed 001 too.
+- generate: ``Sinusoidal(rows, dim).build()`` (float32, in memory) against the textbook
+  NumPy function and the textbook torch code (the usual tutorial formulations, reimplemented below);
+  float64 (the exact kernel) against the NumPy one too.
 - csv: pecli's CSV writer against ``np.savetxt(fmt="%.9g")`` on the same float32 array, both to
   a file.  ``%.9g`` is the shortest printf format that round-trips every float32 (9 significant
   digits); it is also what pecli writes, so the two files are byte-identical (checked).
@@ -48,8 +48,8 @@ HERE = Path(__file__).resolve()
 
 
 # ----------------------------------------------------------------------------------- baselines
-def seed001(seq_len: int, d_model: int) -> np.ndarray:
-    """Seed 001's NumPy function, as written there (float64 output)."""
+def numpy_textbook(seq_len: int, d_model: int) -> np.ndarray:
+    """The textbook NumPy function (``np.power(10000, 2i/d)`` denominators; float64 output)."""
     position = np.arange(seq_len)[:, np.newaxis]
     div_term = np.power(10000, (2 * (np.arange(d_model // 2)) / np.float32(d_model)))
     pe = np.zeros((seq_len, d_model))
@@ -58,8 +58,8 @@ def seed001(seq_len: int, d_model: int) -> np.ndarray:
     return pe
 
 
-def seed003(seq_len: int, d_model: int) -> Any:
-    """Seed 003's torch code, as written there (float32 output)."""
+def torch_textbook(seq_len: int, d_model: int) -> Any:
+    """The textbook torch code (``torch.pow`` denominators; float32 output)."""
     import torch
 
     if d_model % 2 != 0:
@@ -83,8 +83,8 @@ def pecli_build(rows: int, dim: int, dtype: str = "float32") -> np.ndarray:
 GENERATORS: dict[str, Callable[..., Any]] = {
     "pecli": pecli_build,
     "pecli-f64": lambda n, d: pecli_build(n, d, "float64"),
-    "seed001": seed001,
-    "seed003": seed003,
+    "numpy_textbook": numpy_textbook,
+    "torch_textbook": torch_textbook,
 }
 
 
@@ -203,22 +203,22 @@ def print_table() -> None:
 
 # --------------------------------------------------------------------------------------- cases
 def case_generate(rows: int, dim: int, repeat: int, float64: bool) -> None:
-    fns = {"pecli": lambda: pecli_build(rows, dim), "seed001": lambda: seed001(rows, dim)}
+    fns = {"pecli": lambda: pecli_build(rows, dim), "numpy_textbook": lambda: numpy_textbook(rows, dim)}
     if have_torch():
-        fns["seed003"] = lambda: seed003(rows, dim)
-    warm = rows * dim * 8 * 3  # more than any side's peak (seed 001: float64 table and temporaries)
+        fns["torch_textbook"] = lambda: torch_textbook(rows, dim)
+    warm = rows * dim * 8 * 3  # more than any side's peak (the NumPy formula: float64 table and temporaries)
     alternate(fns, 1, warm)  # untimed: code paths, pecli's frequency and Z0 caches
     t = alternate(fns, repeat, warm)
     nbytes = rows * dim * 4
     rss = {k: child_rss("generate", k, str(rows), str(dim)) for k in fns}
     case = f"generate {rows}x{dim} float32"
     gbs = f"{nbytes / t['pecli'] / 1e9:.2f}"
-    for name, target in (("seed001", 13.0), ("seed003", 5.0)):
+    for name, target in (("numpy_textbook", 13.0), ("torch_textbook", 5.0)):
         if name not in t:
             row(
                 case,
                 f"{t['pecli']:.3f} s",
-                f"seed {name[4:]} ({'torch' if name == 'seed003' else 'NumPy'})",
+                f"seed {name[4:]} ({'torch' if name == 'torch_textbook' else 'NumPy'})",
                 "—",
                 "torch missing",
                 f"≥ {target:g}x",
@@ -231,7 +231,7 @@ def case_generate(rows: int, dim: int, repeat: int, float64: bool) -> None:
         row(
             case,
             f"{t['pecli']:.3f} s",
-            f"seed {name[4:]} ({'torch' if name == 'seed003' else 'NumPy'})",
+            f"seed {name[4:]} ({'torch' if name == 'torch_textbook' else 'NumPy'})",
             f"{t[name]:.3f} s",
             f"{ratio:.1f}x faster",
             f"≥ {target:g}x",
@@ -241,20 +241,24 @@ def case_generate(rows: int, dim: int, repeat: int, float64: bool) -> None:
         )
     if float64:
         t64 = alternate(
-            {"pecli-f64": lambda: pecli_build(rows, dim, "float64"), "seed001": lambda: seed001(rows, dim)}, 1
+            {
+                "pecli-f64": lambda: pecli_build(rows, dim, "float64"),
+                "numpy_textbook": lambda: numpy_textbook(rows, dim),
+            },
+            1,
         )
         rss64 = child_rss("generate", "pecli-f64", str(rows), str(dim))
-        ratio = t64["seed001"] / t64["pecli-f64"]
+        ratio = t64["numpy_textbook"] / t64["pecli-f64"]
         row(
             f"generate {rows}x{dim} float64 (exact)",
             f"{t64['pecli-f64']:.3f} s",
-            "seed 001 (NumPy)",
-            f"{t64['seed001']:.3f} s",
+            "textbook NumPy",
+            f"{t64['numpy_textbook']:.3f} s",
             f"{ratio:.2f}x faster",
             "(info)",
             None,
             f"{rows * dim * 8 / t64['pecli-f64'] / 1e9:.2f}",
-            f"{mb(rss64)} vs {mb(rss['seed001'])}",
+            f"{mb(rss64)} vs {mb(rss['numpy_textbook'])}",
         )
 
 
