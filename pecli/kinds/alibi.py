@@ -18,8 +18,9 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
-from pecli.kernels.exact import frequencies
+from pecli.kernels.exact import frequencies, row_blocks
 from pecli.kernels.pipelines import f32
+from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param
 
 AlibiPart = Literal["slopes", "bias"]
@@ -28,6 +29,10 @@ AlibiForm = Literal["list", "pow", "recip"]
 AlibiCompute = Literal["float32", "exact"]
 #: Key distances that float32 still represents exactly.
 F32_EXACT = 2**24
+
+
+#: Keys per pass of a bias row block when it is computed in another dtype than it is stored in.
+_PASS = 1 << 15
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +115,27 @@ class Alibi(Recipe):
         if self.part == "slopes":
             return np.asarray(slopes[None, :], dtype=self.dtype)[r0:r1]
         assert self.length is not None
-        keys = np.arange(self.length) - (self.length - 1 if self.origin == "last" else 0)
+        length = self.length
         dt: Any = np.float32 if self.compute == "float32" else np.float64
+        keys = (np.arange(length) - (length - 1 if self.origin == "last" else 0)).astype(dt)
+        slopes = slopes.astype(dt)
+        out = np.empty((r1 - r0, length), dtype=self.dtype)
         # float32: the frameworks' float32 product slope·j (one rounding each), then .to(dtype).
-        bias: np.ndarray = slopes[r0:r1, None].astype(dt) * keys[None, :].astype(dt)
-        return bias.astype(self.dtype)
+        # Row blocks on every core, in passes of _PASS keys (a scratch in the cache, not the table).
+
+        def block(a: int, b: int) -> None:
+            scratch = None if out.dtype == dt else np.empty((b - a, min(_PASS, length)), dtype=dt)
+            for c in range(0, length, _PASS):
+                cols = slice(c, c + _PASS)
+                if scratch is None:
+                    np.multiply(slopes[r0 + a : r0 + b, None], keys[None, cols], out=out[a:b, cols])
+                else:
+                    part = scratch[:, : len(keys[cols])]
+                    np.multiply(slopes[r0 + a : r0 + b, None], keys[None, cols], out=part)
+                    out[a:b, cols] = part  # the one cast to dtype
+
+        run_blocks(block, row_blocks(r1 - r0, length))
+        return out
 
     def max_position(self) -> float:
         return float(self.length or 1)

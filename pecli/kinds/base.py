@@ -382,9 +382,8 @@ def _bfloat16_rows(recipe: Recipe, rows: Callable[[Any, int, int], np.ndarray], 
 
     step = max(1, _ROUNDING_CELLS // max(1, f32.shape[1]))
     run_blocks(block, [(a, min(a + step, len(f32))) for a in range(0, len(f32), step)])
-    doubt_rows, doubt_cols = (
-        np.concatenate(part) for part in zip((np.zeros(0, int), np.zeros(0, int)), *doubts, strict=True)
-    )
+    doubt_rows = np.concatenate([np.zeros(0, dtype=np.int64), *(rows for rows, _ in doubts)])
+    doubt_cols = np.concatenate([np.zeros(0, dtype=np.int64), *(cols for _, cols in doubts)])
     if doubt_rows.size:
         wide = replace(recipe, dtype="float64")  # type: ignore[type-var]
         out[doubt_rows, doubt_cols] = round_to(wide.cells(r0 + doubt_rows, doubt_cols), "bfloat16")
