@@ -218,7 +218,7 @@ def case_generate(rows: int, dim: int, repeat: int, float64: bool) -> None:
             row(
                 case,
                 f"{t['pecli']:.3f} s",
-                f"seed {name[4:]} ({'torch' if name == 'torch_textbook' else 'NumPy'})",
+                "textbook torch" if name == "torch_textbook" else "textbook NumPy",
                 "—",
                 "torch missing",
                 f"≥ {target:g}x",
@@ -231,7 +231,7 @@ def case_generate(rows: int, dim: int, repeat: int, float64: bool) -> None:
         row(
             case,
             f"{t['pecli']:.3f} s",
-            f"seed {name[4:]} ({'torch' if name == 'torch_textbook' else 'NumPy'})",
+            "textbook torch" if name == "torch_textbook" else "textbook NumPy",
             f"{t[name]:.3f} s",
             f"{ratio:.1f}x faster",
             f"≥ {target:g}x",
