@@ -43,6 +43,11 @@ def spell(name: str) -> str:
     return "--len" if name == "length" else "--" + name.replace("_", "-")
 
 
+def spell_param(name: str) -> str:
+    """A parameter as users type it in a recipe operand: ``length`` → ``len``, ``padding_idx`` → ``padding-idx``."""
+    return spell(name)[2:]
+
+
 def int_param(name: str, value: object, minimum: int, hint: str) -> int:
     """``value`` as a whole number ≥ ``minimum``, or a :class:`RecipeError` naming ``hint``."""
     # bool is an int subclass; True as a length is a bug, not a 1.
@@ -440,4 +445,5 @@ __all__ = [
     "parameter_types",
     "positive_float",
     "spell",
+    "spell_param",
 ]

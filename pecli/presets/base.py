@@ -8,7 +8,7 @@ from typing import Any
 
 from pecli.errors import RecipeError
 from pecli.kinds import get_kind
-from pecli.kinds.base import Recipe, spell
+from pecli.kinds.base import Recipe, spell_param
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,3 @@ class Preset:
             "float64": "float64 pipeline: bit-exact",
             "float32": "float32 pipeline: ≈ ulp(angle)",
         }[compute]
-
-
-def spell_param(name: str) -> str:
-    """A parameter as users type it: ``length`` → ``len``, ``padding_idx`` → ``padding-idx``."""
-    return spell(name)[2:]
