@@ -45,19 +45,25 @@ def pipeline32(values: int) -> Callable[..., None] | None:
     return None if jit is None else jit.pipeline32_into
 
 
-def _wanted(pairs: int) -> ModuleType | None:
+def compiled_module(name: str, values: int) -> ModuleType | None:
+    """The numba module ``pecli.kernels.<name>`` for a job of ``values`` values, or ``None``: numba
+    missing or broken, the job too small to repay loading it, or ``PECLI_COMPILED=0``."""
     wanted = os.environ.get("PECLI_COMPILED", "")
-    if wanted == "0" or (wanted != "1" and pairs < MIN_PAIRS):
+    if wanted == "0" or (wanted != "1" and values < MIN_PAIRS):
         return None
-    return _load()
+    return _load(name)
+
+
+def _wanted(pairs: int) -> ModuleType | None:
+    return compiled_module("jit", pairs)
 
 
 @functools.cache
-def _load() -> ModuleType | None:
+def _load(name: str) -> ModuleType | None:
     try:
-        return importlib.import_module("pecli.kernels.jit")
+        return importlib.import_module(f"pecli.kernels.{name}")
     except Exception:  # numba absent, or unable to compile here: the NumPy kernel gives the same bits
         return None
 
 
-__all__ = ["MIN_PAIRS", "exact_sincos", "flat_sincos", "pipeline32"]
+__all__ = ["MIN_PAIRS", "compiled_module", "exact_sincos", "flat_sincos", "pipeline32"]
