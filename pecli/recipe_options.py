@@ -29,7 +29,7 @@ recipe_options = stack(
         type=LazyChoice(kind_names),
         default=None,
         help="Recipe kind (default sinusoidal; --grid/--order/--cls imply sincos2d, --heads alibi, "
-        "--scaling rope, --std/--init/--seed learned, --sequence mrope, --axes-dim/--tokens axial, "
+        "--scaling rope, --std/--init/--seed/--rng learned, --sequence mrope, --axes-dim/--tokens axial, "
         "--scale-base xpos, --feat-shape rope2d).",
     ),
     recipe_option("--len", "length", type=int, metavar="N", help="Number of positions (rows)."),
@@ -203,7 +203,14 @@ recipe_options = stack(
         default=None,
         help="learned: normal (HF) or truncated-normal (±2σ, TF's BERT).",
     ),
-    recipe_option("--seed", type=int, default=None, metavar="N", help="learned: NumPy PCG64 seed (default 0)."),
+    recipe_option("--seed", type=int, default=None, metavar="N", help="learned: seed of the draw (default 0)."),
+    recipe_option(
+        "--rng",
+        type=LazyChoice(field_choices("rng")),
+        default=None,
+        help="learned: splitmix (default): each value from its own cell's SplitMix64 word, any rows on every "
+        "core; pcg64: pecli 0.1-0.2's NumPy PCG64 stream per row, to rebuild the tables they wrote.",
+    ),
     recipe_option(
         "--offset", type=int, default=None, metavar="K", help="learned: K drawn rows before position 0 (BART: 2)."
     ),

@@ -304,7 +304,7 @@ def test_learned_seeds_padding_and_offset() -> None:
     assert bart.shape == (1026, 768) and bart.rows(0, 2).all()
     ss = np.random.SeedSequence(3).spawn(6)[5]
     row = np.random.Generator(np.random.PCG64(ss)).standard_normal(16) * 0.02
-    np.testing.assert_array_equal(Learned(length=6, dim=16, seed=3).rows(5, 6)[0], row.astype(f32))
+    np.testing.assert_array_equal(Learned(length=6, dim=16, seed=3, rng="pcg64").rows(5, 6)[0], row.astype(f32))
 
 
 # ------------------------------------------------------------------------------ validation

@@ -155,7 +155,8 @@ def recipe_from_metadata(meta: dict[str, Any]) -> Recipe | None:
     """Rebuild a recipe from stored metadata; ``None`` when the metadata holds no pecli recipe.
 
     Metadata written by a newer schema or an unknown kind is not guessed at: ``None``.
-    Parameters missing from older files take their defaults.
+    Parameters missing from older files take their defaults, or the value they meant then
+    (:attr:`Recipe.absent_means`: a learned table written before ``rng`` existed is ``pcg64``).
     """
     kind = meta.get("kind")
     if meta.get("schema") != SCHEMA or not isinstance(kind, str) or kind not in kinds():
@@ -163,7 +164,7 @@ def recipe_from_metadata(meta: dict[str, Any]) -> Recipe | None:
     cls = kinds()[kind]
     names = set(field_names(cls))
     try:
-        return cls(**{k: _from_stored(v) for k, v in meta.items() if k in names})
+        return cls(**{**cls.absent_means, **{k: _from_stored(v) for k, v in meta.items() if k in names}})
     except (RecipeError, TypeError):
         return None
 

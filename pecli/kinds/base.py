@@ -121,6 +121,9 @@ class Recipe:
     #: ``--positions`` gives with ``rows_at(ids)``; the parameters those ids make unnecessary (the
     #: sequence they would be derived from) are listed here with a value that stands in for them.
     ids_stand_in: ClassVar[dict[str, Any]] = {}
+    #: Parameters added after files were written without them, with the value those files meant
+    #: (when it is not today's default): metadata that lacks one is read with this value.
+    absent_means: ClassVar[dict[str, Any]] = {}
     dtype: Any
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -1,24 +1,29 @@
 """The learned kind: a learned position table at initialisation (BERT, GPT-2, RoBERTa, BART, ViT).
 
 The frameworks draw ``nn.Embedding``/``nn.Parameter`` weights from a normal (or truncated normal)
-distribution; this kind draws the same distribution, reproducibly and row by row, and recognises
-a table that looks like such a draw (it cannot rebuild torch's numbers).
+distribution; this kind draws the same distribution, reproducibly and cell by cell
+(:mod:`pecli.kernels.draws`), and recognises a table that looks like such a draw (it cannot
+rebuild torch's numbers).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
+from pecli.kernels.draws import fill_normal
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
 
 Init = Literal["normal", "truncated-normal"]
+Rng = Literal["splitmix", "pcg64"]
+#: TF's truncated normal redraws values beyond 2 standard deviations.
+TRUNCATION = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +34,15 @@ class Learned(Recipe):
     ``truncated_normal_initializer``, original BERT).  timm/HF ViT's ``trunc_normal_(std=.02)``
     truncates at ±2 *absolute* (±100 std), so it is ``normal`` here.
 
-    The values come from NumPy's PCG64, row ``r`` from its own stream
-    ``SeedSequence(seed).spawn(r+1)[r]``, so any row range is computed directly: the same
-    distribution as the framework's init, not torch's random numbers.  Drawn in float64,
-    scaled, rounded once.  ``padding_idx = k`` puts ``k + 1`` rows in front and zeroes row ``k``
-    (RoBERTa: 514 = 512 + 2 rows, row 1 zero); ``offset = k`` puts ``k`` drawn rows in front
+    ``rng=splitmix`` (the default): value ``(r, j)`` is a standard normal drawn from the
+    SplitMix64 word of cell ``r·2³² + j`` under a key from ``SeedSequence(seed)`` (Marsaglia and
+    Tsang's ziggurat; :mod:`pecli.kernels.draws`), so any row range is computed directly, on every
+    core, and row ``r``'s first ``j`` values do not depend on ``length`` or ``dim``.  ``rng=pcg64``:
+    pecli 0.1–0.2's draw, row ``r`` from NumPy's PCG64 stream ``SeedSequence(seed).spawn(r+1)[r]``
+    (about ten times slower; rebuilds the tables those versions wrote).  Either way the
+    framework's distribution, not torch's random numbers; drawn in float64, scaled by ``std`` in
+    float64 and rounded once.  ``padding_idx = k`` puts ``k + 1`` rows in front and zeroes row
+    ``k`` (RoBERTa: 514 = 512 + 2 rows, row 1 zero); ``offset = k`` puts ``k`` drawn rows in front
     (BART/OPT: 2).
     """
 
@@ -42,13 +51,15 @@ class Learned(Recipe):
     std: float = 0.02
     init: Init = "normal"
     seed: int = 0
+    rng: Rng = "splitmix"
     padding_idx: int | None = None
     offset: int = 0
     dtype: DType = "float32"
 
     kind: ClassVar[str] = "learned"
-    core: ClassVar[tuple[str, ...]] = ("length", "dim", "std", "init", "seed", "dtype")
+    core: ClassVar[tuple[str, ...]] = ("length", "dim", "std", "init", "seed", "rng", "dtype")
     example: ClassVar[str] = "--kind learned --len 512 --dim 768"
+    absent_means: ClassVar[dict[str, Any]] = {"rng": "pcg64"}  # files of pecli 0.1-0.2
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -58,6 +69,7 @@ class Learned(Recipe):
         set_(self, "seed", int_param("seed", self.seed, 0, "any whole number ≥ 0, e.g. --seed 0"))
         set_(self, "offset", int_param("offset", self.offset, 0, "BART and OPT use --offset 2"))
         choice("init", self.init, get_args(Init))
+        choice("rng", self.rng, get_args(Rng))
         choice("dtype", self.dtype, get_args(DType))
         if self.padding_idx is not None:
             set_(self, "padding_idx", int_param("padding_idx", self.padding_idx, 0, "RoBERTa uses 1"))
@@ -77,22 +89,34 @@ class Learned(Recipe):
         return (self.length + self.front, self.dim)
 
     def rows(self, r0: int, r1: int) -> np.ndarray:
-        """Rows ``[r0, r1)`` of the table, each drawn from its own stream."""
+        """Rows ``[r0, r1)``, on every core (the same values whatever the split)."""
         check_row_range(self.shape[0], r0, r1)
         out = np.empty((r1 - r0, self.dim), dtype=self.dtype)
-        for r in range(r0, r1):
-            if r == self.padding_idx:
-                out[r - r0] = 0
-                continue
-            rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed, spawn_key=(r,))))
-            z = rng.standard_normal(self.dim)
-            if self.init == "truncated-normal":
-                bad = np.abs(z) > 2.0
-                while bad.any():  # TF: values beyond 2 std are dropped and re-picked
-                    z[bad] = rng.standard_normal(int(bad.sum()))
-                    bad = np.abs(z) > 2.0
-            out[r - r0] = z * self.std
+        bound = TRUNCATION if self.init == "truncated-normal" else math.inf
+        if self.rng == "splitmix":
+            cells = self.shape[0] * self.dim  # whether compiling pays is decided on the whole table
+            fill_normal(out, self.seed, r0, self.std, bound, table_cells=cells)
+        else:  # one row at a time, as those versions did (threads only fight over the GIL here)
+            for r in range(r0, r1):
+                out[r - r0] = self._pcg64_row(r, bound)
+        if self.padding_idx is not None and r0 <= self.padding_idx < r1:
+            out[self.padding_idx - r0] = 0
         return out
+
+    def _pcg64_row(self, r: int, bound: float) -> np.ndarray:
+        """Row ``r`` as pecli 0.1–0.2 drew it: its own PCG64 stream, values beyond ``bound`` re-picked."""
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed, spawn_key=(r,))))
+        z = rng.standard_normal(self.dim)
+        bad = np.abs(z) > bound
+        while bad.any():  # TF: values beyond 2 std are dropped and re-picked
+            z[bad] = rng.standard_normal(int(bad.sum()))
+            bad = np.abs(z) > bound
+        return z * self.std
+
+    def scratch_bytes(self, rows: int) -> int:
+        """The default's row-block temporaries, plus the list of cells the ziggurat's proposal
+        cannot settle (about 1 in 140, two int64 copies): 1 byte per 8 cells covers it."""
+        return Recipe.scratch_bytes(self, rows) + max(0, min(rows, self.shape[0])) * self.dim // 8
 
     def pipeline(self) -> str:
         return "random"
@@ -135,4 +159,4 @@ class Learned(Recipe):
         return text + ". No formula rebuilds random numbers: compare distributions, not values"
 
 
-__all__ = ["DType", "Init", "Learned"]
+__all__ = ["TRUNCATION", "DType", "Init", "Learned", "Rng"]

@@ -39,7 +39,7 @@ class Preset:
     @property
     def exactness(self) -> str:
         if self.kind == "learned":
-            return "random: the framework's distribution, NumPy's numbers"
+            return "random: the framework's distribution, pecli's numbers"
         default = {f.name: f.default for f in fields(get_kind(self.kind))}.get("compute", "exact")  # type: ignore[arg-type]
         compute = self.params.get("compute", default)
         if self.kind == "alibi" and compute == "float32":

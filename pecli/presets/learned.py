@@ -18,7 +18,7 @@ PRESETS = [
         {"length": 512, "dim": 768},
         "google-research/bert (BERT-Base)",
         "modeling.py::embedding_postprocessor (truncated_normal_initializer(0.02))",
-        "N(0, 0.02²) truncated at ±2σ and redrawn (TF), seeded NumPy draw",
+        "N(0, 0.02²) truncated at ±2σ and redrawn (TF), seeded draw",
     ),
     _p(
         "hf-bert",
@@ -27,7 +27,7 @@ PRESETS = [
         {"length": 512, "dim": 768},
         "transformers 5.23 (bert-base config)",
         "models/bert/modeling_bert.py::BertPreTrainedModel._init_weights",
-        "normal_(0, initializer_range=0.02), seeded NumPy draw",
+        "normal_(0, initializer_range=0.02), seeded draw",
     ),
     _p(
         "gpt2",
@@ -36,7 +36,7 @@ PRESETS = [
         {"length": 1024, "dim": 768},
         "transformers 5.23 (gpt2 config)",
         "models/gpt2/modeling_gpt2.py::GPT2PreTrainedModel._init_weights",
-        "wpe: normal_(0, 0.02) (OpenAI's TF code used 0.01: --std 0.01), seeded NumPy draw",
+        "wpe: normal_(0, 0.02) (OpenAI's TF code used 0.01: --std 0.01), seeded draw",
     ),
     _p(
         "roberta",
@@ -45,7 +45,7 @@ PRESETS = [
         {"length": 512, "dim": 768},
         "transformers 5.23 (roberta-base config)",
         "models/roberta/modeling_roberta.py::RobertaEmbeddings",
-        "normal_(0, 0.02) with the padding row zeroed, seeded NumPy draw",
+        "normal_(0, 0.02) with the padding row zeroed, seeded draw",
         "rows = len + 2; row 1 zero; first token row 2",
     ),
     _p(
@@ -55,7 +55,7 @@ PRESETS = [
         {"length": 1024, "dim": 768},
         "transformers 5.23 (facebook/bart-base config)",
         "models/bart/modeling_bart.py::BartLearnedPositionalEmbedding",
-        "normal_(0, 0.02), seeded NumPy draw (OPT and BioGPT use the same offset)",
+        "normal_(0, 0.02), seeded draw (OPT and BioGPT use the same offset)",
         "rows = len + 2; first token row 2 (rows 0-1 drawn, never used)",
     ),
     _p(
@@ -65,7 +65,7 @@ PRESETS = [
         {"length": 196, "dim": 768},
         "timm 1.0 / transformers 5.23 (ViT-B/16 at 224)",
         "timm/models/vision_transformer.py::VisionTransformer.init_weights (trunc_normal_(pos_embed, std=.02))",
-        "trunc_normal_ bounds ±2 absolute = ±100σ: effectively N(0, 0.02²), seeded NumPy draw",
+        "trunc_normal_ bounds ±2 absolute = ±100σ: effectively N(0, 0.02²), seeded draw",
         "row 0 = class token, then 14×14 patches",
     ),
 ]
