@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from pecli import table as _table
 from pecli.diffstats import Accumulator, Collector, Element, RowDiff, narrower_float
+from pecli.dtypes import numpy_dtype
 from pecli.errors import PecliInputError, RecipeError
 from pecli.explanations import (
     DiffSample,
@@ -262,10 +263,13 @@ def compare(
     plan = SamplePlan.make(a.shape, b.shape)
     acc: Accumulator | None = None
     sample: DiffSample | None = None
+    # Two tables of bfloat16 values (files read as float32, or recipes) count bfloat16 ulps.
+    both_bf16 = a.dtype_name == b.dtype_name == "bfloat16"
+    ulp_dtype = numpy_dtype("bfloat16") if both_bf16 else narrower_float(a.dtype, b.dtype)
     if a.shape == b.shape:
 
         def accumulator() -> Accumulator:
-            return Accumulator(top, atol, rtol, equal_nan, first, narrower_float(a.dtype, b.dtype), ulps)
+            return Accumulator(top, atol, rtol, equal_nan, first, ulp_dtype, ulps)
 
         # The suspects' sample is copied out of the blocks as they pass: no second read.
         kept = plan if suspects else SamplePlan([], [])
@@ -294,8 +298,8 @@ def compare(
         source_b=b.source,
         shape_a=a.shape,
         shape_b=b.shape,
-        dtype_a=a.dtype.name,
-        dtype_b=b.dtype.name,
+        dtype_a=a.dtype_name,
+        dtype_b=b.dtype_name,
         atol=atol,
         rtol=rtol,
         equal_nan=equal_nan,

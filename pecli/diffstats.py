@@ -174,6 +174,8 @@ class Accumulator:
     ):
         self.top, self.atol, self.rtol, self.equal_nan, self.first = top, atol, rtol, equal_nan, first
         self.ulp_dtype, self.ulps = ulp_dtype, ulps
+        #: bfloat16 values compared as float32 (exactly): a bfloat16 ulp is 2¹⁶ float32 ulps.
+        self.ulp_shift = 16 if ulp_dtype is not None and ulp_dtype.name == "bfloat16" else 0
         self.exact = atol == 0 and rtol == 0 and ulps == 0
         #: Whether every value of A / B so far is a bfloat16 value (a float32 with a zero low half),
         #: and the most bfloat16 ulps between A and B rounded to bfloat16.
@@ -203,6 +205,8 @@ class Accumulator:
         rows, d = block_a.shape
         if rows * d == 0:
             return
+        # bfloat16 rows (a recipe's) as float32, exactly: the dtype bfloat16 files are read in.
+        block_a, block_b = (np.asarray(x, np.float32) if x.dtype.name == "bfloat16" else x for x in (block_a, block_b))
         self._storage(block_a, block_b)
         fa, fb = np.asarray(block_a).reshape(-1), np.asarray(block_b).reshape(-1)
         if fa.dtype != fb.dtype:  # compare values, not bits
@@ -292,7 +296,10 @@ class Accumulator:
             mixed = np.bitwise_xor(ia, ib, out=self._buffer("mixed", ia.dtype, n))
             if mixed.min() < 0:
                 opposite = np.flatnonzero(mixed < 0)
-        mixed_ulps = ulp_distance(fa[opposite], fb[opposite], fa.dtype) if opposite.size else np.empty(0)
+        if self.ulp_shift:  # both hold bfloat16 values: their float32 distance is a multiple of 2¹⁶
+            np.right_shift(ulp, self.ulp_shift, out=ulp)
+        counted = self.ulp_dtype if self.ulp_shift else fa.dtype
+        mixed_ulps = ulp_distance(fa[opposite], fb[opposite], counted) if opposite.size else np.empty(0)
         ulp[opposite] = 0
         far: NDArray[np.bool_] | None = None
         if self.exact:

@@ -196,6 +196,46 @@ def test_a_fairseq_table_stored_as_bfloat16_in_safetensors(tmp_path: Path) -> No
     assert doc["verdict"] == "match" and "fairseq" in doc["names"]
 
 
+def test_bfloat16_tables_one_ulp_apart_are_rounding_counted_in_bfloat16(tmp_path: Path) -> None:
+    # torch's route to bfloat16 (float64 → float32 → bfloat16) rounds twice; pecli's bfloat16 recipe
+    # rounds once: they differ by one bfloat16 ulp where the float32 value lands on a midpoint.
+    wide = np.empty((1500, 384))
+    p = np.arange(1500, dtype=np.float64)[:, None]
+    angle = p / 10000.0 ** (2 * np.arange(192) / 384)
+    wide[:, 0::2], wide[:, 1::2] = np.sin(angle), np.cos(angle)
+    twice = to_bfloat16(wide.astype(np.float32))
+    bf16_safetensors(tmp_path / "torch.safetensors", twice)
+    spec = SPEC + ",dtype=bfloat16"
+    code, out = diff(str(tmp_path / "torch.safetensors"), spec)
+    lines = out.splitlines()
+    assert code == 1 and lines[0].startswith("DIFFERENT: ")
+    assert "max ulp    1 (in bfloat16)" in out  # not 65536 float32 ulps
+    assert lines[1].endswith("(1500, 384) bfloat16") and "dtype differs" not in out
+    cause = next(line for line in lines if line.startswith("likely cause:"))
+    assert cause.startswith("likely cause: rounding: every difference is within 1 ulp of bfloat16 (")
+    code, out = diff(str(tmp_path / "torch.safetensors"), spec, "--ulps", "1")
+    assert code == 0 and out.startswith("SAME: all 576000 elements within |a−b| ≤ 0 + 0·|b| or 1 ulp")
+    # Moved by two bfloat16 ulps in one element: two, not 131072.
+    bits = twice.view(np.uint32).copy()
+    bits[7, 5] += 2 << 16
+    bf16_safetensors(tmp_path / "moved.safetensors", bits.view(np.float32))
+    code, out = diff(str(tmp_path / "moved.safetensors"), str(tmp_path / "torch.safetensors"), "--json")
+    doc = json.loads(out)
+    assert doc["max_ulp"] == 2 and doc["ulp_dtype"] == "bfloat16" and doc["mismatched"] == 1
+    # Every element one bfloat16 ulp up (the route for tables that mostly differ), one negated:
+    # x against −x is twice x's bfloat16 bit pattern apart.
+    bits = twice.view(np.uint32) + np.uint32(1 << 16)
+    bits[3, 9] = twice.view(np.uint32)[3, 9] ^ np.uint32(1 << 31)
+    bf16_safetensors(tmp_path / "all.safetensors", bits.view(np.float32))
+    code, out = diff(str(tmp_path / "all.safetensors"), str(tmp_path / "torch.safetensors"), "--json")
+    doc = json.loads(out)
+    assert doc["max_ulp"] == 2 * int((twice.view(np.uint32)[3, 9] >> 16) & 0x7FFF) and doc["ulp_dtype"] == "bfloat16"
+    bits[3, 9] = twice.view(np.uint32)[3, 9] + np.uint32(1 << 16)  # back to x, one ulp up
+    bf16_safetensors(tmp_path / "all.safetensors", bits.view(np.float32))
+    doc = json.loads(diff(str(tmp_path / "all.safetensors"), str(tmp_path / "torch.safetensors"), "--json")[1])
+    assert doc["max_ulp"] == 1 and doc["mismatched"] == 576000
+
+
 def test_a_users_own_json_beside_the_table_is_never_replaced(tmp_path: Path) -> None:
     (tmp_path / "w.npy.json").write_text('{"mine": true}\n')
     for force in ([], ["--force"]):

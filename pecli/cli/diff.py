@@ -36,12 +36,13 @@ def diff(
 
     A and B are SOURCEs: files, FILE:KEY or recipes such as sinusoidal:len=120,dim=8.  Exact by
     default; with --atol/--rtol an element matches when |a−b| ≤ atol + rtol·|b|, B being the
-    reference (NumPy's isclose); with --ulps N also when at most N values of the narrower dtype
-    lie between a and b.  The report starts with a verdict, then shape, dtype and metadata
-    differences, the count of elements outside tolerance, max abs/rel/ulp differences with where
-    they are, RMS, the likely cause (rounding — a few ulps everywhere, with the recipe pipeline
-    that reproduces A exactly when there is one —, split vs interleaved layout, cos-first, rows
-    shifted, a padding row, 2-D order, float32 angles, another base) and the worst elements.
+    reference (NumPy's isclose); with --ulps N also when at most N values of the narrower dtype lie
+    between a and b (bfloat16 when both hold bfloat16 values, files read as float32 too). The report
+    starts with a verdict, then shape, dtype and metadata differences, the count of elements outside
+    tolerance, max abs/rel/ulp differences with where they are, RMS, the likely cause (rounding — a
+    few ulps everywhere, with the recipe pipeline that reproduces A exactly when there is one —,
+    split vs interleaved layout, cos-first, rows shifted, a padding row, 2-D order, float32 angles,
+    another base) and the worst elements.
 
     Exit status 0 when the tables match, 1 when they differ (a shape mismatch too), 2 on error.
 
