@@ -298,7 +298,7 @@ class Accumulator:
                 opposite = np.flatnonzero(mixed < 0)
         if self.ulp_shift:  # both hold bfloat16 values: their float32 distance is a multiple of 2¹⁶
             np.right_shift(ulp, self.ulp_shift, out=ulp)
-        counted = self.ulp_dtype if self.ulp_shift else fa.dtype
+        counted = self.ulp_dtype if self.ulp_shift and self.ulp_dtype is not None else fa.dtype
         mixed_ulps = ulp_distance(fa[opposite], fb[opposite], counted) if opposite.size else np.empty(0)
         ulp[opposite] = 0
         far: NDArray[np.bool_] | None = None
