@@ -134,6 +134,11 @@ def test_version_names_the_fast_extra() -> None:
         "qwen2.5-vl:part=sin",
         "flux:part=cos",  # a float64 pipeline rounded to float32
         "axial:axes-dim=16;56;56,tokens=text=8;image=32x32,part=sin,compute=float32",
+        # 16-bit tables: float32 rows rounded by pecli.kernels.jit.round16_into or NumPy's passes
+        "sinusoidal:len=2000,dim=384,start=12345,dtype=float16",  # a few cells computed in float64
+        "sinusoidal:len=1500,dim=257,layout=split,dtype=bfloat16",
+        "fairseq:len=1000,dim=256,dtype=float16",  # a float32 pipeline, cast
+        "llama:len=1000,part=sin,compute=exact,dtype=bfloat16",  # doubtful rows rebuilt (Recipe.cells)
     ],
 )
 def test_rope_pipelines_are_the_same_whichever_kernel(spec: str, monkeypatch: pytest.MonkeyPatch) -> None:

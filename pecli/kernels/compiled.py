@@ -45,6 +45,14 @@ def pipeline32(values: int) -> Callable[..., None] | None:
     return None if jit is None else jit.pipeline32_into
 
 
+def rounding16(values: int) -> Callable[..., int] | None:
+    """The compiled ``round16_into(bits, out, half, check, doubts)`` (float32 bits rounded to
+    float16 or bfloat16 bits in one pass, listing the cells it cannot decide) for a table of
+    ``values`` cells, or ``None``."""
+    jit = _wanted(values)
+    return None if jit is None else jit.round16_into
+
+
 def compiled_module(name: str, values: int) -> ModuleType | None:
     """The numba module ``pecli.kernels.<name>`` for a job of ``values`` values, or ``None``: numba
     missing or broken, the job too small to repay loading it, or ``PECLI_COMPILED=0``."""
@@ -66,4 +74,4 @@ def _load(name: str) -> ModuleType | None:
         return None
 
 
-__all__ = ["MIN_PAIRS", "compiled_module", "exact_sincos", "flat_sincos", "pipeline32"]
+__all__ = ["MIN_PAIRS", "compiled_module", "exact_sincos", "flat_sincos", "pipeline32", "rounding16"]

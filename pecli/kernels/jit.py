@@ -1,6 +1,8 @@
 """The exact kernel compiled by numba (the optional ``fast`` extra): :func:`sincos_into` (an exact
 table's rows), :func:`sincos_flat` (one frequency along an array: a float32 pipeline's angles) and
-:func:`pipeline32_into` (a float32 pipeline of the exp or pow form, angles and all).
+:func:`pipeline32_into` (a float32 pipeline of the exp or pow form, angles and all); and
+:func:`round16_into`, float32 values rounded to float16 or bfloat16 on their bits in one pass
+(:mod:`pecli.kernels.halves`: the same bits as its NumPy passes).
 
 The same arithmetic as :func:`pecli.kernels.exact.sincos`, operation for operation and in the same
 order, as loops over (position, frequency) pairs instead of ~100 NumPy passes over a block:
@@ -145,4 +147,73 @@ def pipeline32_into(positions: np.ndarray, inv: np.ndarray, sin_out: np.ndarray,
             cos_out[a, i] = np.float32(c_row[i])
 
 
-__all__ = ["pipeline32_into", "sincos_flat", "sincos_into"]
+#: Cells per run of :func:`round16_into`: a run is rounded in one vectorized loop and scanned again
+#: only when it holds a cell the float32 value cannot decide.
+_RUN = 256
+
+
+@njit(inline="always")
+def bfloat16_bits(u: int, check: bool) -> tuple[int, bool]:
+    """bfloat16 bits of float32 bits ``u``, rounded to nearest even on the integer, and whether the
+    float32 value cannot decide: not finite, or (``check``) its low half within 1 of 0x8000."""
+    low = u & 0xFFFF
+    doubt = ((u & 0x7FFFFFFF) >= 0x7F800000) | (check & (low >= 0x7FFF) & (low <= 0x8001))
+    return (u + 0x7FFF + ((u >> 16) & 1)) >> 16, doubt
+
+
+@njit(inline="always")
+def float16_bits(u: int, check: bool) -> tuple[int, bool]:
+    """float16 bits of float32 bits ``u`` in float16's normal range (or ±0), rounded to nearest
+    even on the integer, and whether the float32 value cannot decide: outside that range (a
+    float16 subnormal, an overflow, inf, nan), or (``check``) its low 13 bits within 1 of 0x1000."""
+    m = u & 0x7FFFFFFF
+    low = m & 0x1FFF
+    outside = (m < 0x38800000) | (m >= 0x477FF000)
+    doubt = ((m != 0) & outside) | (check & (low >= 0xFFF) & (low <= 0x1001))
+    r = 0 if outside else ((m - 0x38000000) + 0xFFF + ((m >> 13) & 1)) >> 13
+    return r | ((u >> 16) & 0x8000), doubt
+
+
+@njit(inline="always")
+def cell_bits(u: int, half: bool, check: bool) -> tuple[int, bool]:
+    """:func:`float16_bits` (``half``) or :func:`bfloat16_bits` of ``u``."""
+    return float16_bits(u, check) if half else bfloat16_bits(u, check)
+
+
+@njit(inline="always")
+def round_run(bits: np.ndarray, out: np.ndarray, half: bool, check: bool) -> int:
+    """``out`` ← the rounded ``bits`` (a loop the compiler vectorizes: indices from 0, which numba
+    knows are not negative); nonzero when a cell of the run is doubtful."""
+    seen = 0
+    for i in range(bits.size):
+        r, d = cell_bits(int(bits[i]), half, check)
+        out[i] = r
+        seen |= d
+    return seen
+
+
+_ROUND16 = [types.int64(types.uint32[::1], types.uint16[::1], types.boolean, types.boolean, types.int64[::1])]
+
+
+@njit(_ROUND16, cache=True, nogil=True, boundscheck=False)
+def round16_into(bits: np.ndarray, out: np.ndarray, half: bool, check: bool, doubts: np.ndarray) -> int:
+    """``out[i]`` ← float32 bits ``bits[i]`` rounded to float16 (``half``) or bfloat16, in one pass;
+    the indices of the cells the float32 value cannot decide (see :func:`float16_bits`,
+    :func:`bfloat16_bits`) go to ``doubts`` (as long as ``bits``), and their number is returned:
+    those cells of ``out`` are left for the caller to write."""
+    count = 0
+    for a in range(0, bits.size, _RUN):
+        run = bits[a : a + _RUN]
+        if half:
+            seen = round_run(run, out[a : a + _RUN], True, check)
+        else:
+            seen = round_run(run, out[a : a + _RUN], False, check)
+        if seen:
+            for i in range(run.size):
+                if cell_bits(int(run[i]), half, check)[1]:
+                    doubts[count] = a + i
+                    count += 1
+    return count
+
+
+__all__ = ["bfloat16_bits", "float16_bits", "pipeline32_into", "round16_into", "sincos_flat", "sincos_into"]

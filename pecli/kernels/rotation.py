@@ -24,7 +24,10 @@ of exact, absolutely.
   are recomputed with the exact kernel, so the promise holds for any table, not only for those
   whose smallest value happens to be large enough.  Block 0 (positions below ``B``) is ``Z0``.
 - float16: its grid is at least 2⁻²⁴ apart, so ``9.1u`` only matters within 2⁻²⁵·⁸ ulp of a
-  midpoint: within 1 ulp always.
+  midpoint: within 1 ulp always.  Kinds that compute scattered cells in float64 (the sinusoidal
+  kind) do not come here for float16: their table is rotated in float32 and each value rounded
+  once to float16, the few that float32 cannot decide from float64 (:mod:`pecli.kernels.halves`),
+  so it is correctly rounded (and faster: NumPy casts to float16 one value at a time).
 - float64 (and any other dtype): ``9.1u`` is thousands of ulp for values near zero, so those
   keep the exact kernel (``pecli.kernels.exact.fill_exact``), row blocks split between threads;
   compiled by numba for large float64 tables when the ``fast`` extra is installed
@@ -84,8 +87,9 @@ def fill_sincos(
     the first ``n_cos`` frequencies), both of the output dtype, possibly strided views of one
     array.  ``w_hi + w_lo`` are the frequencies in turns per position (double-double, as
     ``pecli.kernels.exact.frequencies`` gives them).  float32/float16 output is rotated (within 1 ulp
-    of exact); float64 and other dtypes use the exact kernel.  ``threads``: None = as many as
-    pay (up to the CPUs available), 1 = none.  ``table_pairs``: the whole table's (position,
+    of exact; the module docstring says which float16 tables are not built here); float64 and
+    other dtypes use the exact kernel.  ``threads``: None = as many as pay (up to the CPUs
+    available), 1 = none.  ``table_pairs``: the whole table's (position,
     frequency) pairs when it is asked for block by block (a writer's row blocks): whether loading
     the compiled kernel pays is decided on it.  Bit-identical whatever the threads, the row split
     or the kernel.

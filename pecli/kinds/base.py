@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pecli.dtypes import DTYPES, numpy_dtype, round_to
+from pecli.dtypes import DTYPES, numpy_dtype
 from pecli.errors import RecipeError
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class Recipe:
         super().__init_subclass__(**kwargs)
         rows = cls.__dict__.get("rows")
         if rows is not None and not getattr(rows, "_checks_memory", False):
-            cls.rows = _checked_rows(rows)  # type: ignore[method-assign]
+            cls.rows = _checked_rows(rows)  # type: ignore[method-assign,assignment]
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -166,7 +166,7 @@ class Recipe:
         """The values at the cells ``(rows[j], cols[j])`` (in any order), as :meth:`rows`
         gives them.  This default builds each run of consecutive rows; a kind that computes
         scattered cells directly overrides it (a bfloat16 table asks for the float64 value of
-        about one cell in 22,000)."""
+        about one cell in 22,000, an exact float16 table of such a kind one in 2,700)."""
         import numpy as np
 
         out = np.empty(len(rows), dtype=numpy_dtype(self.dtype))
@@ -198,11 +198,13 @@ class Recipe:
 
         n, d = self.shape
         rows = max(1, min(rows, n))
-        if self.dtype == "bfloat16":
-            # Built as float32 (see _bfloat16_rows): those rows and their scratch, the rounding's
-            # float32/uint32 temporaries, and a few rows rebuilt in float64.
+        if _from_float32(self):
+            # Built as float32 (see _rounded_rows): those rows and their scratch, the doubtful cells'
+            # indices (rare: 8 bytes a cell bounds them), and a chunk of them computed in float64.
+            from pecli.kernels.halves import exact_chunk
+
             f32 = replace(self, dtype="float32")  # type: ignore[type-var]
-            return f32.scratch_bytes(rows) + rows * d * 12 + (8 + SCRATCH_BYTES_PER_CELL) * d * _REBUILT_ROWS
+            return f32.scratch_bytes(rows) + rows * d * 12 + (8 + SCRATCH_BYTES_PER_CELL) * exact_chunk(d)
         sinusoids = type(self).wavelengths is not Recipe.wavelengths
         if sinusoids and self.pipeline() == "exact" and self.dtype in ("float32", "float16"):
             # The rotation kernel: its fixed per-column cost, and a row of temporaries per thread.
@@ -268,7 +270,7 @@ class Recipe:
         return float(self.start + self.shape[0])
 
     def carrier(self) -> str:
-        """The dtype a bfloat16 table is built in before its one rounding to bfloat16: float32 when
+        """The dtype a 16-bit table is built in before its one rounding to 16 bits: float32 when
         the recipe reproduces a float32 pipeline (the framework's way: torch computes in float32
         and casts, as ``LlamaRotaryEmbedding`` does for a bfloat16 input), else float64 (the
         exact table, or a float64 pipeline, rounded once)."""
@@ -334,7 +336,7 @@ class Recipe:
 
 def _checked_rows(rows: Callable[[Any, int, int], np.ndarray]) -> Callable[[Any, int, int], np.ndarray]:
     """``rows`` preceded by :meth:`Recipe.ensure_rows_fit` (a range outside the table is left to
-    ``rows``); a bfloat16 recipe's rows are its :meth:`Recipe.carrier` rows rounded once."""
+    ``rows``); a 16-bit recipe's rows are often its :meth:`Recipe.carrier` rows rounded once."""
 
     @functools.wraps(rows)
     def checked(self: Recipe, r0: int, r1: int) -> np.ndarray:
@@ -344,58 +346,41 @@ def _checked_rows(rows: Callable[[Any, int, int], np.ndarray]) -> Callable[[Any,
             count = 0  # not row numbers: ``rows`` says what is wrong
         if count:
             self.ensure_rows_fit(count)
-        if self.dtype == "bfloat16":
-            return _bfloat16_rows(self, rows, r0, r1)
+        if _from_float32(self):
+            return _rounded_rows(self, rows, r0, r1)
         return rows(self, r0, r1)
 
     checked._checks_memory = True  # type: ignore[attr-defined]
     return checked
 
 
-#: Low halves of a float32 within one float32 ulp of a bfloat16 midpoint (0x8000): where the
-#: float32 value cannot tell which way the exact value rounds to bfloat16.
-_MIDPOINT_LOW = (0x7FFF, 0x8001)
-#: Rows rebuilt in float64 at once (consecutive doubtful rows).
+#: Rows rebuilt in float64 at once by the default :meth:`Recipe.cells` (consecutive rows).
 _REBUILT_ROWS = 16
-#: Cells per pass of the bfloat16 rounding (its temporaries stay in the cache).
-_ROUNDING_CELLS = 1 << 16
 
 
-def _bfloat16_rows(recipe: Recipe, rows: Callable[[Any, int, int], np.ndarray], r0: int, r1: int) -> np.ndarray:
-    """Rows ``[r0, r1)`` of a bfloat16 recipe, rounded once from its :meth:`Recipe.carrier` values.
+def _from_float32(recipe: Recipe) -> bool:
+    """Whether the recipe's table is float32 rows rounded once to 16 bits (:mod:`pecli.kernels.halves`):
+    every bfloat16 table; a float16 one when it reproduces a float32 pipeline (the float32 values,
+    cast) or is exact with cells of its own to compute the few doubtful values from (correctly
+    rounded then).  Other float16 tables are rounded from their float64 values by the kind."""
+    if recipe.dtype == "bfloat16":
+        return True
+    if recipe.dtype != "float16":
+        return False
+    cheap = type(recipe).cells is not Recipe.cells and recipe.pipeline() == "exact"
+    return recipe.carrier() == "float32" or cheap
 
-    A float32 carrier (a float32 pipeline) is rounded as torch casts.  For a float64 carrier the
-    recipe's float32 rows decide (they are within one float32 ulp of the float64 values, and
-    bfloat16 is a float32 with its low half rounded away): the bfloat16 rounding of such a value
-    is that of the float64 value unless its low half lies within one ulp of the midpoint 0x8000;
-    only such values (about 1 in 22,000) are computed in float64 (:meth:`Recipe.cells`) and rounded
-    from it, through float32 rounded to odd (:func:`pecli.dtypes.round_to`).
-    """
-    import numpy as np
 
-    from pecli.kernels.threads import run_blocks
+def _rounded_rows(recipe: Recipe, rows: Callable[[Any, int, int], np.ndarray], r0: int, r1: int) -> np.ndarray:
+    """Rows ``[r0, r1)`` of a 16-bit recipe, rounded once from its :meth:`Recipe.carrier` values:
+    its float32 rows, with the cells they cannot decide computed in float64 (:meth:`Recipe.cells`)."""
+    from pecli.kernels.halves import round_rows
 
     f32 = rows(replace(recipe, dtype="float32"), r0, r1)  # type: ignore[type-var]
-    out = np.empty(f32.shape, dtype=numpy_dtype("bfloat16"))
-    check = recipe.carrier() != "float32"
-    doubts: list[tuple[np.ndarray, np.ndarray]] = []
-
-    def block(a: int, b: int) -> None:  # cache-sized passes: no table-sized temporaries
-        round_to(f32[a:b], "bfloat16", out=out[a:b])
-        if check:
-            low = f32[a:b].view(np.uint32) & 0xFFFF
-            flat = np.flatnonzero((low >= _MIDPOINT_LOW[0]) & (low <= _MIDPOINT_LOW[1]))
-            doubt_rows, doubt_cols = np.divmod(flat, f32.shape[1])
-            doubts.append((a + doubt_rows, doubt_cols))
-
-    step = max(1, _ROUNDING_CELLS // max(1, f32.shape[1]))
-    run_blocks(block, [(a, min(a + step, len(f32))) for a in range(0, len(f32), step)])
-    doubt_rows = np.concatenate([np.zeros(0, dtype=np.int64), *(rows for rows, _ in doubts)])
-    doubt_cols = np.concatenate([np.zeros(0, dtype=np.int64), *(cols for _, cols in doubts)])
-    if doubt_rows.size:
-        wide = replace(recipe, dtype="float64")  # type: ignore[type-var]
-        out[doubt_rows, doubt_cols] = round_to(wide.cells(r0 + doubt_rows, doubt_cols), "bfloat16")
-    return out
+    wide = replace(recipe, dtype="float64") if recipe.carrier() != "float32" else None  # type: ignore[type-var]
+    exact = None if wide is None else lambda r, c: wide.cells(r0 + r, c)
+    n, d = recipe.shape
+    return round_rows(f32, recipe.dtype, exact, n * d)
 
 
 def _runs(ids: np.ndarray) -> list[tuple[int, int]]:

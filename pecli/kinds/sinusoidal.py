@@ -176,7 +176,7 @@ class Sinusoidal(Recipe):
         return (j, first) if j < head else (j - head, second)
 
     def exponents(self) -> tuple[tuple[int, int], ...]:
-        """``e_i`` of every frequency, as fractions (cached: a bfloat16 table asks once for each row
+        """``e_i`` of every frequency, as fractions (cached: a 16-bit table asks once for each row
         it rebuilds in float64, and 512 fractions took longer than the row)."""
         return _exponents(self.freq, self.frequency_width, self.sin_columns)
 
@@ -266,7 +266,7 @@ class Sinusoidal(Recipe):
 
     def cells(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """An exact float64 recipe's cells each from its own (position, frequency) pair: the bits
-        :meth:`rows` gives, ~50 ns a cell (a bfloat16 table's doubtful values); others build rows."""
+        :meth:`rows` gives, ~50 ns a cell (a 16-bit table's doubtful values); others build rows."""
         if self.compute != "exact" or self.dtype != "float64":
             return Recipe.cells(self, rows, cols)  # (slots: no zero-argument super())
         check_row_range(self.shape[0], int(rows.min(initial=0)), int(rows.max(initial=-1)) + 1)
