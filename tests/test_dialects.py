@@ -241,8 +241,8 @@ def test_recipe_operands_round_trip_with_presets_and_new_parameters() -> None:
 @pytest.mark.parametrize(
     ("kind", "params", "message"),
     [
-        ("sinusoidal", {"length": 4, "dim": 4, "grid": "2x2"}, "sinusoidal recipes have no grid"),
-        (None, {"length": 4, "dim": 4, "grid": "2x2"}, "sincos2d recipes have no len"),
+        ("sinusoidal", {"length": 4, "dim": 4, "grid": "2x2"}, "a sinusoidal recipe has no grid: it takes len, dim"),
+        (None, {"length": 4, "dim": 4, "grid": "2x2"}, "a sincos2d recipe has no len: it takes grid"),
         (None, {"grid": "2x2"}, "needs dim"),
         (None, {"grid": "2x2", "dim": 6}, "multiple of 4"),
         (None, {"grid": "2", "dim": 8}, "HxW"),

@@ -123,16 +123,10 @@ def kind_recipe(params: dict[str, Any], kind: str | None = None) -> Recipe:
     """A recipe of ``kind`` (or the kind the parameters imply, :func:`implied_kind`) from its
     defaults and ``params``; a parameter the kind does not have, or a required one missing, is a
     :class:`RecipeError` that says what the kind takes.  (Presets: :func:`pecli.presets.make_recipe`.)"""
-    from pecli.kinds.base import spell_param
+    from pecli.kinds.base import refuse_unknown, spell_param
 
     cls = get_kind(kind if kind is not None else implied_kind(params))
-    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-    extra = [n for n in params if n not in names]
-    if extra:
-        raise RecipeError(
-            f"{cls.kind} recipes have no {', '.join(map(spell_param, extra))}: "
-            f"they take {', '.join(map(spell_param, names))}"
-        )
+    refuse_unknown(cls, params, f"a {cls.kind} recipe")
     missing = [n for n in cls.required if params.get(n) is None]
     if missing:
         spelled = " and ".join(map(spell_param, missing))

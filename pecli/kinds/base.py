@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -46,6 +46,17 @@ def spell(name: str) -> str:
 def spell_param(name: str) -> str:
     """A parameter as users type it in a recipe operand: ``length`` → ``len``, ``padding_idx`` → ``padding-idx``."""
     return spell(name)[2:]
+
+
+def refuse_unknown(cls: type[Recipe], params: Iterable[str], what: str) -> None:
+    """A :class:`RecipeError` for parameters ``cls`` does not have, saying what ``what`` (the
+    subject of the message: ``a rope recipe``, ``preset llama is a rope recipe, which``) takes."""
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    extra = [n for n in params if n not in names]
+    if extra:
+        raise RecipeError(
+            f"{what} has no {', '.join(map(spell_param, extra))}: it takes {', '.join(map(spell_param, names))}"
+        )
 
 
 def int_param(name: str, value: object, minimum: int, hint: str) -> int:
@@ -432,6 +443,7 @@ __all__ = [
     "optional_float",
     "parameter_types",
     "positive_float",
+    "refuse_unknown",
     "spell",
     "spell_param",
 ]

@@ -13,12 +13,12 @@ rounded once (what the paper defines).
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any
 
 from pecli.errors import RecipeError
 from pecli.kinds import kind_recipe
-from pecli.kinds.base import Recipe, spell_param
+from pecli.kinds.base import Recipe, refuse_unknown
 from pecli.presets import biases, diffusion, grids, learned, multimodal, rotary, sinusoids, vision
 from pecli.presets.base import Preset
 
@@ -60,12 +60,7 @@ def make_recipe(
     if base is not None:
         if kind is not None and kind != base.kind:
             raise RecipeError(f"the model's config gives a {base.kind} recipe, not {kind}: drop --kind")
-        names = [f.name for f in fields(base)]  # type: ignore[arg-type]
-        extra = [n for n in params if n not in names]
-        if extra:
-            raise RecipeError(
-                f"the model's config gives a {base.kind} recipe, which has no {', '.join(map(spell_param, extra))}"
-            )
+        refuse_unknown(type(base), params, f"the model's config gives a {base.kind} recipe, which")
         return replace(base, **params)  # type: ignore[type-var]
     if preset is not None:
         p = get_preset(preset)

@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from pecli.errors import RecipeError
 from pecli.kinds import get_kind
-from pecli.kinds.base import Recipe, spell_param
+from pecli.kinds.base import Recipe, refuse_unknown
 
 
 @dataclass(frozen=True)
@@ -27,13 +26,7 @@ class Preset:
     def recipe(self, **overrides: Any) -> Recipe:
         """The preset's recipe, with ``overrides`` (e.g. ``length=2048``) applied."""
         cls = get_kind(self.kind)
-        known = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-        unknown = [n for n in overrides if n not in known]
-        if unknown:
-            raise RecipeError(
-                f"preset {self.name} is a {self.kind} recipe, which has no {', '.join(map(spell_param, unknown))}: "
-                f"it takes {', '.join(map(spell_param, known))}"
-            )
+        refuse_unknown(cls, overrides, f"preset {self.name} is a {self.kind} recipe, which")
         return cls(**{**self.size, **self.params, **overrides})
 
     @property
