@@ -357,6 +357,7 @@ def test_learned_seeds_padding_and_offset() -> None:
         (lambda: Learned(length=10, dim=4, seed=-1), "seed must be at least 0"),
         (lambda: Learned(length=10, dim=4, init="uniform"), "unknown init 'uniform'"),
         (lambda: Learned(length=10, dim=4, padding_idx=1, offset=2), "not both"),
+        (lambda: Learned(length=2**32 - 2, dim=4, offset=2), "fewer than 2**32 rows and columns"),
     ],
 )
 def test_bad_parameters_name_the_problem_and_the_fix(make: Callable[[], object], message: str) -> None:

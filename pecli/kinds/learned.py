@@ -17,7 +17,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
-from pecli.kernels.draws import fill_normal
+from pecli.kernels.draws import COLUMN_BITS, fill_normal
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
 
 Init = Literal["normal", "truncated-normal"]
@@ -78,6 +78,11 @@ class Learned(Recipe):
                     "give padding_idx (rows in front with a zero row, RoBERTa) or offset (drawn rows in front, "
                     "BART), not both"
                 )
+        if max(self.shape) >= 2**COLUMN_BITS:  # cell r·2³² + j names one value: no cell twice
+            raise RecipeError(
+                f"a learned table has fewer than 2**{COLUMN_BITS} rows and columns, not {self.shape[0]}×{self.dim}: "
+                "give a smaller --len or --dim"
+            )
 
     @property
     def front(self) -> int:
