@@ -6,6 +6,9 @@ then runs, with the same bits).  Loading numba and the cached machine code costs
 after an install, which compiles it into numba's cache), so small tables never pay it:
 ``pecli generate --len 120 --dim 8`` does not import numba.
 
+The numba modules are ``pecli.kernels.jit*`` (``jit``: the sinusoid kernels and the 16-bit
+rounding; ``jit_draws``: the learned tables' draws); only this module imports them.
+
 ``PECLI_COMPILED=0`` turns the compiled kernel off, ``PECLI_COMPILED=1`` uses it at any size (tests,
 benchmarks).
 """
