@@ -229,6 +229,22 @@ def test_at_least_25_presets_each_naming_its_source() -> None:
         p.recipe()  # the default builds
 
 
+def test_each_presets_precision_is_what_its_recipe_computes() -> None:
+    # The kind says it: a random draw promises a distribution, a float32/float64 pipeline what it
+    # reproduces, an exact recipe one rounding; Bloom's float32 pow is named where it is off.
+    said = {p.name: p.exactness for p in PRESETS.values()}
+    for p in PRESETS.values():
+        r = p.recipe()
+        compute = getattr(r, "compute", "exact")
+        if r.kind == "learned":
+            assert said[p.name].startswith("random: "), p.name
+        elif compute == "float32":
+            assert said[p.name].startswith("float32 pipeline: "), p.name
+        else:
+            assert said[p.name] == {"exact": "exact, rounded once", "float64": "float64 pipeline: bit-exact"}[compute]
+    assert "Bloom: 1 ulp" in said["bloom-alibi"] and said["llama"] == "float32 pipeline: ≈ ulp(angle)"
+
+
 def test_recipe_operands_round_trip_with_presets_and_new_parameters() -> None:
     r = parse_recipe("fairseq:len=10,dim=8")
     assert r == get_preset("fairseq").recipe(length=10, dim=8)

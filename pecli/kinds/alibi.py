@@ -143,6 +143,11 @@ class Alibi(Recipe):
     def pipeline(self) -> str:
         return self.compute if self.compute == "exact" else f"float32 {self.form}"
 
+    def exactness(self) -> str:
+        if self.compute == "float32":
+            return "float32 pipeline: bit-exact (Bloom: 1 ulp where torch's pow is off)"
+        return Recipe.exactness(self)  # (slots: no zero-argument super())
+
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
     def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:

@@ -293,6 +293,14 @@ class Recipe:
         form = getattr(self, "form", None)
         return str(compute if compute == "exact" or form is None else f"{compute} {form}")
 
+    def exactness(self) -> str:
+        """What the values promise against the framework's own, in a few words (``pecli presets``)."""
+        return {
+            "exact": "exact, rounded once",
+            "float64": "float64 pipeline: bit-exact",
+            "float32": "float32 pipeline: ≈ ulp(angle)",
+        }[getattr(self, "compute", "exact")]
+
     # -- the inverse: which recipes of this kind a table's data suggest ----------------------------
     @classmethod
     def fit(cls, sample: Sample) -> Iterator[Recipe]:

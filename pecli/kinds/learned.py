@@ -126,6 +126,9 @@ class Learned(Recipe):
     def pipeline(self) -> str:
         return "random"
 
+    def exactness(self) -> str:
+        return "random: the framework's distribution, pecli's numbers"
+
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
     def recognise(cls, sample: Sample) -> str | None:

@@ -3,7 +3,7 @@ where the table comes from (see :mod:`pecli.presets`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from pecli.kinds import get_kind
@@ -31,14 +31,5 @@ class Preset:
 
     @property
     def exactness(self) -> str:
-        if self.kind == "learned":
-            return "random: the framework's distribution, pecli's numbers"
-        default = {f.name: f.default for f in fields(get_kind(self.kind))}.get("compute", "exact")  # type: ignore[arg-type]
-        compute = self.params.get("compute", default)
-        if self.kind == "alibi" and compute == "float32":
-            return "float32 pipeline: bit-exact (Bloom: 1 ulp where torch's pow is off)"
-        return {
-            "exact": "exact, rounded once",
-            "float64": "float64 pipeline: bit-exact",
-            "float32": "float32 pipeline: ≈ ulp(angle)",
-        }[compute]
+        """What the preset's values promise against the framework's (its kind says)."""
+        return self.recipe().exactness()
