@@ -236,6 +236,20 @@ def test_bfloat16_tables_one_ulp_apart_are_rounding_counted_in_bfloat16(tmp_path
     assert doc["max_ulp"] == 1 and doc["mismatched"] == 576000
 
 
+def test_a_bfloat16_table_of_another_base_is_named_by_its_base(tmp_path: Path) -> None:
+    # The causes are fitted within the rounding of the dtype the values are held in: bfloat16's
+    # for a bfloat16 file read as float32 (float32's slack was 2¹³ times too tight to fit a base).
+    p = np.arange(512, dtype=np.float64)[:, None]
+    angle = p / 20000.0 ** (2 * np.arange(32) / 64)
+    wide = np.empty((512, 64))
+    wide[:, 0::2], wide[:, 1::2] = np.sin(angle), np.cos(angle)
+    bf16_safetensors(tmp_path / "b20k.safetensors", wide.astype(np.float32))
+    for reference in ("sinusoidal:len=512,dim=64,dtype=bfloat16", "sinusoidal:len=512,dim=64"):
+        code, out = diff(str(tmp_path / "b20k.safetensors"), reference)
+        cause = next(line for line in out.splitlines() if line.startswith("likely cause:"))
+        assert code == 1 and cause.startswith("likely cause: base: A's angles fit base 20000"), out
+
+
 def test_a_users_own_json_beside_the_table_is_never_replaced(tmp_path: Path) -> None:
     (tmp_path / "w.npy.json").write_text('{"mine": true}\n')
     for force in ([], ["--force"]):

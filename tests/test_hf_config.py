@@ -155,7 +155,9 @@ def test_a_config_pecli_cannot_read_is_one_line_naming_the_key(run, tmp_path: Pa
 def test_an_option_the_configs_kind_does_not_have_is_named_with_what_it_takes(run, tmp_path: Path) -> None:
     r = run("generate", "--hf-config", write(tmp_path, LLAMA31), "--grid", "2x2")
     assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
-    assert r.stderr.startswith("Error: the model's config gives a rope recipe, which has no grid: it takes len, dim, base")
+    assert r.stderr.startswith(
+        "Error: the model's config gives a rope recipe, which has no grid: it takes len, dim, base"
+    )
 
 
 def test_missing_and_unreadable_files(run, tmp_path: Path) -> None:

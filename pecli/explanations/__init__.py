@@ -6,7 +6,9 @@ of B, where
 * ``slack = max(2⁻²⁰, 4·ε) · max|B|`` with ε the machine epsilon of the coarser of the two dtypes:
   2⁻²⁰ ≈ 9.5e-7 is 8 float32 ulps at 1.0, about where float32 framework tables of ~1000 rows
   and an exact table agree (≤ 4.8e-7 measured for fairseq's 1026×512), yet five orders of
-  magnitude below what a wrong layout or formula produces (0.1–2); 4·ε widens it for float16;
+  magnitude below what a wrong layout or formula produces (0.1–2); 4·ε widens it for float16,
+  and for bfloat16 (a bfloat16 file read as float32 counts as bfloat16: its values carry that
+  rounding) to 2⁻⁵, still three times below a wrong layout's smallest;
 * or, for a "float32 angles" fit, the envelope ``2⁻²²·(1 + max(1, p)) · max|B|`` at position p.
   A float32 pipeline rounds the exponent 2i/d, ``base^x``, ``ω`` and ``p·ω``, which moves the
   angle by at most ``p·ω·(ln(base)·x + 3)·2⁻²⁴ ≤ 3·2⁻²⁴·p`` rad (``base^−x·(ln(base)·x + 3)`` is

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
+from pecli.dtypes import precision_of
 from pecli.errors import RecipeError
 from pecli.explanations.evidence import (
     MAX_PADDING_ROWS,
@@ -205,8 +206,8 @@ def precision_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) ->
         return []
     residual = worst_gap(ra, rb)
     if level == 0:
-        floats = [t.dtype for t in (a, b) if t.dtype.kind == "f"]
-        coarse = max(floats, key=lambda t: float(np.finfo(t).eps)).name if floats else "the dtype"
+        held = [p for t in (a, b) if (p := precision_of(t.dtype_name)) is not None]  # bfloat16 files too
+        coarse = max(held, key=lambda p: p.eps).name if held else "the dtype"
         detail = (
             f"every difference is at most {residual:.3g}, within the rounding of {coarse} ({crit.slack:.2g}): "
             "the same values, rounded or computed differently"
