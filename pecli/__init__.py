@@ -22,8 +22,7 @@ from pecli.errors import FormatError, OutputError, PecliInputError, RecipeError,
 
 if TYPE_CHECKING:
     from pecli.analysis import decay, heatmap_sample, relative_residual, wavelengths
-    from pecli.comparison import Comparison, compare
-    from pecli.explanations import explain
+    from pecli.diff import Comparison, compare, explain
     from pecli.formats import open_table, write_table
     from pecli.identification import Identification, identify
     from pecli.inspection import describe, row_details
@@ -83,9 +82,9 @@ _LAZY = {
     "heatmap_sample": "pecli.analysis",
     "relative_residual": "pecli.analysis",
     "wavelengths": "pecli.analysis",
-    "compare": "pecli.comparison",
-    "explain": "pecli.explanations",
-    "Comparison": "pecli.comparison",
+    "compare": "pecli.diff",
+    "explain": "pecli.diff",
+    "Comparison": "pecli.diff",
     "describe": "pecli.inspection",
     "row_details": "pecli.inspection",
     "open_table": "pecli.formats",

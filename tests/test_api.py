@@ -103,7 +103,7 @@ def test_generate_to_the_terminal_loads_only_its_command_and_its_kind() -> None:
     assert {"pecli.cli.make", KINDS[DEFAULT_KIND].__module__, "pecli.render"} <= loaded
     unneeded = {cli.commands[name].callback.__module__ for name in cli.commands} - {"pecli.cli.make"}  # type: ignore[union-attr]
     unneeded |= {cls.__module__ for kind, cls in KINDS.items() if kind != DEFAULT_KIND}
-    unneeded |= {"pecli.formats", "pecli.sources", "pecli.comparison", "pecli.identification", "pecli.explanations"}
+    unneeded |= {"pecli.formats", "pecli.sources", "pecli.diff", "pecli.identification"}
     unneeded |= {"pecli.analysis", "pecli.plot", "pecli.positions", "h5py", "safetensors", "torch"}
     unneeded |= {"rich.console", "pecli.presets", "pecli.fitting"}
     assert len(unneeded) > 10 and not unneeded & loaded, sorted(unneeded & loaded)

@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import pecli.explanations.evidence
+import pecli.diff.evidence
 import pecli.table
 from pecli import PecliInputError, Sinusoidal
-from pecli.comparison import Comparison, compare, metadata_differences
-from pecli.explanations import explain
+from pecli.diff.report import Comparison, compare, metadata_differences
+from pecli.diff.causes import explain
 from pecli.table import Table
 
 
@@ -425,7 +425,7 @@ def test_tensor2tensor_frequencies_are_another_base() -> None:
 
 
 def test_suspects_are_found_in_a_sample_of_a_long_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pecli.explanations.evidence, "SAMPLE_ROWS", 256)  # 4 windows of 64 rows
+    monkeypatch.setattr(pecli.diff.evidence, "SAMPLE_ROWS", 256)  # 4 windows of 64 rows
     b = recipe(length=3000, dim=16)
     assert names(compare(plain(Sinusoidal(3000, 16, start=3).build()), b)) == ["shift"]
     assert names(compare(recipe(length=3000, dim=16, base=20000.0), b)) == ["base"]

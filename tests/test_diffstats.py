@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from numpy.testing._private.utils import integer_repr
 
-import pecli.diffstats as diffstats
-from pecli.diffstats import Accumulator, narrower_float
+import pecli.diff.statistics as diffstats
+from pecli.diff.statistics import Accumulator, narrower_float
 
 
 def truth(a: np.ndarray, b: np.ndarray, atol: float, rtol: float, ulps: int, top: int) -> dict[str, Any]:

@@ -52,7 +52,7 @@ def diff(
       pecli diff a.npy b.npy --json
       pecli diff -s a.npy b.npy && echo same
     """
-    from pecli.comparison import compare
+    from pecli.diff import compare
     from pecli.sources import open_source
 
     app: App = ctx.obj

@@ -1,5 +1,5 @@
 """The usual suspects, each a function of A, B, the sample and the criteria that returns the
-:class:`~pecli.explanations.evidence.Explanation` it fits, if any."""
+:class:`~pecli.diff.evidence.Explanation` it fits, if any."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from pecli.dtypes import precision_of
 from pecli.errors import RecipeError
-from pecli.explanations.evidence import (
+from pecli.diff.evidence import (
     MAX_PADDING_ROWS,
     MAX_SHIFT,
     SCREEN_ROWS,

@@ -5,7 +5,7 @@ A is the candidate, B the reference.  An element is within tolerance iff
 equal under ``equal_nan``; infinities are equal only to themselves.  Both tables are read in row
 blocks and compared in float64, so tables larger than memory work.
 
-When they differ, :mod:`pecli.explanations` says what the likely cause is.
+When they differ, :mod:`pecli.diff.causes` says what the likely cause is.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pecli import table as _table
-from pecli.diffstats import Accumulator, Collector, Element, RowDiff, narrower_float
+from pecli.diff.statistics import Accumulator, Collector, Element, RowDiff, narrower_float
 from pecli.dtypes import numpy_dtype
 from pecli.errors import PecliInputError, RecipeError
-from pecli.explanations import (
+from pecli.diff.causes import (
     DiffSample,
     Explanation,
     SamplePlan,

@@ -1,5 +1,5 @@
 """What the likely causes of a difference are tested on: a sample of both tables, aligned row by
-row, and the criteria a cause must meet to be reported (see :mod:`pecli.explanations`)."""
+row, and the criteria a cause must meet to be reported (see :mod:`pecli.diff.causes`)."""
 
 from __future__ import annotations
 

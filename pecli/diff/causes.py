@@ -21,14 +21,14 @@ fitting it is no evidence and it is not reported.
 
 from __future__ import annotations
 
-from pecli.explanations.evidence import (
+from pecli.diff.evidence import (
     DiffSample,
     Explanation,
     SamplePlan,
     check_tolerance,
     criteria_for,
 )
-from pecli.explanations.suspects import (
+from pecli.diff.transforms import (
     base_suspect,
     column_index_suspect,
     layout_and_more,
