@@ -376,19 +376,17 @@ def diff_view(c: Any) -> list[RenderableType]:
     if not c.same:
         if c.explanations:
             for x in c.explanations:
-                out.append(
-                    Text.assemble(
-                        ("likely cause: ", "bold yellow"),
-                        f"{x.name}: {x.detail} (largest |a−b| left: {x.residual:.3g}"
-                        + (f"; checked on {c.causes_checked_on})" if c.causes_checked_on else ")"),
-                    )
-                )
+                left = "" if x.proved else f"largest |a−b| left: {x.residual:.3g}"
+                where = f"checked on {c.causes_checked_on}" if c.causes_checked_on and not x.proved else ""
+                note = "; ".join(t for t in (left, where) if t)
+                out.append(Text.assemble(("likely cause: ", "bold yellow"), x.text + (f" ({note})" if note else "")))
         elif c.shapes_match:
             out.append(
-                "no known cause fits (rounding, storage dtype, layout, cos-first, shifted rows, padding row, "
-                "2-D order, transposed, float32 angles, base, column index in the exponent, and a layout "
-                "with one of these): a real difference"
+                "no known cause fits (the recipes' parameters, rounding, storage dtype, a column permutation, "
+                "shifted rows, padding rows, a transposed grid, a constant factor, float32 angles): a real difference"
             )
+            if c.nearest:
+                out.append(_line(f"nearest recipe for A: {c.nearest}"))
     if c.worst and not c.same:
         grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
         for head in ("pos", "dim", "a", "b", "|a−b|", "rel"):

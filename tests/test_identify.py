@@ -261,7 +261,7 @@ def test_reads_stay_small() -> None:
     assert best(result).name == "vaswani"
     # The fitting reads a sample (and a rotary fit a longer head); the proof reads every row once,
     # for all its candidates together.
-    from pecli.kinds.rope import FIT_ROWS
+    from pecli.kinds.rope.fit import FIT_ROWS
 
     assert result.sample == "224 of 20000 rows (head, tail and 8 windows between)"
     assert data.rows <= 224 + FIT_ROWS + 20000 and best(result).verification.rows == 20000

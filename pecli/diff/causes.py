@@ -1,7 +1,18 @@
-"""Why two tables differ: :func:`explain` tries the usual suspects (layout, cos-first, shifted
-rows, a padding row, transposed grid order, float32 angles, another base) and reports one only
+"""Why two tables differ: :func:`explain` looks for the cause in this order and reports one only
 when it *fits*: after undoing it, every sampled element of A is within ``max(tolerance, slack)``
-of B, where
+of B.
+
+1. **The recipes** (:mod:`pecli.diff.fitted`): when a side's recipe agrees with its data, the
+   other table is fitted by that recipe's kind, starting from the recipe, and the parameters
+   that had to change are the cause, in the kind's words (``base 500000 (A) vs 10000 (B)``,
+   ``scaling llama3 (…) missing in A``, ``order timm (A) vs mae (B)``).
+2. **Transformations no parameter expresses** (:mod:`pecli.diff.transforms`): columns
+   permuted, rows shifted or padded, a square grid transposed, a constant multiplier, float32
+   angles; a permutation together with shifted rows.
+3. **Neither side has a recipe**: both tables are identified and their recipes compared; when
+   nothing fits, the nearest recipe tried for A is given with "a real difference".
+
+The criteria, where
 
 * ``slack = max(2⁻²⁰, 4·ε) · max|B|`` with ε the machine epsilon of the coarser of the two dtypes:
   2⁻²⁰ ≈ 9.5e-7 is 8 float32 ulps at 1.0, about where float32 framework tables of ~1000 rows
@@ -21,19 +32,24 @@ fitting it is no evidence and it is not reported.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
+
 from pecli.diff.evidence import (
+    Criteria,
     DiffSample,
     Explanation,
     SamplePlan,
     check_tolerance,
     criteria_for,
 )
+from pecli.diff.fitted import Fit, confirmed, fit_from, identified_causes, statistics_cause
 from pecli.diff.transforms import (
-    base_suspect,
-    column_index_suspect,
     layout_and_more,
     permutation_suspects,
     precision_suspect,
+    scale_suspect,
     shift_suspects,
     transposed_suspect,
     transposed_table,
@@ -41,24 +57,72 @@ from pecli.diff.transforms import (
 from pecli.table import Table, first_position
 
 
+@dataclass(frozen=True)
+class Causes:
+    """The causes that fit (best first) and, when none does, the nearest recipe tried for A."""
+
+    found: list[Explanation]
+    nearest: str = ""
+
+
 def explain(a: Table, b: Table, *, atol: float = 0.0, rtol: float = 0.0, equal_nan: bool = True) -> list[Explanation]:
-    """The usual causes of a difference that fit A against reference B (see the module docstring)."""
+    """The likely causes of a difference that fit A against reference B (see the module docstring)."""
     atol, rtol = check_tolerance("atol", atol), check_tolerance("rtol", rtol)
     sample = DiffSample.read(a, b, SamplePlan.make(a.shape, b.shape), first_position(a, b))
-    return explain_sample(a, b, sample, atol, rtol, equal_nan)
+    return explain_sample(a, b, sample, atol, rtol, equal_nan).found
 
 
-def explain_sample(
-    a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, equal_nan: bool
-) -> list[Explanation]:
+def explain_sample(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, equal_nan: bool) -> Causes:
+    """The causes of A's difference from B that fit the sample, best first (module docstring).
+    Arithmetic on hostile values (overflow, NaN) only makes a cause not fit: it warns nobody."""
+    with np.errstate(all="ignore"):
+        return _explain(a, b, sample, atol, rtol, equal_nan)
+
+
+def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, equal_nan: bool) -> Causes:
     (na, d), (nb, db) = a.shape, b.shape
     if a.shape == b.shape[::-1] and (na != nb or not _symmetric_shape_rest(a, b, sample, atol, rtol, equal_nan)):
         found_t = transposed_table(a, b, atol, rtol)
         if found_t or na != nb:
-            return found_t
+            return Causes(found_t)
     if d != db or na == 0 or nb == 0 or d == 0 or not sample.windows:
-        return []
+        return Causes([])
     crit = criteria_for(a, b, sample, atol, rtol, equal_nan)
+    ra, rb, pos, rows = sample.aligned(0)[:4]
+    known_a = known_b = None
+    if na == nb:
+        known_b = confirmed(b.recipe, rb, rows, pos, crit)
+        known_a = confirmed(a.recipe, ra, rows, pos, crit)
+    fit = Fit([])
+    learned = [r for r, k in ((a.recipe, known_a), (b.recipe, known_b)) if k is not None and r is not None]
+    if learned and not learned[0].formula:
+        both = a.recipe.changes(b.recipe) if len(learned) == 2 and a.recipe and b.recipe else []
+        return Causes([statistics_cause(ra, rb, both)])
+    if known_b is not None and b.recipe is not None:
+        fit = fit_from(b.recipe, a, ra, rows, pos, crit, target_is_a=True)
+    elif known_a is not None and a.recipe is not None:
+        fit = fit_from(a.recipe, b, rb, rows, pos, crit, target_is_a=False)
+    if fit.found:
+        return Causes(fit.found)
+    found = transformations(a, b, sample, crit)
+    if found or na != nb:
+        return Causes(found, fit.nearest)
+    if known_a is None and known_b is None:
+        fit, ida, idb = identified_causes(a, b)
+        if fit.learned:
+            return Causes([statistics_cause(ra, rb)])
+        if not fit.found and (ida is not None) != (idb is not None):
+            # One side identified: fit the other from its recipe, on the sample.
+            if idb is not None:
+                fit = fit_from(idb, a, ra, rows, pos, crit, target_is_a=True)
+            elif ida is not None:
+                fit = fit_from(ida, b, rb, rows, pos, crit, target_is_a=False)
+    return Causes(fit.found, fit.nearest)
+
+
+def transformations(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
+    """The kind-independent causes (:mod:`pecli.diff.transforms`), the cheapest first."""
+    na, nb = a.shape[0], b.shape[0]
     found: list[Explanation] = []
     if na == nb:
         found += permutation_suspects(a, b, sample, crit)
@@ -66,12 +130,9 @@ def explain_sample(
     if na == nb:
         found += transposed_suspect(b, sample, crit)
         found += precision_suspect(a, b, sample, crit)
-        # Fitting a base rebuilds the sample, so only when nothing simpler fits.  (A base so close
-        # to B's that all differences stay within the float32 envelope is reported as precision.)
-        found += [] if found else base_suspect(a, b, sample, crit)
-        found += [] if found else column_index_suspect(a, b, sample, crit)
+        found += [] if found else scale_suspect(a, b, sample, crit)
     if not found and na == nb:
-        found += layout_and_more(a, b, sample, crit, [shift_suspects, base_suspect])
+        found += layout_and_more(a, b, sample, crit, [shift_suspects])
     return found
 
 
@@ -82,4 +143,4 @@ def _symmetric_shape_rest(a: Table, b: Table, sample: DiffSample, atol: float, r
     return bool(permutation_suspects(a, b, sample, crit) or transposed_suspect(b, sample, crit))
 
 
-__all__ = ["DiffSample", "Explanation", "SamplePlan", "check_tolerance", "explain", "explain_sample"]
+__all__ = ["Causes", "DiffSample", "Explanation", "SamplePlan", "check_tolerance", "explain", "explain_sample"]

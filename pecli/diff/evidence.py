@@ -3,7 +3,6 @@ row, and the criteria a cause must meet to be reported (see :mod:`pecli.diff.cau
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +13,6 @@ from numpy.typing import NDArray
 
 from pecli.dtypes import precision_of
 from pecli.errors import PecliInputError
-from pecli.kinds.sinusoidal import Sinusoidal
 from pecli.table import Table
 
 Arr = NDArray[np.float64]
@@ -36,11 +34,19 @@ SCREEN_ROWS = 16  # head and tail rows tried before a whole sample is checked
 
 @dataclass(frozen=True, slots=True)
 class Explanation:
-    """A suspect that fits: its name, what it means here, and the largest ``|a − b|`` left after undoing it."""
+    """A suspect that fits: its name, what it means here, and the largest ``|a − b|`` left after
+    undoing it (NaN when it was not measured on rows: two recipes compared).  ``proved``: shown
+    on every row of both tables (identify's proof), not only on the sampled rows."""
 
     name: str
     detail: str
     residual: float
+    proved: bool = False
+
+    @property
+    def text(self) -> str:
+        """The cause as ``diff`` prints it: a recipe's changes are their own name."""
+        return self.detail if self.name == "recipe" else f"{self.name}: {self.detail}"
 
 
 def check_tolerance(name: str, value: float) -> float:
@@ -234,15 +240,6 @@ def take(x: Arr, cols: NDArray[np.intp] | None = None) -> Expected:
     return expected
 
 
-def rebuild(positions: Arr, d: int, base: float, layout: str) -> Expected:
-    """The sinusoid with ``base`` at the sampled positions, as an :data:`Expected`."""
-
-    def expected(i: Index) -> Arr:
-        return sinusoid(positions[i], d, base, layout)
-
-    return expected
-
-
 def criteria_for(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, equal_nan: bool) -> Criteria:
     # The precision the values are held in: a bfloat16 file is read as float32, but its values
     # carry bfloat16's rounding (2⁻⁸ relative), which no float32 slack would cover.
@@ -272,23 +269,3 @@ def envelope_note(level: int, crit: Criteria, positions: Arr) -> str:
     top = float(positions.max())
     env = float(crit.envelope(np.array([top]))[0])
     return f"; the rest is float32-angle rounding (within {env:.2g} at position {int(top)})"
-
-
-@functools.lru_cache(maxsize=16)
-def pairs(layout: str, d: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """The sin and cos column of each frequency that has both (read-only: shared by every caller)."""
-    sin_cols, cos_cols = Sinusoidal(1, d, layout=layout).pairs()  # type: ignore[arg-type]
-    sin_cols.flags.writeable = cos_cols.flags.writeable = False
-    return sin_cols, cos_cols
-
-
-def sinusoid(positions: Arr, d: int, base: float, layout: str) -> Arr:
-    """A sinusoidal table in float64 (angles p·ω in float64: ample for a fit at float32 level)."""
-    omega = np.power(base, -2.0 * np.arange((d + 1) // 2) / d)
-    angles = positions[:, None] * omega[None, :]
-    sin_cols = np.arange(0, d, 2) if layout == "interleaved" else np.arange((d + 1) // 2)
-    cos_cols = pairs(layout, d)[1]
-    out = np.empty((positions.size, d))
-    out[:, sin_cols] = np.sin(angles)
-    out[:, cos_cols] = np.cos(angles[:, : d // 2])
-    return out

@@ -10,20 +10,16 @@ When they differ, :mod:`pecli.diff.causes` says what the likely cause is.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Generator
 from contextlib import closing
-from dataclasses import dataclass, field, replace
-from typing import Any, get_args, get_type_hints
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pecli import table as _table
-from pecli.diff.statistics import Accumulator, Collector, Element, RowDiff, narrower_float
-from pecli.dtypes import numpy_dtype
-from pecli.errors import PecliInputError, RecipeError
 from pecli.diff.causes import (
     DiffSample,
     Explanation,
@@ -31,6 +27,9 @@ from pecli.diff.causes import (
     check_tolerance,
     explain_sample,
 )
+from pecli.diff.statistics import Accumulator, Collector, Element, RowDiff, narrower_float
+from pecli.dtypes import numpy_dtype
+from pecli.errors import PecliInputError, RecipeError
 from pecli.inspection import json_number
 from pecli.kernels.threads import cpu_threads, prefetch, touch
 from pecli.kinds.base import Recipe
@@ -80,6 +79,8 @@ class Comparison:
     explanations: list[Explanation] = field(default_factory=list)
     #: Empty when the causes were tested on every row, else which rows they were tested on.
     causes_checked_on: str = ""
+    #: When no cause fits: the nearest recipe tried for A, with its distance on the rows scored.
+    nearest: str = ""
     ulps: int = 0
 
     @property
@@ -131,8 +132,10 @@ class Comparison:
                 for r in self.worst_rows
             ],
             "explanations": [
-                {"name": x.name, "detail": x.detail, "residual": _num(x.residual)} for x in self.explanations
+                {"name": x.name, "detail": x.detail, "residual": _num(x.residual), "proved": x.proved}
+                for x in self.explanations
             ],
+            "nearest": self.nearest or None,
         }
 
 
@@ -194,21 +197,10 @@ def _rounding(a: Table, b: Table, stats: dict[str, Any], ulp_dtype: np.dtype[Any
 
 
 def _pipeline_proofs(recipe: Recipe | None, target: Table) -> list[tuple[Recipe, Any]]:
-    """The recipe in each of its kind's other pipelines (``compute``/``form``), proved on ``target``."""
-    if recipe is None or recipe.shape != target.shape or not hasattr(recipe, "compute"):
+    """The recipe in each of its kind's other pipelines (:meth:`Recipe.pipelines`), proved on ``target``."""
+    if recipe is None or recipe.shape != target.shape:
         return []
-    hints = get_type_hints(type(recipe))
-    computes = get_args(hints.get("compute")) or (getattr(recipe, "compute", None),)
-    forms = get_args(hints.get("form")) or (None,)
-    variants = []
-    for compute, form in itertools.product(computes, forms):
-        change = {"compute": compute, **({"form": form} if form is not None else {})}
-        try:
-            variant = replace(recipe, **change)  # type: ignore[type-var]
-        except (RecipeError, TypeError):
-            continue
-        if variant != recipe and variant not in variants:
-            variants.append(variant)
+    variants = recipe.pipelines()
     if not variants:
         return []
     return list(zip(variants, verify_all(target, [(v, 0.0) for v in variants]), strict=True))
@@ -216,15 +208,10 @@ def _pipeline_proofs(recipe: Recipe | None, target: Table) -> list[tuple[Recipe,
 
 def preset_names(recipe: Recipe) -> str:
     """The presets whose recipe, at this size, is ``recipe``."""
-    from dataclasses import fields
-
     from pecli.presets import PRESETS
 
-    size = {
-        f.name: getattr(recipe, f.name)
-        for f in fields(recipe)  # type: ignore[arg-type]
-        if f.name in ("length", "dim", "grid", "dtype", "heads", "start")
-    }
+    sizes = ("length", "dim", "grid", "dtype", "heads", "start")
+    size = {k: v for k, v in recipe.params(everything=True).items() if k in sizes}
     names = []
     for p in PRESETS.values():
         if p.kind != recipe.kind:
@@ -278,6 +265,7 @@ def compare(
         sample = DiffSample.from_windows(kept, col_a.parts, col_b.parts, first)
     same = acc is not None and acc.mismatched == 0
     explanations: list[Explanation] = []
+    nearest = ""
     checked_on = ""
     if suspects and not same:
         if sample is None:
@@ -287,9 +275,12 @@ def compare(
     if suspects and not same and sample is not None:
         last = first + max(a.shape[0], b.shape[0])
         rounding = _storage(bf16, stats, last) + _rounding(a, b, stats, acc.ulp_dtype if acc is not None else None)
-        explanations = rounding or explain_sample(a, b, sample, atol, rtol, equal_nan)
+        causes = explain_sample(a, b, sample, atol, rtol, equal_nan) if not rounding else None
+        explanations = rounding or (causes.found if causes is not None else [])
+        nearest = causes.nearest if causes is not None else ""
         sampled = sum(w.a.shape[0] for w in sample.windows)
-        if explanations and not rounding and a.shape[1] == b.shape[1] and sampled < a.shape[0]:
+        on_rows = [x for x in explanations if not x.proved]
+        if on_rows and not rounding and a.shape[1] == b.shape[1] and sampled < a.shape[0]:
             # The counts and maxima are over every element; a cause is tested on the sample.
             checked_on = f"{sampled} sampled rows of {a.shape[0]}"
     return Comparison(
@@ -306,6 +297,7 @@ def compare(
         metadata_differences=metadata_differences(a, b),
         explanations=explanations,
         causes_checked_on=checked_on,
+        nearest=nearest,
         ulps=ulps,
         ulp_dtype=acc.ulp_dtype.name if acc is not None and acc.ulp_dtype is not None else None,
         **stats,

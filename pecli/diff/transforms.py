@@ -1,67 +1,58 @@
-"""The usual suspects, each a function of A, B, the sample and the criteria that returns the
-:class:`~pecli.diff.evidence.Explanation` it fits, if any."""
+"""The transformations no recipe parameter expresses, whatever the kind: each a function of A, B,
+the sample and the criteria that returns the :class:`~pecli.diff.evidence.Explanation` it fits,
+if any.  Their words are about rows and columns only: what a column *means* is the kind's to say
+(:mod:`pecli.diff.fitted`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
-from pecli.dtypes import precision_of
-from pecli.errors import RecipeError
 from pecli.diff.evidence import (
     MAX_PADDING_ROWS,
     MAX_SHIFT,
-    SCREEN_ROWS,
     SLACK_FLOOR,
     Aligned,
     Criteria,
     DiffSample,
     Explanation,
     envelope_note,
-    pairs,
-    rebuild,
-    sinusoid,
     take,
     worst_gap,
     zero_rows,
 )
-from pecli.fitting import fit_base, pair_frequencies
-from pecli.kinds.sinusoidal import Sinusoidal
+from pecli.dtypes import precision_of
+from pecli.errors import RecipeError
 from pecli.table import Table
 
 Arr = NDArray[np.float64]
 
 
 # -- the suspects ----------------------------------------------------------------------------
-def _column_orders(a: Table, b: Table, d: int) -> Iterable[tuple[str, str, list[int]]]:
-    """``(name, detail, order)`` with A = B[:, order], for each column suspect."""
-    to_split = list(range(0, d, 2)) + list(range(1, d, 2))
-    to_inter = [int(j) for j in np.argsort(to_split)]
-    split_detail = (
-        "A is split ([sin…|cos…]) where B is interleaved (sin, cos, …): A's columns are B's even columns, "
-        "then its odd columns"
-    )
-    inter_detail = "A is interleaved (sin, cos, …) where B is split ([sin…|cos…]): A alternates B's two column blocks"
-    if to_split == to_inter:  # d ≤ 4: one swap serves both directions; the recipes say which it is
-        b_split = getattr(b.recipe, "layout", None) == "split" or getattr(a.recipe, "layout", None) == "interleaved"
-        yield "layout", inter_detail if b_split else split_detail, to_split
+def _column_orders(d: int) -> Iterable[tuple[str, str, list[int]]]:
+    """``(name, detail, order)`` with A = B[:, order], for each column permutation ports make:
+    even columns then odd ones (and back), the two halves swapped, each adjacent pair swapped."""
+    to_blocks = list(range(0, d, 2)) + list(range(1, d, 2))
+    to_alternate = [int(j) for j in np.argsort(to_blocks)]
+    blocks_detail = "A's columns are B's even columns, then its odd columns (pairs order → halves order)"
+    alternate_detail = "A alternates B's two column halves (halves order → pairs order)"
+    if to_blocks == to_alternate:  # d ≤ 4: one swap is both directions
+        yield "columns", "A's columns 1 and 2 are B's 2 and 1: A takes B's even columns, then its odd ones", to_blocks
     else:
-        yield "layout", split_detail, to_split
-        yield "layout", inter_detail, to_inter
+        yield "columns", blocks_detail, to_blocks
+        yield "columns", alternate_detail, to_alternate
     for r in sorted({(d + 1) // 2, d // 2}):
         if 0 < r < d:
             yield (
-                "cos-first",
-                f"A is B with its two column blocks swapped (B's last {d - r} columns first): one table is "
-                "[cos…|sin…] where the other is [sin…|cos…]",
+                "columns",
+                f"A is B with its two column blocks swapped (B's last {d - r} columns first)",
                 list(range(r, d)) + list(range(r)),
             )
     pairs = [j ^ 1 for j in range(2 * (d // 2))] + ([d - 1] if d % 2 else [])
-    yield "cos-first", "each (sin, cos) column pair of B is swapped in A: one table is cos-first interleaved", pairs
+    yield "columns", "each adjacent column pair of B (0 and 1, 2 and 3, …) is swapped in A", pairs
 
 
 def permutation_suspects(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
@@ -69,7 +60,7 @@ def permutation_suspects(a: Table, b: Table, sample: DiffSample, crit: Criteria)
     ra, rb, pos = sample.aligned(0)[:3]
     found: list[Explanation] = []
     tried = {tuple(range(d))}
-    for name, detail, order in _column_orders(a, b, d):
+    for name, detail, order in _column_orders(d):
         if tuple(order) in tried:
             continue
         tried.add(tuple(order))
@@ -225,145 +216,53 @@ def precision_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) ->
 
 def _which_side(a: Table, b: Table, ra: Arr, rb: Arr, rows: NDArray[np.intp]) -> str:
     """Which table carries the float32 angles, measured against the exact table of the recipe
-    either side has, never assumed from which side is a recipe."""
+    either side has (its kind's :meth:`~pecli.kinds.base.Recipe.exact_twin`), never assumed from
+    which side is a recipe."""
+    from pecli.diff.fitted import rows_at
+
     recipe = b.recipe if b.recipe is not None else a.recipe
+    exact = recipe.exact_twin() if recipe is not None else None
+    if exact is None or exact.shape != b.shape:
+        return "one table was computed with float32 angles"
     try:
-        exact = replace(recipe, compute="exact")  # type: ignore[type-var]
-        runs = np.split(rows, np.flatnonzero(np.diff(rows) != 1) + 1)
-        ex = np.concatenate([np.asarray(exact.rows(int(r[0]), int(r[-1]) + 1), dtype=np.float64) for r in runs])
-    except (RecipeError, TypeError, IndexError, ValueError):  # no recipe, no pipelines, no rows
+        ex = rows_at(exact.rows, rows, ra.shape[1])
+    except (RecipeError, ValueError, MemoryError):
         return "one table was computed with float32 angles"
     da, db = float(np.max(np.abs(ra - ex))), float(np.max(np.abs(rb - ex)))
     side = "A carries" if da > 4 * db else "B carries" if db > 4 * da else "both carry"
     return f"{side} float32 angles (from the exact table: A {da:.2g}, B {db:.2g})"
 
 
-# -- another base ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _BaseFit:
-    base: float  # the roundest number that rebuilds the table
-    estimate: float  # the least-squares value
-    level: int
-    residual: float
-
-
-def _base_estimate(windows: list[tuple[Arr, Arr]], layout: str, d: int) -> float | None:
-    """The least-squares base of a sinusoidal table's sampled windows (cheap: no rebuild), or ``None``."""
-    omega = pair_frequencies(windows, *pairs(layout, d))
-    # ω_0 = 1 for every base of the paper's rule; anything else is not this formula.
-    paper = omega is not None and omega.size >= 2 and abs(omega[0] - 1.0) <= 1e-3
-    return fit_base(omega, 2.0 * np.arange(omega.size) / d) if paper and omega is not None else None
-
-
-def _fit_table_base(
-    rows: Arr, windows: list[tuple[Arr, Arr]], pos: Arr, layout: str, crit: Criteria
-) -> _BaseFit | None:
-    """The base a sinusoidal table was built with, proven by rebuilding the sampled rows with it."""
-    d = rows.shape[1]
-    estimate = _base_estimate(windows, layout, d)
-    if estimate is None:
-        return None
-    # Real bases are round numbers (1e4, 5e5): try those before the raw estimate, and prefer the
-    # roundest that fits exactly over one that fits only within the float32-angle envelope.
-    candidates = sorted({float(f"{estimate:.{digits}g}") for digits in range(1, 16)}, key=lambda c: len(repr(c)))
-    n = rows.shape[0]
-    pick = np.r_[0:SCREEN_ROWS, n - SCREEN_ROWS : n] if n > 4 * SCREEN_ROWS else np.arange(n)
-    screened = []
-    for rank, base in enumerate(c for c in candidates if c > 1):
-        level = crit.level(rows[pick], sinusoid(pos[pick], d, base, layout), pos[pick])
-        if level is not None:
-            screened.append((level, rank, base))
-    for _, _, base in sorted(screened):
-        rebuilt = sinusoid(pos, d, base, layout)
-        level = crit.level(rows, rebuilt, pos)
-        if level is not None:
-            return _BaseFit(base, estimate, level, worst_gap(rows, rebuilt))
-    return None
-
-
-def _paper_recipe(t: Table) -> Sinusoidal | None:
-    """The table's recipe when it is the paper's formula in one of the two layouts the base fit knows."""
-    r = t.recipe
-    if isinstance(r, Sinusoidal) and r.layout != "cos-first" and r.freq == "paper" and r.min_timescale == 1:
-        if r.padding_idx is None and r.odd == "sin":
-            return r
-    return None
-
-
-def base_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
-    """A is B's sinusoid with another base."""
-    d = a.shape[1]
-    if d < 4:
-        return []
+# -- a constant multiplier -------------------------------------------------------------------
+def scale_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
+    """A is B times a constant (an attention factor or mscale applied once too often, or lost)."""
     ra, rb, pos = sample.aligned(0)[:3]
-    recipe_b = _paper_recipe(b)
-    recipe = recipe_b or _paper_recipe(a)
-    wins_a = [(w.a, sample.first + w.a0 + np.arange(w.a.shape[0], dtype=np.float64)) for w in sample.windows]
-    wins_b = [
-        (w.b[w.a0 - w.b0 : w.a0 - w.b0 + w.a.shape[0]], p) for w, (_, p) in zip(sample.windows, wins_a, strict=True)
-    ]
-    for layout in [recipe.layout] if recipe is not None else ["interleaved", "split"]:
-        if recipe_b is None and _base_estimate(wins_b, layout, d) is None:
-            continue  # B is not the paper's formula in this layout: nothing to compare a base with
-        # A first: for most tables it fails at once (not on the unit circle, ω_0 ≠ 1, no base rebuilds it).
-        fit_a = _fit_table_base(ra, wins_a, pos, layout, crit)
-        if fit_a is None:
-            continue
-        if recipe_b is not None:
-            base_b, how = recipe_b.base, "B's recipe has"
-            if math.isclose(fit_a.base, base_b, rel_tol=1e-9):
-                continue
-            if crit.fits(rb, pos, rebuild(pos, d, base_b, layout)) is None:
-                continue  # B is not the table its recipe describes
-        else:
-            fit_b = _fit_table_base(rb, wins_b, pos, layout, crit)
-            if fit_b is None:
-                continue
-            base_b, how = fit_b.base, "B fits"
-        if math.isclose(fit_a.base, base_b, rel_tol=1e-9):
-            continue
-        detail = f"A's angles fit base {fit_a.base:.10g}"
-        t2t = d / (2 * (d // 2 - 1)) if d > 3 else 0.0
-        if t2t and math.isclose(fit_a.base, base_b**t2t, rel_tol=1e-6):
-            # ω_i = base^(−i/(half−1)) is base'^(−2i/d) with base' = base^(d/(2(half−1))).
-            detail += (
-                f" = {base_b:g}^({d}/{2 * (d // 2 - 1)}), the tensor2tensor/fairseq frequencies base^(−i/(half−1))"
-            )
-        detail += f" (least-squares estimate {fit_a.estimate:.7g}); {how} base {base_b:.10g}"
-        return [Explanation("base", detail + envelope_note(fit_a.level, crit, pos), fit_a.residual)]
-    return []
-
-
-# -- the column index in the exponent ----------------------------------------------------------
-def column_index_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
-    """A is the interleaved table written with the column index in the exponent: column j is
-    sin/cos(p / base^(j/d)) instead of p / base^(2⌊j/2⌋/d) (``pos / 10000 ** (j / d)``)."""
-    recipe = b.recipe if b.recipe is not None else a.recipe
-    if not isinstance(recipe, Sinusoidal) or recipe.layout != "interleaved" or recipe.freq != "paper":
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(ra) & np.isfinite(rb)
+        norm = float(np.sum(np.where(finite, rb * rb, 0.0)))
+        if norm == 0 or not math.isfinite(norm):
+            return []
+        factor = float(np.sum(np.where(finite, ra * rb, 0.0)) / norm)
+    if not math.isfinite(factor) or factor == 0 or abs(factor - 1) * crit.scale <= crit.slack:
         return []
-    ra, _, pos = sample.aligned(0)[:3]
-    d = ra.shape[1]
-    angle = pos[:, None] * np.power(recipe.base, -np.arange(d) / d)[None, :]
-    bug = np.where(np.arange(d) % 2 == 0, np.sin(angle), np.cos(angle))
-    level = crit.fits(ra, pos, take(bug))
+    level = crit.fits(ra, pos, lambda i: rb[i] * factor)
     if level is None:
         return []
     detail = (
-        f"A puts the column index in the exponent: its column j is sin/cos(p / {recipe.base:g}^(j/{d})) where "
-        f"B's is p / {recipe.base:g}^(2⌊j/2⌋/{d}) — the `pos / 10000 ** (j / d)` bug: every cos column runs "
-        "at a frequency between its pair's and the next"
+        f"A is B times {factor:.6g} everywhere (1/{1 / factor:.6g}): a constant factor, such as an attention "
+        "factor or mscale applied once too often, or left out"
     )
-    return [Explanation("column-index", detail + envelope_note(level, crit, pos), worst_gap(ra, bug))]
+    return [Explanation("scale", detail + envelope_note(level, crit, pos), worst_gap(ra, rb * factor))]
 
 
 # -- two causes together -----------------------------------------------------------------------
 def layout_and_more(
     a: Table, b: Table, sample: DiffSample, crit: Criteria, more: list[Callable[..., list[Explanation]]]
 ) -> list[Explanation]:
-    """A layout change *and* one more cause (another base, shifted rows): each column order is
-    undone on A's sample, then the other suspects are tried on what is left."""
+    """A column permutation *and* one more cause (shifted rows): each column order is undone on
+    A's sample, then the other suspects are tried on what is left."""
     d = a.shape[1]
-    for name, detail, order in _column_orders(a, b, d):
+    for name, detail, order in _column_orders(d):
         undone = sample.with_a_columns(np.argsort(np.array(order)))
         for suspect in more:
             for second in suspect(a, b, undone, crit):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pecli.dtypes import DTYPES, numpy_dtype
@@ -114,6 +114,16 @@ def check_row_range(length: int, r0: int, r1: int) -> None:
     """Refuse rows ``[r0, r1)`` outside a table of ``length`` rows."""
     if not 0 <= r0 <= r1 <= length:
         raise RecipeError(f"row range [{r0}, {r1}) is outside the table's rows 0..{length}")
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A wrong build of a kind's table that no parameter expresses (see :meth:`Recipe.mistakes`):
+    its name, what it means in the kind's words, and its rows ``[r0, r1)`` (float64)."""
+
+    name: str
+    detail: str
+    rows: Callable[[int, int], np.ndarray]
 
 
 class Recipe:
@@ -326,6 +336,98 @@ class Recipe:
             if sample.n - extra >= 1:
                 yield _fit_fields(cls, length=sample.n - extra, dim=sample.d, dtype=sample.dtype)
 
+    # -- what a difference of two recipes means (diff asks; callers never probe fields) -----------
+    #: Whether a formula makes the values (a learned table's are a random draw: diff compares
+    #: their statistics instead of fitting parameters to them).
+    formula: ClassVar[bool] = True
+    #: Parameters that set the table's size or storage, not its values' formula: diff reports
+    #: them as shape or dtype differences, never as a recipe's cause.
+    sizing: ClassVar[tuple[str, ...]] = ("length", "dim", "dtype")
+
+    def with_params(self, **changes: Any) -> Recipe:
+        """This recipe with some parameters changed (validated like any recipe)."""
+        return replace(self, **changes)  # type: ignore[type-var]
+
+    def neighbours(self) -> Iterator[Recipe]:
+        """Recipes one parameter away from this one, the mistakes ports make most: every other
+        value of each choice parameter, each flag flipped, each optional parameter dropped.  diff
+        tries them (two steps deep) beside the kind's :meth:`fit` to explain a table that differs
+        from this recipe's.  A kind adds its own (RoPE: the whole scaling block dropped)."""
+        from typing import get_args, get_type_hints
+
+        hints = get_type_hints(type(self))
+        for f in fields(self):  # type: ignore[arg-type]
+            if f.name in self.sizing:
+                continue
+            value = getattr(self, f.name)
+            allowed = get_args(hints.get(f.name))
+            others: list[Any] = []
+            if allowed and all(isinstance(a, str) for a in allowed):
+                others = [a for a in allowed if a != value]
+            elif isinstance(value, bool):
+                others = [not value]
+            elif value is not None and f.default is None:
+                others = [None]
+            for other in others:
+                try:
+                    yield replace(self, **{f.name: other})  # type: ignore[type-var]
+                except (RecipeError, TypeError, ValueError):
+                    continue
+
+    def changes(self, other: Recipe) -> list[str]:
+        """What differs from ``other``, this recipe being table A's and ``other`` B's: one phrase
+        per parameter, in the kind's own words (``base 500000 (A) vs 10000 (B)``)."""
+        if type(other) is not type(self):
+            return [f"kind {self.kind} (A) vs {other.kind} (B)"]
+        mine, theirs = self.params(everything=True), other.params(everything=True)
+        return [
+            f"{self.parameter_words(name)} {self.value_words(name, mine[name])} (A) vs "
+            f"{self.value_words(name, theirs[name])} (B)"
+            for name in mine
+            if name not in self.sizing and mine[name] != theirs[name]
+        ]
+
+    def parameter_words(self, name: str) -> str:
+        """A parameter's name in :meth:`changes` (as typed in a recipe operand by default)."""
+        return spell_param(name)
+
+    def value_words(self, name: str, value: Any) -> str:
+        """A parameter's value in :meth:`changes` (``none`` for an unset optional one)."""
+        return "none" if value is None else format_value(value)
+
+    def mistakes(self) -> list[Mistake]:
+        """Well-known wrong builds of this recipe's table that no parameter expresses (a bug in
+        the formula as people write it), for diff to recognise.  None by default."""
+        return []
+
+    def pipelines(self) -> list[Recipe]:
+        """This recipe computed by each of its kind's other pipelines (``compute``/``form``), for
+        diff to find the one that reproduces a table bit for bit.  None for kinds without them."""
+        from itertools import product
+        from typing import get_args, get_type_hints
+
+        names = {f.name for f in fields(self)}  # type: ignore[arg-type]
+        if "compute" not in names:
+            return []
+        hints = get_type_hints(type(self))
+        computes = get_args(hints.get("compute"))
+        forms = get_args(hints.get("form")) if "form" in names else (None,)
+        out: list[Recipe] = []
+        for compute, form in product(computes, forms):
+            change = {"compute": compute, **({"form": form} if form is not None else {})}
+            try:
+                variant = replace(self, **change)  # type: ignore[type-var]
+            except (RecipeError, TypeError):
+                continue
+            if variant != self and variant not in out:
+                out.append(variant)
+        return out
+
+    def exact_twin(self) -> Recipe | None:
+        """The same recipe computed exactly (``compute=exact``), to tell which of two tables
+        carries a pipeline's rounding; ``None`` when the kind has no exact pipeline."""
+        return next((r for r in self.pipelines() if r.pipeline() == "exact"), None)
+
     # -- parameters ------------------------------------------------------------------------------
     def params(self, everything: bool = False) -> dict[str, Any]:
         """The parameters: all of them, or the core ones plus those that differ from the default."""
@@ -442,6 +544,7 @@ def parameter_types(cls: type[Recipe]) -> dict[str, str]:
 
 __all__ = [
     "SCHEMA",
+    "Mistake",
     "Recipe",
     "check_row_range",
     "choice",

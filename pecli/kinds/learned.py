@@ -60,6 +60,7 @@ class Learned(Recipe):
     core: ClassVar[tuple[str, ...]] = ("length", "dim", "std", "init", "seed", "rng", "dtype")
     example: ClassVar[str] = "--kind learned --len 512 --dim 768"
     absent_means: ClassVar[dict[str, Any]] = {"rng": "pcg64"}  # files of pecli 0.1-0.2
+    formula: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__

@@ -24,7 +24,7 @@ from pecli.kernels.exact import frequencies, row_blocks, sincos_pairs
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.rotation import fill_sincos
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
+from pecli.kinds.base import Mistake, Recipe, check_row_range, choice, int_param, positive_float
 
 if TYPE_CHECKING:  # the inverse direction (identify) loads pecli.fitting when it runs
     from pecli.fitting import Ids, Sample
@@ -34,6 +34,12 @@ Freq = Literal["paper", "t2t", "half"]
 Odd = Literal["sin", "zero", "truncate", "error"]
 Compute = Literal["exact", "float64", "float32"]
 Form = Literal["exp", "pow", "div"]
+#: What each layout means, in diff's words.
+_LAYOUT_WORDS = {
+    "interleaved": "(sin, cos, sin, …)",
+    "split": "([sin…|cos…])",
+    "cos-first": "([cos…|sin…])",
+}
 
 
 def exponent_of(freq: str, width: int, i: int) -> tuple[int, int]:
@@ -316,6 +322,33 @@ class Sinusoidal(Recipe):
         if self.min_timescale != 1:
             inv = dt(self.min_timescale) * inv
         return np.asarray(inv)
+
+    # -- diff's vocabulary ---------------------------------------------------------------------
+    def value_words(self, name: str, value: Any) -> str:
+        """Layouts with the column order they mean."""
+        if name == "layout":
+            return f"{value} {_LAYOUT_WORDS[value]}"
+        return Recipe.value_words(self, name, value)
+
+    def mistakes(self) -> list[Mistake]:
+        """The column index in the exponent (``pos / 10000 ** (j / d)``): column ``j`` is
+        sin/cos(p / base^(j/d)) instead of p / base^(2⌊j/2⌋/d), so every cos column runs at a
+        frequency between its pair's and the next (interleaved, paper frequencies only)."""
+        if self.layout != "interleaved" or self.freq != "paper" or self.padding_idx is not None:
+            return []
+        d, base, start = self.dim, self.base, self.start
+
+        def rows(r0: int, r1: int) -> np.ndarray:
+            p = np.arange(start + r0, start + r1, dtype=np.float64)[:, None]
+            angle = p * np.power(base, -np.arange(d) / d)[None, :]
+            return np.where(np.arange(d) % 2 == 0, np.sin(angle), np.cos(angle))
+
+        detail = (
+            f"A puts the column index in the exponent: its column j is sin/cos(p / {base:g}^(j/{d})) where B's "
+            f"is p / {base:g}^(2⌊j/2⌋/{d}) — the `pos / 10000 ** (j / d)` bug: every cos column runs at a "
+            "frequency between its pair's and the next"
+        )
+        return [Mistake("column-index", detail, rows)]
 
     # -- the inverse -------------------------------------------------------------------------
     @classmethod

@@ -9,22 +9,23 @@ part, scaling and start (:meth:`Rope.fit`).
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.fitting import Arr, Sample, cosine_frequencies, fit_base, round_number
 from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32, rotary32
 from pecli.kernels.rope_scaling import inv_freq_float32, inv_freq_float64, yarn_mscale
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, optional_float, positive_float, spell
+
+if TYPE_CHECKING:
+    from pecli.fitting import Sample
 
 RopeLayout = Literal["half", "pairs", "once"]
 RopePart = Literal["cos", "sin", "angle", "inv_freq"]
@@ -49,6 +50,8 @@ SCALING_PARAMS: dict[str, tuple[str, ...]] = {
     "longrope": ("factor", "original_max_position_embeddings", "attention_factor", "short_factor", "long_factor"),
     "llama3": ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
 }
+#: Every scaling parameter, once (the block a dropped ``rope_scaling`` loses).
+_SCALING_KEYS = tuple(dict.fromkeys(k for keys in SCALING_PARAMS.values() for k in keys if k != "truncate"))
 _REQUIRED: dict[str, tuple[str, ...]] = {
     "default": (),
     "linear": ("factor",),
@@ -271,10 +274,63 @@ class Rope(Recipe):
     def max_position(self) -> float:
         return 1.0 if self.part == "inv_freq" else float(self.start + self.length)
 
+    # -- diff's vocabulary ---------------------------------------------------------------------
+    def neighbours(self) -> Iterator[Recipe]:
+        """The generic neighbours, the scaling block dropped (a config whose ``rope_scaling`` was
+        lost), and for yarn/longrope the attention factor left out of cos and sin."""
+        yield from Recipe.neighbours(self)
+        if self.scaling != "default":
+            yield replace(self, scaling="default", **dict.fromkeys(_SCALING_KEYS), truncate=True)
+            if self.attention_scaling() != 1.0:
+                yield replace(self, attention_factor=1.0)
+
+    def changes(self, other: Recipe) -> list[str]:
+        """The scaling block as one phrase (``scaling llama3 (factor 8, …) missing in A``), the
+        attention factor as the number cos and sin are multiplied by, the rest parameter by parameter."""
+        if not isinstance(other, Rope):
+            return Recipe.changes(self, other)
+        out: list[str] = []
+        if self.scaling != other.scaling:
+            if self.scaling == "default":
+                out.append(f"scaling {other.scaling_words()} missing in A")
+            elif other.scaling == "default":
+                out.append(f"scaling {self.scaling_words()} in A, missing in B")
+            else:
+                out.append(f"scaling {self.scaling_words()} (A) vs {other.scaling_words()} (B)")
+        else:
+            keys = [k for k in SCALING_PARAMS[self.scaling] if k != "attention_factor"]
+            out += [
+                f"{spell(k)[2:]} {self.value_words(k, getattr(self, k))} (A) vs "
+                f"{self.value_words(k, getattr(other, k))} (B)"
+                for k in keys
+                if getattr(self, k) != getattr(other, k)
+            ]
+        mine, theirs = self.attention_scaling(), other.attention_scaling()
+        if mine != theirs and (self.scaling == other.scaling or mine != 1.0 != theirs):
+            out.append(f"attention factor {mine:.6g} (A) vs {theirs:.6g} (B)")
+        skip = {*_SCALING_KEYS, "scaling", "truncate", *self.sizing}
+        plain = replace(self, scaling="default", **dict.fromkeys(_SCALING_KEYS), truncate=True)
+        bare = replace(other, scaling="default", **dict.fromkeys(_SCALING_KEYS), truncate=True)
+        out += [c for c in Recipe.changes(plain, bare) if c.split(" ")[0] not in {spell(k)[2:] for k in skip}]
+        return out
+
+    def scaling_words(self) -> str:
+        """The scaling type with its parameters: ``llama3 (factor 8, low-freq-factor 1, …)``."""
+        if self.scaling == "default":
+            return "none"
+        values = [
+            f"{spell(k)[2:]} {self.value_words(k, getattr(self, k))}"
+            for k in SCALING_PARAMS[self.scaling]
+            if getattr(self, k) is not None and k not in ("short_factor", "long_factor", "truncate")
+        ]
+        return f"{self.scaling} ({', '.join(values)})" if values else self.scaling
+
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
     def fit(cls, sample: Sample) -> Iterator[Recipe]:
-        """Rotary caches whose frequencies the table follows (see :func:`fit_rope`)."""
+        """Rotary caches whose frequencies the table follows (see :func:`pecli.kinds.rope.fit.fit_rope`)."""
+        from pecli.kinds.rope.fit import fit_rope
+
         yield from fit_rope(sample)
 
     @classmethod
@@ -330,265 +386,13 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
     return out
 
 
-# ==================================================================================== fitting
-#: θ values models use, tried as round candidates besides the fitted one.
-_COMMON_THETAS = (10000.0, 500000.0, 1000000.0, 150000.0, 1e4 * 2**0.5)
-#: original_max_position_embeddings values tried for the scalings that need one.
-_COMMON_ORIGINAL = (1024, 2048, 4096, 8192, 16384, 32768)
-#: Factors tried for NTK-aware θ rescaling, ``θ·f^(d/(d−2))`` (rotary-embedding-torch, dynamic NTK).
-_COMMON_FACTORS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
-#: Starts beyond this are not proposed (float32 positions stop being whole numbers at 2**24).
-_MAX_START = 2**24
-#: Rows read from the top to measure slow frequencies (their lever arm).
-FIT_ROWS = 2048
-
-
-def _layouts(d: int) -> list[tuple[RopeLayout, np.ndarray, int]]:
-    """Each layout a ``d``-wide table could have: its distinct columns and the rotary dim."""
-    out: list[tuple[RopeLayout, np.ndarray, int]] = []
-    if d % 2 == 0 and d >= 4:
-        out += [("half", np.arange(d // 2), d), ("pairs", np.arange(0, d, 2), d)]
-    return [*out, ("once", np.arange(d), 2 * d)]
-
-
-def _repeats(values: Arr, layout: RopeLayout) -> bool:
-    """Whether the table repeats its ``d/2`` distinct columns as the layout says."""
-    h = values.shape[1] // 2
-    if layout == "half":
-        return bool(np.array_equal(values[:, :h], values[:, h:], equal_nan=True))
-    if layout == "pairs":
-        return bool(np.array_equal(values[:, 0::2], values[:, 1::2], equal_nan=True))
-    return True
-
-
-def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[dict[str, Any]]:
-    """Scaling parameters the measured ``inv_freq`` (and cos/sin amplitude) suggest, each with its θ.
-
-    ``inv`` is fastest first; NaN where a frequency was too slow to measure.  θ and the scale come
-    from the fastest quarter (which llama3 and yarn leave alone); the ratio of the measured to the
-    default frequencies then tells the family: 1 everywhere (default), a constant (linear), 1 at
-    the fast end and ``1/factor`` at the slow end (llama3, yarn), a pure power law with another θ
-    (dynamic NTK).  Only proposals: identify rebuilds each one and compares.
-    """
-    h = inv.size
-    e = np.arange(h) * 2.0 / dim
-    known = np.isfinite(inv)
-    count = int(np.argmin(known)) if not known.all() else h  # the measured prefix
-    if count < 2:
-        return
-    inv, e = inv[:count], e[:count]
-    fast = max(2, count // 4)
-    estimates = [x for x in (fit_base(inv[:fast], e[:fast]), fit_base(inv, e)) if x is not None]
-    scale = float(inv[0])
-    # The roundest θ each estimate allows, at two precisions (the fast quarter is measured to about
-    # 1e-6; a slow table's less well): 10000, not 10000.3, and 12345, not 12350.
-    thetas = [
-        next((t for t in _roundings(x) if _fits(inv[:fast], scale, t, e[:fast], rtol)), x)
-        for x in estimates
-        for rtol in (1e-5, 1e-4)
-    ]
-    # θ rescaled NTK-style, θ0·f^(d/(d−2)) (rotary-embedding-torch's theta_rescale_factor): not round.
-    thetas += [
-        t * f ** (dim / (dim - 2))
-        for t, f in itertools.product(_COMMON_THETAS, _COMMON_FACTORS)
-        if dim > 2 and any(abs(t * f ** (dim / (dim - 2)) / x - 1) < 1e-4 for x in estimates)
-    ]
-    thetas = [t for t in dict.fromkeys(thetas) if t > 1]
-    for theta in thetas:
-        ratio = inv / (scale * np.power(theta, -e))
-        if not np.allclose(ratio[:fast], 1, rtol=1e-3):
-            continue
-        if np.allclose(ratio, 1, rtol=1e-3):
-            if math.isclose(scale, 1, rel_tol=1e-6):
-                yield {"base": theta, "scaling": "default"}
-            elif 0 < scale < 1:
-                yield {"base": theta, "scaling": "linear", "factor": round_number(1 / scale, 4)}
-            continue
-        if not math.isclose(scale, 1, rel_tol=1e-6) or ratio[-1] > 0.99 or ratio[-1] <= 0:
-            continue
-        # The slow end divided by a factor: llama3, or yarn (whose cos/sin amplitude also tells it).
-        slow = 1 / float(ratio[-1])
-        guesses = {round(slow), round(slow * 2) / 2} if count == h else {2, 4, 8, 16, 32, 40, 64, round(slow)}
-        if amplitude != 1.0:  # yarn's attention factor 0.1·ln(f) + 1
-            guesses.add(round_number(math.exp(10 * (amplitude - 1)), 3))
-        for f in sorted(g for g in guesses if g > 1):
-            for orig in _COMMON_ORIGINAL:
-                yield {
-                    "base": theta,
-                    "scaling": "llama3",
-                    "factor": float(f),
-                    "original_max_position_embeddings": orig,
-                    "low_freq_factor": 1.0,
-                    "high_freq_factor": 4.0,
-                }
-                yield {"base": theta, "scaling": "yarn", "factor": float(f), "original_max_position_embeddings": orig}
-    # longrope: a factor per frequency, measured (every frequency must be): round ones rebuild it.
-    plain = bool(thetas) and np.allclose(inv / (scale * np.power(thetas[0], -e)), 1, rtol=1e-3)
-    if count == h and not plain:
-        for theta in dict.fromkeys([*thetas[:2], *_COMMON_THETAS]):
-            ext = np.power(theta, -e) / inv
-            if np.all(ext >= 0.999) and np.all(ext < 1e4):
-                factors = ";".join(repr(round_number(float(f), 4)) for f in ext)
-                yield {
-                    "base": theta,
-                    "scaling": "longrope",
-                    "short_factor": factors,
-                    "long_factor": factors,
-                    "original_max_position_embeddings": seq_len,
-                    "attention_factor": amplitude,
-                }
-    # dynamic NTK: θ' = θ·(f·s/o − (f − 1))^(d/(d−2)) for a round θ, a common o and a round f.
-    if estimates and math.isclose(scale, 1, rel_tol=1e-6) and dim >= 4:
-        full = estimates[-1]
-        for theta, orig in itertools.product(_COMMON_THETAS, _COMMON_ORIGINAL):
-            if seq_len <= orig or full <= theta:
-                continue
-            r = (full / theta) ** ((dim - 2) / dim)
-            f = (r - 1) / (seq_len / orig - 1)
-            nice = round(f * 4) / 4
-            if nice > 1 and abs(f - nice) <= 1e-2 * nice:
-                yield {"base": theta, "scaling": "dynamic", "factor": nice, "original_max_position_embeddings": orig}
-
-
-def _roundings(x: float) -> Iterator[float]:
-    """``x`` to 1, 2, … 8 significant digits."""
-    return (round_number(x, digits) for digits in range(1, 9))
-
-
-def _fits(inv: Arr, scale: float, theta: float, e: Arr, rtol: float) -> bool:
-    """Whether ``scale·θ^(−e)`` predicts the measured frequencies to ``rtol``."""
-    return theta > 1 and bool(np.allclose(inv / (scale * np.power(theta, -e)), 1, rtol=rtol, atol=0))
-
-
-def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int]:
-    """Candidate positions of row 0 from the phases of its distinct columns (cos: ``±``; sin:
-    ``θ`` or ``π − θ``)."""
-    if part == "angle":  # row 0 is start·inv_freq
-        return [round(float(head[0, 0] / inv[0]))] if inv[0] > 0 and head[0, 0] >= 0 else []
-    x = np.clip(head[0] / amplitude, -1.0, 1.0)
-    theta = np.arccos(x) if part == "cos" else np.arcsin(x)
-    order = np.argsort(inv)
-    # Slowest frequency first: its phase is the position itself while p·ω < π/2.
-    first = order[0]
-    seeds = (
-        [theta[first] / inv[first], -theta[first] / inv[first]]
-        if part == "cos"
-        else [
-            theta[first] / inv[first],
-            (math.pi - theta[first]) / inv[first],
-        ]
-    )
-    out = []
-    for p in seeds:
-        for i in order[1:]:
-            w = inv[i]
-            branches = (theta[i], -theta[i]) if part == "cos" else (theta[i], math.pi - theta[i])
-            best = min(
-                (b + 2 * math.pi * np.rint((p * w - b) / (2 * math.pi)) for b in branches),
-                key=lambda v: abs(v - p * w),
-            )
-            if abs(best - p * w) > 0.5:  # the slower estimate is too rough to fix this one's turns
-                continue
-            p = best / w
-        if -0.5 < p < _MAX_START:
-            out.append(max(0, round(p)))
-    return sorted(set(out))
-
-
-def fit_rope(sample: Sample) -> Iterator[Rope]:
-    """Rotary caches whose measured frequencies the table follows.
-
-    1. Layout: the ``d/2`` distinct columns are repeated as halves (``half``) or in pairs.
-    2. Part: a single row of falling positive values is ``inv_freq``; rows linear in the position
-       are ``angle``; otherwise ``cos``/``sin``, whose amplitude is the attention factor (yarn,
-       longrope) and whose frequencies follow from ``x[p+k] + x[p−k] = 2·x[p]·cos kω``.
-    3. The frequencies give θ and the scaling (:func:`_scalings`); the phases of row 0 the start.
-    Every candidate is only proposed: identify rebuilds it and compares.
-    """
-    n, d = sample.n, sample.d
-    if n == 1:  # inv_freq: one row of dim/2 falling positive values
-        inv = sample.values[0]
-        if d >= 2 and np.all(inv > 0) and np.all(np.diff(inv) <= 0):
-            for params in _scalings(inv, 2 * d, 1, 1.0):
-                yield from _variants(sample, {"length": 1, "dim": 2 * d, "part": "inv_freq", **params})
-        return
-    if d < 2:
-        return
-    top = sample.rows(0, min(n, sample.head_rows))
-    repeated = False
-    for layout, cols, dim in _layouts(d):
-        # Columns that repeat are half or pairs, never once.
-        if not _repeats(top, layout) or (layout == "once" and repeated):
-            continue
-        repeated = layout != "once"
-        head = sample.rows(0, min(n, FIT_ROWS))
-        if not _repeats(head, layout):
-            continue
-        x = head[:, cols]
-        steps = np.diff(x, axis=0)
-        # Angles grow linearly with the position; a float32 angle is rounded to 2⁻²⁴ of its size.
-        if x.shape[0] >= 3 and np.allclose(steps, steps[0], rtol=0, atol=2.0**-21 * np.abs(x).max()):
-            inv = (x[-1] - x[0]) / (x.shape[0] - 1)
-            parts: list[tuple[RopePart, Arr, float]] = [("angle", inv, 1.0)] if np.all(inv > 0) else []
-        else:
-            omega = cosine_frequencies(x)
-            if omega is None:
-                continue
-            amplitude = _amplitude(x)
-            parts = [("cos", omega, amplitude), ("sin", omega, amplitude)]
-        for part, inv, amplitude in parts:
-            wave = (
-                "rows grow linearly with the position (rotary angles)"
-                if part == "angle"
-                else (f"the rows are {part} waves of amplitude {amplitude:.6g}")
-            )
-            where = "stand once" if layout == "once" else f"repeat in the {layout} layout"
-            for params in _scalings(inv, dim, sample.n, amplitude):
-                for start in _start_of(x, np.asarray(_inv_of(params, dim, n), dtype=np.float64), part, amplitude):
-                    spec = {"length": n, "dim": dim, "layout": layout, "part": part, "start": start, **params}
-                    for recipe in _variants(sample, spec, amplitude):
-                        sample.clue(
-                            f"the {dim // 2} distinct columns {where}; {wave}; their frequencies fit θ = "
-                            f"{recipe.base:.10g}"
-                            + (f" with {recipe.scaling} scaling" if recipe.scaling != "default" else ""),
-                            recipe,
-                        )
-                        yield recipe
-
-
-def _amplitude(x: Arr) -> float:
-    """The waves' amplitude: 1, unless scaled beyond float32 rounding (yarn/longrope attention
-    factor).  The fastest column (ω ≈ 1 rad per row) reaches its peak within a few rows."""
-    measured = float(np.abs(x[:, 0]).max())
-    return 1.0 if abs(measured - 1.0) <= 1e-3 else measured
-
-
-def _inv_of(params: dict[str, Any], dim: int, n: int) -> Arr:
-    """The exact inv_freq of a candidate, for placing its start (``start = 0`` assumed for dynamic)."""
-    try:
-        return Rope(n, dim, compute="exact", **params).inv_freq()
-    except RecipeError:
-        return np.power(params["base"], -np.arange(dim // 2) * 2.0 / dim)
-
-
-def _variants(sample: Sample, params: dict[str, Any], amplitude: float = 1.0) -> Iterator[Rope]:
-    """The candidate in HF's float32 pipeline and exact, with an explicit attention factor when the
-    amplitude is not the scaling's own."""
-    for compute in get_args(RopeCompute):
-        try:
-            recipe = Rope(**params, compute=compute, dtype=sample.dtype)
-        except RecipeError:
-            continue
-        if params.get("part") in ("cos", "sin") and not math.isclose(
-            recipe.attention_scaling(), amplitude, rel_tol=1e-5
-        ):
-            if params.get("scaling") not in ("yarn", "longrope"):
-                continue
-            try:
-                recipe = replace(recipe, attention_factor=float(np.float32(amplitude)))
-            except RecipeError:
-                continue
-        yield recipe
-
-
 __all__ = ["SCALING_PARAMS", "Rope", "RopeCompute", "RopeLayout", "RopePart", "Scaling", "factor_list", "fit_rope"]
+
+
+def __getattr__(name: str) -> Any:
+    # ``fit_rope`` lives in the fitting module, loaded when identify or diff first asks for it.
+    if name == "fit_rope":
+        from pecli.kinds.rope.fit import fit_rope
+
+        return fit_rope
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

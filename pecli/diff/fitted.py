@@ -1,0 +1,283 @@
+"""Causes as the difference of two recipes: each table's recipe, found by its own kind, and the
+parameters that had to change, said in the kind's words (:meth:`Recipe.changes`).
+
+1. **Which recipes are known.**  A side's recipe (a recipe SOURCE, or the recipe stored in a
+   file) counts only when its rows agree with the table's on the sampled rows: a sidecar that
+   lies is not evidence.
+2. **Fitting the other side, starting from the known recipe.**  The candidates are the recipe's
+   neighbours (:meth:`Recipe.neighbours`, two steps deep: another layout, part, order, slope
+   form, the scaling block dropped…), the kind's own fit of the other table
+   (:meth:`Recipe.fit`: another base, scaling, start…) and the kind's well-known wrong builds
+   (:meth:`Recipe.mistakes`).  Each is built on the sampled rows (a few head and tail rows
+   first, so a candidate that does not fit costs almost nothing) and must meet the same criteria
+   as every other cause (:class:`~pecli.diff.evidence.Criteria`).  The one with the fewest
+   changed parameters wins; the cause is its :meth:`Recipe.changes` against the known recipe.
+3. **Neither side known**: both tables are identified (:func:`pecli.identification.identify`,
+   proved on every row), and the two recipes compared.
+
+Nothing here knows a kind: it asks the recipes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pecli.diff.evidence import SCREEN_ROWS, Criteria, Explanation, worst_gap
+from pecli.kinds.base import Recipe
+from pecli.table import Table
+
+Arr = NDArray[np.float64]
+Rows = Callable[[int, int], np.ndarray]
+
+#: Candidates of the kind's own fit tried at most (a RoPE fit proposes scalings × lengths × starts).
+MAX_FITTED = 400
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A recipe (or a kind's wrong build) for the target table, and its score on the sample."""
+
+    label: str  # what it changes, in the kind's words
+    spec: str  # how to rebuild it ('' for a wrong build)
+    changes: int
+    level: int | None  # Criteria level on the whole sample (None: does not fit)
+    residual: float  # largest |target − candidate| over the rows it was scored on
+    rows: int
+
+
+@dataclass(frozen=True)
+class Fit:
+    """What fitting found: the explanations (empty when nothing fits) and, when nothing does,
+    the nearest recipe tried for A (its spec and largest difference on the rows scored)."""
+
+    found: list[Explanation]
+    nearest: str = ""
+    #: A side was identified as a learned table (no formula): compare statistics.
+    learned: bool = False
+
+
+def _runs(idx: NDArray[np.intp]) -> list[tuple[int, int, int]]:
+    """``(position in idx, first row, count)`` of each run of consecutive rows."""
+    if idx.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(idx) != 1) + 1
+    starts = np.r_[0, breaks]
+    ends = np.r_[breaks, idx.size]
+    return [(int(s), int(idx[s]), int(e - s)) for s, e in zip(starts, ends, strict=True)]
+
+
+def rows_at(rows: Rows, idx: NDArray[np.intp], width: int) -> Arr:
+    """A recipe's rows ``idx`` (any increasing row numbers) as float64, built run by run."""
+    out = np.empty((idx.size, width))
+    for at, r0, count in _runs(idx):
+        out[at : at + count] = np.asarray(rows(r0, r0 + count), dtype=np.float64)
+    return out
+
+
+def _score(rows: Rows, target: Arr, idx: NDArray[np.intp], pos: Arr, crit: Criteria) -> tuple[int | None, float, int]:
+    """``(level, residual, rows scored)`` of ``rows`` against the target: the screen rows first,
+    the whole sample only when they fit."""
+    n, d = target.shape
+    pick = np.r_[0:SCREEN_ROWS, n - SCREEN_ROWS : n] if n > 4 * SCREEN_ROWS else np.arange(n)
+    try:
+        screen = rows_at(rows, idx[pick], d)
+    except Exception:  # a candidate that cannot be built here (any kind's refusal) is no cause
+        return None, math.inf, 0
+    level = crit.level(target[pick], screen, pos[pick])
+    if level is None or pick.size == n:
+        return level, worst_gap(target[pick], screen), pick.size
+    try:
+        built = rows_at(rows, idx, d)
+    except Exception:
+        return None, math.inf, 0
+    return crit.level(target, built, pos), worst_gap(target, built), n
+
+
+def confirmed(recipe: Recipe | None, target: Arr, idx: NDArray[np.intp], pos: Arr, crit: Criteria) -> int | None:
+    """The criteria level at which ``recipe``'s rows agree with the table's sampled rows (``None``:
+    no recipe, another shape, or the data does not agree with it)."""
+    if recipe is None:
+        return None
+    return _score(recipe.rows, target, idx, pos, crit)[0]
+
+
+def _proposals(reference: Recipe, target: Table, shape: tuple[int, int]) -> Iterator[Recipe]:
+    """The reference's neighbours two steps deep, then its kind's fit of the target table."""
+    seen = {reference}
+    first = [r for r in reference.neighbours() if r.shape == shape and r not in seen]
+    for r in first:
+        seen.add(r)
+        yield r
+    for r in first:
+        for s in r.neighbours():
+            if s not in seen and s.shape == shape:
+                seen.add(s)
+                yield s
+    from pecli.fitting import Sample
+
+    try:
+        sample = Sample.read(target)
+        fitted = type(reference).fit(sample)
+        for count, r in enumerate(fitted):
+            if count >= MAX_FITTED:
+                break
+            if r not in seen and r.shape == shape:
+                seen.add(r)
+                yield r
+    except Exception:  # a fitter that fails on odd data is no cause, never a crash
+        return
+
+
+def fit_from(
+    reference: Recipe, target: Table, rows: Arr, idx: NDArray[np.intp], pos: Arr, crit: Criteria, target_is_a: bool
+) -> Fit:
+    """The recipe of the reference's kind closest to ``reference`` that rebuilds the target's
+    sampled rows, as a cause in the kind's words (A is always the first table of the phrase)."""
+    from pecli.sources import recipe_spec
+
+    if confirmed(reference, rows, idx, pos, crit) == 0:
+        return Fit([])  # the reference already fits the sample: the difference lies elsewhere
+    best: Candidate | None = None
+    nearest: Candidate | None = None
+    for recipe in _proposals(reference, target, rows.shape):
+        level, residual, scored = _score(recipe.rows, rows, idx, pos, crit)
+        words = recipe.changes(reference) if target_is_a else reference.changes(recipe)
+        if not words:
+            continue  # the same table under another name: no cause
+        cand = Candidate("; ".join(words), recipe_spec(recipe), len(words), level, residual, scored)
+        if nearest is None or (residual, cand.changes) < (nearest.residual, nearest.changes):
+            nearest = cand
+        if level is not None and (best is None or _better(cand, best)):
+            best = cand
+    if best is None:
+        for recipe in numeric_proposals(reference, rows, idx, pos):
+            level, residual, scored = _score(recipe.rows, rows, idx, pos, crit)
+            words = recipe.changes(reference) if target_is_a else reference.changes(recipe)
+            if level is not None and words:
+                best = Candidate("; ".join(words), recipe_spec(recipe), len(words), level, residual, scored)
+                break
+    for mistake in reference.mistakes():
+        level, residual, scored = _score(mistake.rows, rows, idx, pos, crit)
+        if level is not None:
+            cand = Candidate(f"{mistake.name}: {mistake.detail}", "", 1, level, residual, scored)
+            if best is None or _better(cand, best):
+                best = cand
+    if best is None:
+        near = f"{nearest.spec} (max |Δ| {nearest.residual:.3g} on {nearest.rows} sampled rows)" if nearest else ""
+        return Fit([], near if target_is_a else "")
+    side = "A" if target_is_a else "B"
+    detail = best.label + (f"; {side}'s rows fit {best.spec}" if best.spec else "")
+    return Fit([Explanation("recipe", detail, best.residual)])
+
+
+def numeric_proposals(reference: Recipe, target: Arr, idx: NDArray[np.intp], pos: Arr) -> Iterator[Recipe]:
+    """The reference with one real-valued parameter refitted (a base, a scale, a factor the
+    kind's own fit does not measure): a coarse scan over four decades either side on the screen
+    rows, a golden-section refinement, then the roundest value (fewest significant digits)."""
+    n, d = target.shape
+    pick = np.r_[0:SCREEN_ROWS, n - SCREEN_ROWS : n] if n > 4 * SCREEN_ROWS else np.arange(n)
+    screen_rows, screen_idx = target[pick], idx[pick]
+    for name, value in reference.params(everything=True).items():
+        if name in reference.sizing or isinstance(value, bool) or not isinstance(value, float) or value <= 0:
+            continue
+
+        def residual(log_x: float, name: str = name) -> float:
+            try:
+                recipe = reference.with_params(**{name: float(math.exp(log_x))})
+                return worst_gap(screen_rows, rows_at(recipe.rows, screen_idx, d))
+            except Exception:
+                return math.inf
+
+        grid = np.log(value) + np.linspace(-4, 4, 33) * math.log(10)
+        scores = [residual(float(g)) for g in grid]
+        k = int(np.argmin(scores))
+        if not math.isfinite(scores[k]):
+            continue
+        lo, hi = grid[max(0, k - 1)], grid[min(len(grid) - 1, k + 1)]
+        ratio = (math.sqrt(5) - 1) / 2
+        for _ in range(40):  # golden section: the bracket shrinks 0.618x a step
+            m1, m2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+            if residual(m1) <= residual(m2):
+                hi = m2
+            else:
+                lo = m1
+        found = math.exp((lo + hi) / 2)
+        for digits in range(1, 10):
+            try:
+                yield reference.with_params(**{name: float(f"{found:.{digits}g}")})
+            except Exception:
+                continue
+
+
+def statistics_cause(rows_a: Arr, rows_b: Arr, changes: list[str] | None = None) -> Explanation:
+    """Learned tables have no formula: compare what their values look like (and, when both are
+    pecli's own draws, the parameters of the two draws)."""
+
+    def stats(x: Arr) -> str:
+        finite = x[np.isfinite(x)]
+        if not finite.size:
+            return "no finite values"
+        return (
+            f"mean {float(finite.mean()):.4g}, std {float(finite.std()):.4g}, max |x| {float(np.abs(finite).max()):.4g}"
+        )
+
+    detail = (
+        f"learned tables have no formula, so no parameter explains them: A has {stats(rows_a)}; B has {stats(rows_b)}"
+    )
+    if changes:
+        detail = f"{'; '.join(changes)} (two random draws); " + detail
+    return Explanation("learned", detail, worst_gap(rows_a, rows_b))
+
+
+def _better(x: Candidate, y: Candidate) -> bool:
+    """Fewer changes first, then within tolerance before within the float32 envelope, then closer."""
+    return (x.changes, x.level or 0, x.residual) < (y.changes, y.level or 0, y.residual)
+
+
+def identified_causes(a: Table, b: Table) -> tuple[Fit, Recipe | None, Recipe | None]:
+    """Neither side has a recipe: identify both (each proved on every row).  Two recipes give the
+    cause at once; one gives the recipe to fit the other side from; none, A's nearest recipe."""
+    from pecli.identification import identify
+    from pecli.sources import recipe_spec
+
+    found = []
+    for t in (a, b):
+        try:
+            found.append(identify(t, nearest=1))
+        except Exception:  # an empty or odd table identifies as nothing
+            found.append(None)
+    if any(f is not None and f.verdict == "learned" for f in found):
+        return Fit([], learned=True), None, None
+    recipes = [f.best.recipe if f is not None and f.best is not None and f.verdict == "match" else None for f in found]
+    ra, rb = recipes
+    if ra is not None and rb is not None:
+        words = ra.changes(rb)
+        if words:
+            detail = (
+                f"{'; '.join(words)}; A is {recipe_spec(ra)}, B is {recipe_spec(rb)} (each identified and "
+                "proved on every row)"
+            )
+            return Fit([Explanation("recipe", detail, math.nan, proved=True)]), ra, rb
+    near = ""
+    ida = found[0]
+    if ida is not None and ra is None and ida.nearest:
+        c = ida.nearest[0]
+        near = f"{c.spec} (max |Δ| {c.max_abs:.3g} on {c.rows} sampled rows)"
+    return Fit([], near), ra, rb
+
+
+__all__ = [
+    "Candidate",
+    "Fit",
+    "confirmed",
+    "fit_from",
+    "identified_causes",
+    "numeric_proposals",
+    "rows_at",
+    "statistics_cause",
+]
