@@ -47,14 +47,14 @@ def test_layout_only_difference_is_named(run, files: Path) -> None:
     out = r.stdout
     assert out.startswith("DIFFERENT: ")
     assert "metadata layout: 'split' vs 'interleaved'" in out
-    assert "likely cause: layout: A is split" in out
+    assert "likely cause: layout split ([sin…|cos…]) (A) vs interleaved (sin, cos, sin, …) (B)" in out
     assert "no known cause fits" not in out
 
 
 def test_offset_only_difference_is_named(run, files: Path) -> None:
     r = run("diff", "offset.h5", "paper.npy")
     assert r.exit_code == 1
-    assert "likely cause: shift" in r.stdout
+    assert "likely cause: start 2 (A) vs 0 (B)" in r.stdout
     assert "metadata start: 2 vs 0" in r.stdout
 
 
@@ -96,7 +96,7 @@ def test_json_report(run, files: Path) -> None:
     assert doc["mismatched"] == int((diffs > 0).sum())
     assert doc["max_abs"] == pytest.approx(float(diffs.max()))
     assert len(doc["worst"]) == 3
-    assert [x["name"] for x in doc["explanations"]] == ["layout"]
+    assert [x["name"] for x in doc["explanations"]] == ["recipe"]
 
 
 @pytest.mark.parametrize(

@@ -159,7 +159,8 @@ def test_which_side_carries_float32_angles_is_measured(tmp_path: Path) -> None:
     code, out = diff(str(tmp_path / "mine.npy"), "pytorch-tutorial:len=4096,dim=64")
     assert code == 1
     cause = next(line for line in out.splitlines() if line.startswith("likely cause:"))
-    assert cause.startswith("likely cause: precision: B carries float32 angles (from the exact table: A ")
+    # The recipe side's kind names it: A is the exact table, B the float32 pipeline.
+    assert cause.startswith("likely cause: compute exact (A) vs float32 (B); A's rows fit sinusoidal:len=4096,dim=64,")
 
 
 def test_the_pytorch_tutorial_formulation_is_float32_angles_not_a_real_difference(tmp_path: Path) -> None:
@@ -247,7 +248,7 @@ def test_a_bfloat16_table_of_another_base_is_named_by_its_base(tmp_path: Path) -
     for reference in ("sinusoidal:len=512,dim=64,dtype=bfloat16", "sinusoidal:len=512,dim=64"):
         code, out = diff(str(tmp_path / "b20k.safetensors"), reference)
         cause = next(line for line in out.splitlines() if line.startswith("likely cause:"))
-        assert code == 1 and cause.startswith("likely cause: base: A's angles fit base 20000"), out
+        assert code == 1 and cause.startswith("likely cause: base 20000 (A) vs 10000 (B); A's rows fit"), out
 
 
 def test_a_users_own_json_beside_the_table_is_never_replaced(tmp_path: Path) -> None:

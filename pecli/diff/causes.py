@@ -44,7 +44,14 @@ from pecli.diff.evidence import (
     check_tolerance,
     criteria_for,
 )
-from pecli.diff.fitted import Fit, confirmed, fit_from, identified_causes, statistics_cause
+from pecli.diff.fitted import (
+    Fit,
+    confirmed,
+    fit_from,
+    identified_causes,
+    recipes_compared,
+    statistics_cause,
+)
 from pecli.diff.transforms import (
     layout_and_more,
     permutation_suspects,
@@ -94,10 +101,15 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
         known_b = confirmed(b.recipe, rb, rows, pos, crit)
         known_a = confirmed(a.recipe, ra, rows, pos, crit)
     fit = Fit([])
-    learned = [r for r, k in ((a.recipe, known_a), (b.recipe, known_b)) if k is not None and r is not None]
-    if learned and not learned[0].formula:
-        both = a.recipe.changes(b.recipe) if len(learned) == 2 and a.recipe and b.recipe else []
-        return Causes([statistics_cause(ra, rb, both)])
+    known = [r for r, k in ((a.recipe, known_a), (b.recipe, known_b)) if k is not None and r is not None]
+    if known and not all(r.formula for r in known):
+        # A learned table has no formula to fit: draws are compared by their statistics (and, when
+        # both are pecli's draws, by their parameters); a draw against a formula's table is a real
+        # difference unless a transformation explains it.
+        if not any(r.formula for r in known):
+            both = a.recipe.changes(b.recipe) if len(known) == 2 and a.recipe and b.recipe else []
+            return Causes([statistics_cause(ra, rb, both)])
+        return Causes(transformations(a, b, sample, crit))
     if known_b is not None and b.recipe is not None:
         fit = fit_from(b.recipe, a, ra, rows, pos, crit, target_is_a=True)
     elif known_a is not None and a.recipe is not None:
@@ -108,15 +120,22 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
     if found or na != nb:
         return Causes(found, fit.nearest)
     if known_a is None and known_b is None:
-        fit, ida, idb = identified_causes(a, b)
-        if fit.learned:
+        found_ids, ida, idb = identified_causes(a, b)
+        if found_ids.learned == 2:
             return Causes([statistics_cause(ra, rb)])
-        if not fit.found and (ida is not None) != (idb is not None):
-            # One side identified: fit the other from its recipe, on the sample.
-            if idb is not None:
-                fit = fit_from(idb, a, ra, rows, pos, crit, target_is_a=True)
-            elif ida is not None:
-                fit = fit_from(ida, b, rb, rows, pos, crit, target_is_a=False)
+        if found_ids.learned:
+            return Causes([])
+        # Fitting from the reference's recipe changes as few parameters as the data allow; two
+        # proved recipes compared directly may differ in pipeline details that do not matter.
+        fit = Fit([], found_ids.nearest)
+        if idb is not None:
+            fit = fit_from(idb, a, ra, rows, pos, crit, target_is_a=True)
+        elif ida is not None:
+            fit = fit_from(ida, b, rb, rows, pos, crit, target_is_a=False)
+        if not fit.found and ida is not None and idb is not None:
+            fit = recipes_compared(ida, idb)
+        if not fit.nearest:
+            fit = Fit(fit.found, found_ids.nearest)
     return Causes(fit.found, fit.nearest)
 
 

@@ -57,8 +57,8 @@ class Fit:
 
     found: list[Explanation]
     nearest: str = ""
-    #: A side was identified as a learned table (no formula): compare statistics.
-    learned: bool = False
+    #: How many sides were identified as learned tables (no formula): two compare statistics.
+    learned: int = 0
 
 
 def _runs(idx: NDArray[np.intp]) -> list[tuple[int, int, int]]:
@@ -140,30 +140,44 @@ def fit_from(
     sampled rows, as a cause in the kind's words (A is always the first table of the phrase)."""
     from pecli.sources import recipe_spec
 
-    if confirmed(reference, rows, idx, pos, crit) == 0:
-        return Fit([])  # the reference already fits the sample: the difference lies elsewhere
     best: Candidate | None = None
-    nearest: Candidate | None = None
-    for recipe in _proposals(reference, target, rows.shape):
-        level, residual, scored = _score(recipe.rows, rows, idx, pos, crit)
+    base_level, residual, scored = _score(reference.rows, rows, idx, pos, crit)
+    if base_level == 0:
+        return Fit([])  # the reference already fits the sample: the difference lies elsewhere
+    # A candidate must fit better than the reference itself: when the reference is within the
+    # float32 envelope, only a candidate within rounding says more than "float32 angles".
+    need = 0 if base_level is not None else 1
+    nearest: Candidate | None = Candidate("", recipe_spec(reference), 0, base_level, residual, scored)
+    n = rows.shape[0]
+    pick = np.r_[0:SCREEN_ROWS, n - SCREEN_ROWS : n] if n > 4 * SCREEN_ROWS else np.arange(n)
+    own = rows_at(reference.rows, idx[pick], rows.shape[1])
+    for recipe in _proposals(reference, target, target.shape):
         words = recipe.changes(reference) if target_is_a else reference.changes(recipe)
         if not words:
-            continue  # the same table under another name: no cause
+            continue  # the same recipe under another name: no cause
+        level, residual, scored = _score(recipe.rows, rows, idx, pos, crit)
         cand = Candidate("; ".join(words), recipe_spec(recipe), len(words), level, residual, scored)
         if nearest is None or (residual, cand.changes) < (nearest.residual, nearest.changes):
             nearest = cand
-        if level is not None and (best is None or _better(cand, best)):
-            best = cand
-    if best is None:
-        for recipe in numeric_proposals(reference, rows, idx, pos):
+        if level is None or level > need or (best is not None and not _better(cand, best)):
+            continue
+        if _same_rows(recipe, idx[pick], own):
+            continue  # another name for the reference's own table (freq=half is paper's at even d)
+        best = cand
+    if best is None or best.level:
+        for recipe in _numeric_candidates(reference, rows, idx, pos):
             level, residual, scored = _score(recipe.rows, rows, idx, pos, crit)
             words = recipe.changes(reference) if target_is_a else reference.changes(recipe)
-            if level is not None and words:
-                best = Candidate("; ".join(words), recipe_spec(recipe), len(words), level, residual, scored)
+            # A refitted real number must rebuild the rows within rounding, not merely within the
+            # float32 envelope: a free parameter can soak up an edit that the envelope hides.
+            if level == 0 and words:
+                cand = Candidate("; ".join(words), recipe_spec(recipe), len(words), level, residual, scored)
+                if best is None or _better(cand, best):
+                    best = cand
                 break
     for mistake in reference.mistakes():
         level, residual, scored = _score(mistake.rows, rows, idx, pos, crit)
-        if level is not None:
+        if level is not None and level <= need:
             cand = Candidate(f"{mistake.name}: {mistake.detail}", "", 1, level, residual, scored)
             if best is None or _better(cand, best):
                 best = cand
@@ -173,6 +187,15 @@ def fit_from(
     side = "A" if target_is_a else "B"
     detail = best.label + (f"; {side}'s rows fit {best.spec}" if best.spec else "")
     return Fit([Explanation("recipe", detail, best.residual)])
+
+
+def _numeric_candidates(reference: Recipe, rows: Arr, idx: NDArray[np.intp], pos: Arr) -> Iterator[Recipe]:
+    """A real-valued parameter refitted on the reference, then on each of its neighbours (one
+    choice changed and one number: a sin cache of another base)."""
+    yield from numeric_proposals(reference, rows, idx, pos)
+    for near in reference.neighbours():
+        if near.shape == reference.shape:
+            yield from numeric_proposals(near, rows, idx, pos)
 
 
 def numeric_proposals(reference: Recipe, target: Arr, idx: NDArray[np.intp], pos: Arr) -> Iterator[Recipe]:
@@ -234,16 +257,24 @@ def statistics_cause(rows_a: Arr, rows_b: Arr, changes: list[str] | None = None)
     return Explanation("learned", detail, worst_gap(rows_a, rows_b))
 
 
+def _same_rows(recipe: Recipe, idx: NDArray[np.intp], own: Arr) -> bool:
+    """Whether ``recipe`` builds exactly the reference's rows ``own`` at ``idx``."""
+    try:
+        return bool(np.array_equal(rows_at(recipe.rows, idx, own.shape[1]), own, equal_nan=True))
+    except Exception:
+        return False
+
+
 def _better(x: Candidate, y: Candidate) -> bool:
     """Fewer changes first, then within tolerance before within the float32 envelope, then closer."""
     return (x.changes, x.level or 0, x.residual) < (y.changes, y.level or 0, y.residual)
 
 
 def identified_causes(a: Table, b: Table) -> tuple[Fit, Recipe | None, Recipe | None]:
-    """Neither side has a recipe: identify both (each proved on every row).  Two recipes give the
-    cause at once; one gives the recipe to fit the other side from; none, A's nearest recipe."""
+    """Neither side has a recipe: identify both (each proved on every row).  Returns the recipe
+    each side was proved to be (``None`` where identify found none) and, in the :class:`Fit`,
+    how many sides are learned tables and A's nearest recipe when A has none."""
     from pecli.identification import identify
-    from pecli.sources import recipe_spec
 
     found = []
     for t in (a, b):
@@ -251,24 +282,27 @@ def identified_causes(a: Table, b: Table) -> tuple[Fit, Recipe | None, Recipe | 
             found.append(identify(t, nearest=1))
         except Exception:  # an empty or odd table identifies as nothing
             found.append(None)
-    if any(f is not None and f.verdict == "learned" for f in found):
-        return Fit([], learned=True), None, None
-    recipes = [f.best.recipe if f is not None and f.best is not None and f.verdict == "match" else None for f in found]
-    ra, rb = recipes
-    if ra is not None and rb is not None:
-        words = ra.changes(rb)
-        if words:
-            detail = (
-                f"{'; '.join(words)}; A is {recipe_spec(ra)}, B is {recipe_spec(rb)} (each identified and "
-                "proved on every row)"
-            )
-            return Fit([Explanation("recipe", detail, math.nan, proved=True)]), ra, rb
+    learned = sum(f is not None and f.verdict == "learned" for f in found)
+    ra, rb = (f.best.recipe if f is not None and f.best is not None and f.verdict == "match" else None for f in found)
     near = ""
     ida = found[0]
     if ida is not None and ra is None and ida.nearest:
         c = ida.nearest[0]
         near = f"{c.spec} (max |Δ| {c.max_abs:.3g} on {c.rows} sampled rows)"
-    return Fit([], near), ra, rb
+    return Fit([], near, learned), ra, rb
+
+
+def recipes_compared(ra: Recipe, rb: Recipe) -> Fit:
+    """Two identified recipes (each proved on its whole table), compared parameter by parameter."""
+    from pecli.sources import recipe_spec
+
+    words = ra.changes(rb)
+    if not words:
+        return Fit([])
+    detail = (
+        f"{'; '.join(words)}; A is {recipe_spec(ra)}, B is {recipe_spec(rb)} (each identified and proved on every row)"
+    )
+    return Fit([Explanation("recipe", detail, math.nan, proved=True)])
 
 
 __all__ = [
@@ -278,6 +312,7 @@ __all__ = [
     "fit_from",
     "identified_causes",
     "numeric_proposals",
+    "recipes_compared",
     "rows_at",
     "statistics_cause",
 ]

@@ -1,0 +1,460 @@
+"""diff speaks every kind: the cause of a difference is the difference of the recipes, in the kind's words.
+
+Each pair is a table A with one known change (a parameter of its kind, or a transformation no
+parameter expresses) against the reference B, a recipe.  A is a plain array (no recipe of its
+own), built either by independent NumPy code written from the frameworks' published formulas
+(HF ``LlamaRotaryEmbedding`` and ``_compute_llama3_parameters``, GPT-J's interleaved rotation,
+"Attention Is All You Need" §3.5, MAE's ``get_2d_sincos_pos_embed``, ALiBi's geometric slopes),
+or by pecli from the changed recipe.  The expected cause is written from the change made, never
+copied from pecli's output: ``base 500000 (A) vs 10000 (B)`` because A was built with θ = 500000.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from pecli.diff import compare
+from pecli.kinds import kinds
+from pecli.kinds.base import Recipe
+from pecli.sources import parse_recipe
+from pecli.table import Table
+
+
+def plain(x: np.ndarray) -> Table:
+    return Table(np.asarray(x), None, "a.npy")
+
+
+# -- independent builders, from the published formulas ------------------------------------------
+def hf_rope(
+    n: int,
+    d: int,
+    theta: float = 10000.0,
+    part: str = "cos",
+    layout: str = "half",
+    start: int = 0,
+    llama3: tuple[float, float, float, int] | None = None,
+    scale: float = 1.0,
+) -> np.ndarray:
+    """transformers' LlamaRotaryEmbedding in float32 (inv_freq, the llama3 rescaling, cat/interleave)."""
+    inv = (1.0 / (np.float32(theta) ** (np.arange(0, d, 2, dtype=np.int64).astype(np.float32) / np.float32(d)))).astype(
+        np.float32
+    )
+    if llama3 is not None:  # _compute_llama3_parameters, in float32 as torch does it
+        factor, low, high, orig = llama3
+        wavelen = np.float32(2 * math.pi) / inv
+        low_wl, high_wl = orig / low, orig / high
+        scaled = np.where(wavelen > low_wl, inv / np.float32(factor), inv)
+        smooth = (orig / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < high_wl) & ~(wavelen > low_wl)
+        inv = np.where(medium, smoothed, scaled).astype(np.float32)
+    pos = np.arange(start, start + n, dtype=np.float32)[:, None]
+    freqs = (pos * inv[None, :]).astype(np.float32)
+    emb = np.concatenate([freqs, freqs], axis=1) if layout == "half" else np.repeat(freqs, 2, axis=1)
+    out = (np.cos(emb) if part == "cos" else np.sin(emb)).astype(np.float32)
+    return (out * np.float32(scale)).astype(np.float32)
+
+
+def paper(n: int, d: int, base: float = 10000.0, layout: str = "interleaved", start: int = 0) -> np.ndarray:
+    """§3.5 in float64, cast once."""
+    p = np.arange(start, start + n, dtype=np.float64)[:, None]
+    angle = p * base ** (-2.0 * np.arange(d // 2) / d)
+    out = np.empty((n, d))
+    if layout == "interleaved":
+        out[:, 0::2], out[:, 1::2] = np.sin(angle), np.cos(angle)
+    else:
+        out[:, : d // 2], out[:, d // 2 :] = np.sin(angle), np.cos(angle)
+    return out.astype(np.float32)
+
+
+def mae_grid(h: int, d: int, base: float = 10000.0, order: str = "mae") -> np.ndarray:
+    """MAE's get_2d_sincos_pos_embed (w first: grid = meshgrid(w, h)); timm's order swaps the axes."""
+    gh, gw = np.meshgrid(np.arange(h, dtype=np.float64), np.arange(h, dtype=np.float64), indexing="ij")
+    first, second = (gw, gh) if order == "mae" else (gh, gw)
+
+    def one(pos: np.ndarray) -> np.ndarray:
+        omega = 1.0 / base ** (np.arange(d // 4, dtype=np.float64) / (d / 4.0))
+        out = pos.reshape(-1)[:, None] * omega[None, :]
+        return np.concatenate([np.sin(out), np.cos(out)], axis=1)
+
+    return np.concatenate([one(first), one(second)], axis=1).astype(np.float32)
+
+
+def alibi_slopes(heads: int) -> np.ndarray:
+    """Press et al.'s slopes 2^(−8i/n) for n a power of two, as a (1, heads) row."""
+    return np.array([[2.0 ** (-8.0 * (i + 1) / heads) for i in range(heads)]], dtype=np.float32)
+
+
+# -- the matrix --------------------------------------------------------------------------------
+def changed(spec: str, **change: object) -> Callable[[], np.ndarray]:
+    """pecli's table of ``spec`` with ``change`` applied (a recipe of the same kind)."""
+    return lambda: parse_recipe(spec).with_params(**change).build()
+
+
+def columns(spec: str, order: Callable[[int], list[int]]) -> Callable[[], np.ndarray]:
+    def build() -> np.ndarray:
+        x = parse_recipe(spec).build()
+        return x[:, order(x.shape[1])]
+
+    return build
+
+
+def rows_shifted(spec: str, k: int) -> Callable[[], np.ndarray]:
+    def build() -> np.ndarray:
+        x = parse_recipe(spec).build()
+        return np.concatenate([x[k:], x[-1:].repeat(k, axis=0) * 0 + x[-k:]])[: x.shape[0]]
+
+    return build
+
+
+L3 = (8.0, 1.0, 4.0, 8192)
+ROPE = "rope:len=256,dim=64"
+ROPE_L3 = "rope:len=4096,dim=128,base=500000,scaling=llama3,factor=8,low-freq-factor=1,high-freq-factor=4,original-max-position-embeddings=8192"
+YARN = "rope:len=1024,dim=64,scaling=yarn,factor=4,original-max-position-embeddings=256"
+SIN = "sinusoidal:len=200,dim=64"
+GRID = "sincos2d:grid=14x14,dim=64"
+MROPE = "mrope:dim=128,sequence=text=16;image=1x8x8;text=8"
+ROPE2D = "rope2d:feat-shape=8x8,dim=64,bands=lang"
+AXIAL = "axial:axes-dim=16;56;56,tokens=text=8;image=4x4"
+XPOS = "xpos:len=128,dim=64"
+ALIBI = "alibi:heads=16"
+BIAS = "alibi:heads=8,length=32,part=bias"
+
+
+def evens_then_odds(d: int) -> list[int]:
+    return list(range(0, d, 2)) + list(range(1, d, 2))
+
+
+def pairs_swapped(d: int) -> list[int]:
+    return [j ^ 1 for j in range(d)]
+
+
+# (A's builder, B's spec, the cause's first words)
+PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
+    # rope: every scaling dropped or changed, base, part, layout, attention factor, start, transformations
+    "rope base 500000 (HF code)": (lambda: hf_rope(256, 64, 500000.0), ROPE, "base 500000 (A) vs 10000 (B)"),
+    "rope base 1e6 (HF code)": (lambda: hf_rope(256, 64, 1e6), ROPE, "base 1000000 (A) vs 10000 (B)"),
+    "rope sin for cos (HF code)": (lambda: hf_rope(256, 64, part="sin"), ROPE, "part sin (A) vs cos (B)"),
+    "rope pairs for half (GPT-J code)": (
+        lambda: hf_rope(256, 64, layout="pairs"),
+        ROPE,
+        "layout pairs (A) vs half (B)",
+    ),
+    "rope pairs sin (GPT-J code)": (
+        lambda: hf_rope(256, 64, part="sin", layout="pairs"),
+        ROPE,
+        "layout pairs (A) vs half (B); part sin (A) vs cos (B)",
+    ),
+    "rope start 7 (HF code)": (lambda: hf_rope(256, 64, start=7), ROPE, "start 7 (A) vs 0 (B)"),
+    "rope llama3 dropped (HF code)": (
+        lambda: hf_rope(4096, 128, 500000.0),
+        ROPE_L3,
+        "scaling llama3 (factor 8, original-max-position-embeddings 8192, low-freq-factor 1, high-freq-factor 4) missing in A",
+    ),
+    "rope llama3 added (HF code)": (
+        lambda: hf_rope(4096, 128, 500000.0, llama3=L3),
+        "rope:len=4096,dim=128,base=500000",
+        "scaling llama3 (factor 8, original-max-position-embeddings 8192, low-freq-factor 1, high-freq-factor 4) in A, missing in B",
+    ),
+    "rope llama3 base lost": (changed(ROPE_L3, base=10000.0), ROPE_L3, "base 10000 (A) vs 500000 (B)"),
+    "rope yarn dropped": (
+        changed(YARN, scaling="default", factor=None, original_max_position_embeddings=None),
+        YARN,
+        "scaling yarn (factor 4, original-max-position-embeddings 256) missing in A",
+    ),
+    "rope yarn attention factor 1": (
+        changed(YARN, attention_factor=1.0),
+        YARN,
+        "attention factor 1 (A) vs 1.13863 (B)",
+    ),
+    "rope linear dropped": (
+        changed("rope:len=256,dim=64,scaling=linear,factor=4", scaling="default", factor=None),
+        "rope:len=256,dim=64,scaling=linear,factor=4",
+        "scaling linear (factor 4) missing in A",
+    ),
+    "rope linear factor 2": (
+        changed("rope:len=256,dim=64,scaling=linear,factor=4", factor=2.0),
+        "rope:len=256,dim=64,scaling=linear,factor=4",
+        "factor 2 (A) vs 4 (B)",
+    ),
+    "rope angle for cos": (changed(ROPE, part="angle"), ROPE, "part angle (A) vs cos (B)"),
+    "rope exact for float32": (
+        changed("rope:len=8192,dim=64", compute="exact"),
+        "rope:len=8192,dim=64",
+        "compute exact (A) vs float32 (B)",
+    ),
+    "rope halves as pairs (columns)": (columns(ROPE, evens_then_odds), ROPE, "columns: "),
+    "rope attention factor applied twice": (
+        lambda: parse_recipe(YARN).build() * np.float32(1.13863),
+        YARN,
+        "attention factor 1.29648 (A) vs 1.13863 (B)",
+    ),
+    "rope rows shifted": (changed(ROPE, start=3), ROPE, "start 3 (A) vs 0 (B)"),
+    # sinusoidal
+    "sin base 500000 (paper code)": (lambda: paper(200, 64, 500000.0), SIN, "base 500000 (A) vs 10000 (B)"),
+    "sin split (paper code)": (
+        lambda: paper(200, 64, layout="split"),
+        SIN,
+        "layout split ([sin…|cos…]) (A) vs interleaved (sin, cos, sin, …) (B)",
+    ),
+    "sin split + base (paper code)": (
+        lambda: paper(200, 64, 500000.0, "split"),
+        SIN,
+        "base 500000 (A) vs 10000 (B); layout split",
+    ),
+    "sin start 5 (paper code)": (lambda: paper(200, 64, start=5), SIN, "start 5 (A) vs 0 (B)"),
+    "sin t2t frequencies": (changed(SIN, freq="t2t"), SIN, "freq t2t (A) vs paper (B)"),
+    "sin cos-first": (changed(SIN, layout="cos-first"), SIN, "layout cos-first ([cos…|sin…]) (A)"),
+    "sin pairs swapped": (columns(SIN, pairs_swapped), SIN, "columns: each adjacent column pair of B"),
+    "sin padding row": (changed(SIN, padding_idx=0, length=199), SIN, "padding-idx 0 (A) vs none (B)"),
+    "sin scaled": (lambda: paper(200, 64) * np.float32(0.5), SIN, "scale: A is B times 0.5"),
+    "sin column index bug": (
+        lambda: np.where(
+            np.arange(64) % 2 == 0,
+            np.sin(np.arange(200.0)[:, None] / 10000 ** (np.arange(64) / 64)),
+            np.cos(np.arange(200.0)[:, None] / 10000 ** (np.arange(64) / 64)),
+        ).astype(np.float32),
+        SIN,
+        "column-index: A puts the column index in the exponent",
+    ),
+    # sincos2d: 2-D orders and grids
+    "grid axes swapped (MAE code)": (
+        lambda: mae_grid(14, 64, order="timm"),
+        GRID,
+        "order timm-interleave (A) vs mae (B)",
+    ),
+    "grid mae code is the grid": (lambda: mae_grid(14, 64, base=100.0), GRID, "base 100 (A) vs 10000 (B)"),
+    "grid base 1000": (changed(GRID, base=1000.0), GRID, "base 1000 (A) vs 10000 (B)"),
+    "grid timm order": (changed(GRID, order="timm"), GRID, "order timm (A) vs mae (B)"),
+    "grid interpolation scale": (changed(GRID, interpolation_scale=2.0), GRID, "interpolation-scale 2 (A) vs 1 (B)"),
+    "grid timm vs mae reference": (
+        changed("sincos2d:grid=14x14,dim=64,order=timm", order="mae"),
+        "sincos2d:grid=14x14,dim=64,order=timm",
+        "order mae (A) vs timm (B)",
+    ),
+    "grid halves swapped": (
+        columns(GRID, lambda d: list(range(d // 2, d)) + list(range(d // 2))),
+        GRID,
+        "order timm-interleave (A) vs mae (B)",
+    ),
+    "grid 16x16 base": (
+        changed("sincos2d:grid=16x16,dim=32", base=20000.0),
+        "sincos2d:grid=16x16,dim=32",
+        "base 20000 (A) vs 10000 (B)",
+    ),
+    # mrope
+    "mrope sections": (changed(MROPE, mrope_section="24;20;20"), MROPE, "mrope-section 24;20;20 (A) vs 16;24;24 (B)"),
+    "mrope sections 2": (changed(MROPE, mrope_section="32;16;16"), MROPE, "mrope-section 32;16;16 (A) vs 16;24;24 (B)"),
+    "mrope sin": (changed(MROPE, part="sin"), MROPE, "part sin (A) vs cos (B)"),
+    "mrope base": (changed(MROPE, base=10000.0), MROPE, "base 10000 (A) vs 1000000 (B)"),
+    "mrope exact": (changed(MROPE, compute="exact", base=500.0), MROPE, "base 500 (A) vs 1000000 (B); A's rows fit"),
+    "mrope scaled": (lambda: parse_recipe(MROPE).build() * np.float32(2), MROPE, "scale: A is B times 2"),
+    "mrope sin + base": (changed(MROPE, part="sin", base=10000.0), MROPE, "base 10000 (A) vs 1000000 (B); part sin"),
+    "mrope sections + sin": (
+        changed(MROPE, part="sin", mrope_section="24;20;20"),
+        MROPE,
+        "mrope-section 24;20;20 (A) vs 16;24;24 (B); part sin (A) vs cos (B)",
+    ),
+    # rope2d
+    "rope2d base": (changed(ROPE2D, base=100.0), ROPE2D, "base 100 (A) vs 10000 (B)"),
+    "rope2d base 1000": (changed(ROPE2D, base=1000.0), ROPE2D, "base 1000 (A) vs 10000 (B)"),
+    "rope2d sin": (
+        changed(ROPE2D, part="sin"),
+        "rope2d:feat-shape=8x8,dim=64,bands=lang,part=cos",
+        "part sin (A) vs cos (B)",
+    ),
+    "rope2d pixel bands sin": (
+        changed("rope2d:feat-shape=8x8,dim=64,bands=pixel,part=cos", part="sin"),
+        "rope2d:feat-shape=8x8,dim=64,bands=pixel,part=cos",
+        "part sin (A) vs cos (B)",
+    ),
+    "rope2d linear bands": (
+        changed("rope2d:feat-shape=8x8,dim=64,bands=pixel", linear_bands=True),
+        "rope2d:feat-shape=8x8,dim=64,bands=pixel",
+        "linear-bands true (A) vs false (B)",
+    ),
+    "rope2d scaled": (lambda: parse_recipe(ROPE2D).build() * np.float32(3), ROPE2D, "scale: A is B times 3"),
+    "rope2d exact": (
+        changed("rope2d:feat-shape=32x32,dim=64,bands=lang,part=cos", compute="exact", base=500.0),
+        "rope2d:feat-shape=32x32,dim=64,bands=lang,part=cos",
+        "base 500 (A) vs 10000 (B); compute exact",
+    ),
+    "rope2d sin + base": (
+        changed("rope2d:feat-shape=8x8,dim=64,bands=lang,part=cos", part="sin", base=100.0),
+        "rope2d:feat-shape=8x8,dim=64,bands=lang,part=cos",
+        "base 100 (A) vs 10000 (B); part sin",
+    ),
+    # axial
+    "axial sin": (changed(AXIAL, part="sin"), AXIAL, "part sin (A) vs cos (B)"),
+    "axial half layout": (changed(AXIAL, layout="half"), AXIAL, "layout half (A) vs pairs (B)"),
+    "axial base": (changed(AXIAL, base=1000.0), AXIAL, "base 1000 (A) vs 10000 (B)"),
+    # NTK-aware scaling multiplies θ by the factor: the same table as θ = 20000, one change fewer.
+    "axial ntk factor": (changed(AXIAL, ntk_factor=2.0), AXIAL, "base 20000 (A) vs 10000 (B)"),
+    "axial linear factor": (changed(AXIAL, linear_factor=2.0), AXIAL, "linear-factor 2 (A) vs 1 (B)"),
+    "axial scaled": (lambda: parse_recipe(AXIAL).build() * np.float32(0.25), AXIAL, "scale: A is B times 0.25"),
+    "axial half + sin": (changed(AXIAL, layout="half", part="sin"), AXIAL, "layout half (A) vs pairs (B); part sin"),
+    "axial base + sin": (changed(AXIAL, base=1000.0, part="sin"), AXIAL, "base 1000 (A) vs 10000 (B); part sin"),
+    # xpos
+    "xpos scale base": (changed(XPOS, scale_base=256.0), XPOS, "scale-base 256 (A) vs 512 (B)"),
+    "xpos scale base 300": (changed(XPOS, scale_base=300.0), XPOS, "scale-base 300 (A) vs 512 (B)"),
+    "xpos k for q": (changed(XPOS, part="k"), XPOS, "part k (A) vs q (B)"),
+    "xpos q for k": (
+        changed("xpos:len=128,dim=64,part=k", part="q"),
+        "xpos:len=128,dim=64,part=k",
+        "part q (A) vs k (B)",
+    ),
+    "xpos k + scale base": (changed(XPOS, part="k", scale_base=256.0), XPOS, "scale-base 256 (A) vs 512 (B); part k"),
+    "xpos scaled": (lambda: parse_recipe(XPOS).build() * np.float32(2), XPOS, "scale: A is B times 2"),
+    "xpos exact + scale base": (
+        changed("xpos:len=4096,dim=64", compute="float64", scale_base=256.0),
+        "xpos:len=4096,dim=64",
+        "scale-base 256 (A) vs 512 (B)",
+    ),
+    "xpos 1024": (
+        changed("xpos:len=1024,dim=32", scale_base=1024.0),
+        "xpos:len=1024,dim=32",
+        "scale-base 1024 (A) vs 512 (B)",
+    ),
+    # alibi: slope conventions and origins
+    # float64 slopes cast once against torch's float32 pow: the same values, rounded differently.
+    "alibi slopes (paper code) vs float32 pow": (lambda: alibi_slopes(16), "alibi:heads=16,form=pow", "precision: "),
+    "alibi origin last": (changed(BIAS, origin="last"), BIAS, "origin last (A) vs first (B)"),
+    "alibi origin first": (
+        changed("alibi:heads=8,length=32,part=bias,origin=last", origin="first"),
+        "alibi:heads=8,length=32,part=bias,origin=last",
+        "origin first (A) vs last (B)",
+    ),
+    "alibi scaled slopes": (lambda: parse_recipe(ALIBI).build() * np.float32(2), ALIBI, "scale: A is B times 2"),
+    # With 8 heads the slopes are 2^-(h+1): halving every slope is the next head's row.
+    "alibi bias halved": (
+        lambda: parse_recipe(BIAS).build() * np.float32(0.5),
+        BIAS,
+        "shift: A's row r is B's row r+1",
+    ),
+    "alibi 12 heads origin": (
+        changed("alibi:heads=12,length=16,part=bias", origin="last"),
+        "alibi:heads=12,length=16,part=bias",
+        "origin last (A) vs first (B)",
+    ),
+    "alibi 12 heads bias scaled": (
+        lambda: parse_recipe("alibi:heads=12,length=16,part=bias").build() * np.float32(4),
+        "alibi:heads=12,length=16,part=bias",
+        "scale: A is B times 4",
+    ),
+    "alibi slopes reversed heads": (
+        columns(ALIBI, lambda d: list(range(d // 2, d)) + list(range(d // 2))),
+        ALIBI,
+        "columns: A is B with its two column blocks swapped",
+    ),
+    # learned: no formula
+    "learned seed": (changed("learned:len=64,dim=16", seed=1), "learned:len=64,dim=16", "learned: "),
+    "learned std": (changed("learned:len=64,dim=16", std=0.1), "learned:len=64,dim=16", "learned: "),
+    "learned truncated": (
+        changed("learned:len=64,dim=16", init="truncated-normal"),
+        "learned:len=64,dim=16",
+        "learned: ",
+    ),
+    "learned seed 7": (changed("learned:len=128,dim=32", seed=7), "learned:len=128,dim=32", "learned: "),
+    "learned rng": (changed("learned:len=64,dim=16", rng="pcg64"), "learned:len=64,dim=16", "learned: "),
+    "learned std + seed": (changed("learned:len=64,dim=16", std=0.05, seed=3), "learned:len=64,dim=16", "learned: "),
+    "learned wide": (changed("learned:len=16,dim=256", seed=2), "learned:len=16,dim=256", "learned: "),
+    "learned init + seed": (
+        changed("learned:len=64,dim=16", init="truncated-normal", seed=4),
+        "learned:len=64,dim=16",
+        "learned: ",
+    ),
+    "learned against a sinusoid": (changed("learned:len=64,dim=16", seed=2), "sinusoidal:len=64,dim=16", "none"),
+}
+
+#: One pair of each kind runs in the quick suite; the whole matrix with the slow tests.
+QUICK = {
+    "rope llama3 dropped (HF code)",
+    "sin split + base (paper code)",
+    "grid axes swapped (MAE code)",
+    "mrope sections",
+    "rope2d base",
+    "axial half layout",
+    "xpos scale base",
+    "alibi origin last",
+    "learned seed",
+}
+
+
+def _cause(name: str) -> tuple[int, str]:
+    build, spec, _ = PAIRS[name]
+    c = compare(plain(build()), Table.from_recipe(parse_recipe(spec)))
+    return c.exit_code, "none" if not c.explanations else c.explanations[0].text
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in QUICK else pytest.mark.slow) for n in PAIRS])
+def test_each_pair_gets_its_cause_in_the_kinds_words(name: str) -> None:
+    code, text = _cause(name)
+    expected = PAIRS[name][2]
+    assert code == 1
+    assert text == expected if expected == "none" else text.startswith(expected), text
+
+
+def test_the_matrix_covers_every_kind_eight_times() -> None:
+    counts: dict[str, int] = {}
+    for _, spec, _ in PAIRS.values():
+        kind = spec.split(":")[0]
+        counts[kind] = counts.get(kind, 0) + 1
+    assert len(PAIRS) >= 80
+    assert set(counts) == set(kinds()) and min(counts.values()) >= 8, counts
+
+
+@pytest.mark.slow
+def test_no_cause_names_columns_a_table_does_not_have() -> None:
+    """A cos cache has no sin columns: no cause line of a kind other than the sinusoid speaks of
+    (sin, cos) pairs, and a permutation is said in rows and columns only."""
+    for name, (_build, spec, _) in PAIRS.items():
+        if spec.startswith("sinusoidal"):
+            continue
+        _, text = _cause(name)
+        assert "[sin…|cos…]" not in text and "(sin, cos" not in text, (name, text)
+
+
+def test_the_diff_package_asks_the_kinds_and_never_probes_them() -> None:
+    import ast
+    from pathlib import Path
+
+    import pecli.diff
+
+    root = Path(pecli.diff.__file__).parent
+    kind_classes = {cls.__name__ for cls in kinds().values()}
+    for path in sorted(root.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id not in ("getattr", "hasattr"), (
+                    f"{path.name}:{node.lineno} probes with {node.func.id}"
+                )
+                if node.func.id == "isinstance":
+                    names = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                    assert not names & kind_classes, f"{path.name}:{node.lineno} branches on a kind"
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pecli.kinds."):
+                assert node.module == "pecli.kinds.base", f"{path.name} imports a kind: {node.module}"
+
+
+def test_neighbours_are_recipes_of_the_same_kind_one_step_away() -> None:
+    for cls in kinds().values():
+        from pecli.sources import operand_example
+
+        recipe = parse_recipe(operand_example(cls))
+        for other in recipe.neighbours():
+            assert isinstance(other, Recipe) and other.kind == recipe.kind and other != recipe
+            assert other.changes(recipe), (recipe, other)
+    r = parse_recipe(ROPE_L3)
+    assert replace(
+        r,
+        scaling="default",
+        factor=None,
+        original_max_position_embeddings=None,  # type: ignore[type-var]
+        low_freq_factor=None,
+        high_freq_factor=None,
+    ) in set(r.neighbours())
