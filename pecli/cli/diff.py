@@ -39,10 +39,13 @@ def diff(
     reference (NumPy's isclose); with --ulps N also when at most N values of the narrower dtype lie
     between a and b (bfloat16 when both hold bfloat16 values, files read as float32 too). The report
     starts with a verdict, then shape, dtype and metadata differences, the count of elements outside
-    tolerance, max abs/rel/ulp differences with where they are, RMS, the likely cause (rounding — a
-    few ulps everywhere, with the recipe pipeline that reproduces A exactly when there is one —,
-    split vs interleaved layout, cos-first, rows shifted, a padding row, 2-D order, float32 angles,
-    another base) and the worst elements.
+    tolerance, max abs/rel/ulp differences with where they are, RMS, and the likely cause, in the
+    words of the table's own kind: rounding or a storage dtype; the recipe parameters that had to
+    change (one side's recipe, the other table fitted by its kind: base, scaling, part, layout,
+    attention factor, start, 2-D order, ALiBi slopes and origin, M-RoPE sections); else a column
+    permutation, shifted or padding rows, a transposed grid or table, a constant factor, float32
+    angles. Causes are tested on sampled rows of long tables (the line says so); when none fits,
+    the nearest recipe tried for A is shown.
 
     Exit status 0 when the tables match, 1 when they differ (a shape mismatch too), 2 on error.
 

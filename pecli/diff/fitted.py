@@ -34,6 +34,8 @@ from pecli.table import Table
 Arr = NDArray[np.float64]
 Rows = Callable[[int, int], np.ndarray]
 
+#: Widest table whose recipe's neighbours also get a real parameter refitted (cost grows with width).
+NUMERIC_NEIGHBOURS_WIDTH = 128
 #: Candidates of the kind's own fit tried at most (a RoPE fit proposes scalings × lengths × starts).
 MAX_FITTED = 400
 
@@ -192,6 +194,8 @@ def fit_from(
 def _numeric_candidates(reference: Recipe, rows: Arr, idx: NDArray[np.intp], pos: Arr) -> Iterator[Recipe]:
     """A real-valued parameter refitted on the reference, then on each of its neighbours (one
     choice changed and one number: a sin cache of another base)."""
+    if rows.shape[1] > NUMERIC_NEIGHBOURS_WIDTH:
+        return  # each scan builds ~110 screens: only where a screen is cheap (the kinds' fits measure bases)
     yield from numeric_proposals(reference, rows, idx, pos)
     for near in reference.neighbours():
         if near.shape == reference.shape:
