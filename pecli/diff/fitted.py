@@ -202,6 +202,13 @@ def _numeric_candidates(reference: Recipe, rows: Arr, idx: NDArray[np.intp], pos
             yield from numeric_proposals(near, rows, idx, pos)
 
 
+def _scan_twin(recipe: Recipe) -> Recipe:
+    """A float64 pipeline of ``recipe`` when its kind has one: the same values to well within
+    the float32 envelope at a fraction of the exact kernel's cost, good enough to locate a
+    parameter (every value proposed is then scored with the recipe itself)."""
+    return next((p for p in recipe.pipelines() if p.pipeline().startswith("float64")), recipe)
+
+
 def numeric_proposals(reference: Recipe, target: Arr, idx: NDArray[np.intp], pos: Arr) -> Iterator[Recipe]:
     """The reference with one real-valued parameter refitted (a base, a scale, a factor the
     kind's own fit does not measure): a coarse scan over four decades either side on the screen
@@ -209,13 +216,14 @@ def numeric_proposals(reference: Recipe, target: Arr, idx: NDArray[np.intp], pos
     n, d = target.shape
     pick = np.r_[0:SCREEN_ROWS, n - SCREEN_ROWS : n] if n > 4 * SCREEN_ROWS else np.arange(n)
     screen_rows, screen_idx = target[pick], idx[pick]
+    scanned = _scan_twin(reference)
     for name, value in reference.params(everything=True).items():
         if name in reference.sizing or isinstance(value, bool) or not isinstance(value, float) or value <= 0:
             continue
 
         def residual(log_x: float, name: str = name) -> float:
             try:
-                recipe = reference.with_params(**{name: float(math.exp(log_x))})
+                recipe = scanned.with_params(**{name: float(math.exp(log_x))})
                 return worst_gap(screen_rows, rows_at(recipe.rows, screen_idx, d))
             except Exception:
                 return math.inf
@@ -225,14 +233,20 @@ def numeric_proposals(reference: Recipe, target: Arr, idx: NDArray[np.intp], pos
         k = int(np.argmin(scores))
         if not math.isfinite(scores[k]):
             continue
-        lo, hi = grid[max(0, k - 1)], grid[min(len(grid) - 1, k + 1)]
+        lo, hi = float(grid[max(0, k - 1)]), float(grid[min(len(grid) - 1, k + 1)])
+        # Golden section, one new point a step: the bracket shrinks 0.618× (40 steps: ~1e-9).
         ratio = (math.sqrt(5) - 1) / 2
-        for _ in range(40):  # golden section: the bracket shrinks 0.618x a step
-            m1, m2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-            if residual(m1) <= residual(m2):
-                hi = m2
+        m1, m2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        f1, f2 = residual(m1), residual(m2)
+        for _ in range(40):
+            if f1 <= f2:
+                hi, m2, f2 = m2, m1, f1
+                m1 = hi - ratio * (hi - lo)
+                f1 = residual(m1)
             else:
-                lo = m1
+                lo, m1, f1 = m1, m2, f2
+                m2 = lo + ratio * (hi - lo)
+                f2 = residual(m2)
         found = math.exp((lo + hi) / 2)
         for digits in range(1, 10):
             try:
