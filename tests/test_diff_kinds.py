@@ -23,6 +23,7 @@ from pecli.kinds import kinds
 from pecli.kinds.base import Recipe
 from pecli.sources import parse_recipe
 from pecli.table import Table
+from tests.conftest import reference
 
 
 def plain(x: np.ndarray) -> Table:
@@ -61,15 +62,8 @@ def hf_rope(
 
 
 def paper(n: int, d: int, base: float = 10000.0, layout: str = "interleaved", start: int = 0) -> np.ndarray:
-    """§3.5 in float64, cast once."""
-    p = np.arange(start, start + n, dtype=np.float64)[:, None]
-    angle = p * base ** (-2.0 * np.arange(d // 2) / d)
-    out = np.empty((n, d))
-    if layout == "interleaved":
-        out[:, 0::2], out[:, 1::2] = np.sin(angle), np.cos(angle)
-    else:
-        out[:, : d // 2], out[:, d // 2 :] = np.sin(angle), np.cos(angle)
-    return out.astype(np.float32)
+    """§3.5 in float64 from the published formula (``tests.conftest.reference``), cast once."""
+    return reference(n, d, base, layout, start).astype(np.float32)
 
 
 def mae_grid(h: int, d: int, base: float = 10000.0, order: str = "mae") -> np.ndarray:

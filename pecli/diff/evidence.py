@@ -32,6 +32,13 @@ SLACK_FLOOR = 2.0**-20
 SCREEN_ROWS = 16  # head and tail rows tried before a whole sample is checked
 
 
+def screen_rows(n: int) -> NDArray[np.intp]:
+    """The head and tail rows of an ``n``-row sample that a cause is screened on first (all of a
+    short one)."""
+    picked: NDArray[np.intp] = np.r_[0:SCREEN_ROWS, n - SCREEN_ROWS : n] if n > 4 * SCREEN_ROWS else np.arange(n)
+    return picked
+
+
 @dataclass(frozen=True, slots=True)
 class Explanation:
     """A suspect that fits: its name, what it means here, and the largest ``|a − b|`` left after
@@ -221,7 +228,7 @@ class Criteria:
         rows first so that a suspect that does not fit costs almost nothing."""
         n = a.shape[0] if keep is None else keep.size
         if n > 4 * SCREEN_ROWS:
-            pick = np.r_[0:SCREEN_ROWS, n - SCREEN_ROWS : n]
+            pick = screen_rows(n)
             if keep is not None:
                 pick = keep[pick]
             if self.level(a[pick], expected(pick), positions[pick]) is None:

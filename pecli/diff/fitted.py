@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pecli.diff.evidence import SCREEN_ROWS, Criteria, Explanation, worst_gap
+from pecli.diff.evidence import Criteria, Explanation, screen_rows, worst_gap
 from pecli.kinds.base import Recipe
 from pecli.table import Table
 
@@ -85,7 +85,7 @@ def _score(rows: Rows, target: Arr, idx: NDArray[np.intp], pos: Arr, crit: Crite
     """``(level, residual, rows scored)`` of ``rows`` against the target: the screen rows first,
     the whole sample only when they fit."""
     n, d = target.shape
-    pick = np.r_[0:SCREEN_ROWS, n - SCREEN_ROWS : n] if n > 4 * SCREEN_ROWS else np.arange(n)
+    pick = screen_rows(n)
     try:
         screen = rows_at(rows, idx[pick], d)
     except Exception:  # a candidate that cannot be built here (any kind's refusal) is no cause
@@ -149,9 +149,9 @@ def fit_from(
     # A candidate must fit better than the reference itself: when the reference is within the
     # float32 envelope, only a candidate within rounding says more than "float32 angles".
     need = 0 if base_level is not None else 1
-    nearest: Candidate | None = Candidate("", recipe_spec(reference), 0, base_level, residual, scored)
+    nearest = Candidate("", recipe_spec(reference), 0, base_level, residual, scored)
     n = rows.shape[0]
-    pick = np.r_[0:SCREEN_ROWS, n - SCREEN_ROWS : n] if n > 4 * SCREEN_ROWS else np.arange(n)
+    pick = screen_rows(n)
     own = rows_at(reference.rows, idx[pick], rows.shape[1])
     for recipe in _proposals(reference, target, target.shape):
         words = recipe.changes(reference) if target_is_a else reference.changes(recipe)
@@ -159,7 +159,7 @@ def fit_from(
             continue  # the same recipe under another name: no cause
         level, residual, scored = _score(recipe.rows, rows, idx, pos, crit)
         cand = Candidate("; ".join(words), recipe_spec(recipe), len(words), level, residual, scored)
-        if nearest is None or (residual, cand.changes) < (nearest.residual, nearest.changes):
+        if (residual, cand.changes) < (nearest.residual, nearest.changes):
             nearest = cand
         if level is None or level > need or (best is not None and not _better(cand, best)):
             continue
@@ -184,7 +184,7 @@ def fit_from(
             if best is None or _better(cand, best):
                 best = cand
     if best is None:
-        near = f"{nearest.spec} (max |Δ| {nearest.residual:.3g} on {nearest.rows} sampled rows)" if nearest else ""
+        near = f"{nearest.spec} (max |Δ| {nearest.residual:.3g} on {nearest.rows} sampled rows)"
         return Fit([], near if target_is_a else "")
     side = "A" if target_is_a else "B"
     detail = best.label + (f"; {side}'s rows fit {best.spec}" if best.spec else "")
@@ -214,8 +214,8 @@ def numeric_proposals(reference: Recipe, target: Arr, idx: NDArray[np.intp], pos
     kind's own fit does not measure): a coarse scan over four decades either side on the screen
     rows, a golden-section refinement, then the roundest value (fewest significant digits)."""
     n, d = target.shape
-    pick = np.r_[0:SCREEN_ROWS, n - SCREEN_ROWS : n] if n > 4 * SCREEN_ROWS else np.arange(n)
-    screen_rows, screen_idx = target[pick], idx[pick]
+    pick = screen_rows(n)
+    screened, screen_idx = target[pick], idx[pick]
     scanned = _scan_twin(reference)
     for name, value in reference.params(everything=True).items():
         if name in reference.sizing or isinstance(value, bool) or not isinstance(value, float) or value <= 0:
@@ -224,7 +224,7 @@ def numeric_proposals(reference: Recipe, target: Arr, idx: NDArray[np.intp], pos
         def residual(log_x: float, name: str = name) -> float:
             try:
                 recipe = scanned.with_params(**{name: float(math.exp(log_x))})
-                return worst_gap(screen_rows, rows_at(recipe.rows, screen_idx, d))
+                return worst_gap(screened, rows_at(recipe.rows, screen_idx, d))
             except Exception:
                 return math.inf
 

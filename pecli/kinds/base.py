@@ -379,12 +379,17 @@ class Recipe:
         per parameter, in the kind's own words (``base 500000 (A) vs 10000 (B)``)."""
         if type(other) is not type(self):
             return [f"kind {self.kind} (A) vs {other.kind} (B)"]
+        return self.parameter_changes(other)
+
+    def parameter_changes(self, other: Recipe, skip: Iterable[str] = ()) -> list[str]:
+        """:meth:`changes` parameter by parameter (a kind that says some of them together skips those)."""
         mine, theirs = self.params(everything=True), other.params(everything=True)
+        left_out = {*self.sizing, *skip}
         return [
             f"{self.parameter_words(name)} {self.value_words(name, mine[name])} (A) vs "
             f"{self.value_words(name, theirs[name])} (B)"
             for name in mine
-            if name not in self.sizing and mine[name] != theirs[name]
+            if name not in left_out and mine[name] != theirs.get(name)
         ]
 
     def parameter_words(self, name: str) -> str:

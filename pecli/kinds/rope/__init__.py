@@ -290,6 +290,7 @@ class Rope(Recipe):
         if not isinstance(other, Rope):
             return Recipe.changes(self, other)
         out: list[str] = []
+        skip = ["scaling", "attention_factor"]
         if self.scaling != other.scaling:
             if self.scaling == "default":
                 out.append(f"scaling {other.scaling_words()} missing in A")
@@ -297,21 +298,11 @@ class Rope(Recipe):
                 out.append(f"scaling {self.scaling_words()} in A, missing in B")
             else:
                 out.append(f"scaling {self.scaling_words()} (A) vs {other.scaling_words()} (B)")
-        else:
-            keys = [k for k in SCALING_PARAMS[self.scaling] if k != "attention_factor"]
-            out += [
-                f"{spell(k)[2:]} {self.value_words(k, getattr(self, k))} (A) vs "
-                f"{self.value_words(k, getattr(other, k))} (B)"
-                for k in keys
-                if getattr(self, k) != getattr(other, k)
-            ]
+            skip += [*_SCALING_KEYS, "truncate"]  # said with the scaling
+        out += self.parameter_changes(other, skip)
         mine, theirs = self.attention_scaling(), other.attention_scaling()
         if mine != theirs and (self.scaling == other.scaling or mine != 1.0 != theirs):
             out.append(f"attention factor {mine:.6g} (A) vs {theirs:.6g} (B)")
-        skip = {*_SCALING_KEYS, "scaling", "truncate", *self.sizing}
-        plain = replace(self, scaling="default", **dict.fromkeys(_SCALING_KEYS), truncate=True)
-        bare = replace(other, scaling="default", **dict.fromkeys(_SCALING_KEYS), truncate=True)
-        out += [c for c in Recipe.changes(plain, bare) if c.split(" ")[0] not in {spell(k)[2:] for k in skip}]
         return out
 
     def scaling_words(self) -> str:
