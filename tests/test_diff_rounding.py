@@ -64,6 +64,8 @@ def test_ulps_are_counted_in_the_narrower_dtype(tmp_path: Path) -> None:
     assert code == 1 and doc["ulp_dtype"] == "float16" and doc["max_ulp"] == 0  # float16 rounding only
     code, out = diff(str(tmp_path / "half.npy"), str(tmp_path / "wide.npy"))
     assert "likely cause: precision: every difference is at most 0.000243, within the rounding of float16" in out, out
+    # The bound is said in float16's own unit (2⁻¹⁰ at 1.0), not bfloat16's 2⁻⁸.
+    assert "(0.0039 = 4 float16 ulps at 1)" in out, out
     code, out = diff(str(tmp_path / "half.npy"), str(tmp_path / "wide.npy"), "--ulps", "0")
     assert code == 1
 
@@ -294,3 +296,21 @@ def test_a_huge_sidecar_is_not_read(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["inspect", str(tmp_path / "t.npy"), "--json"])
     assert result.exit_code == 0
     assert "too large for a pecli sidecar; ignored" in json.loads(result.stdout)["storage"]["note"]
+
+
+def test_a_bfloat16_file_against_a_float32_recipe_counts_bfloat16_ulps(tmp_path: Path) -> None:
+    # The values are held in bfloat16 on one side: --ulps counts in the coarser dtype, so a
+    # bfloat16 copy of the float32 table (each value its float32 value rounded once, here by
+    # ml_dtypes' cast of the float64 formula) is within 1 ulp, not 2**16 float32 ulps away.
+    import ml_dtypes
+
+    from pecli.formats import write_table
+    from pecli.table import Table
+
+    exact = numpy_table(256, 64).astype(np.float64)
+    write_table(Table(exact.astype(ml_dtypes.bfloat16), None, "bf16"), tmp_path / "bf.safetensors", fmt="safetensors")
+    code, out = diff(str(tmp_path / "bf.safetensors"), "sinusoidal:len=256,dim=64", "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["ulp_dtype"] == "bfloat16" and doc["max_ulp"] <= 1
+    code, _ = diff(str(tmp_path / "bf.safetensors"), "sinusoidal:len=256,dim=64", "--ulps", "1")
+    assert code == 0

@@ -285,3 +285,32 @@ def test_new_presets_plug_in_without_code(monkeypatch: pytest.MonkeyPatch) -> No
 def test_the_sample_holds_head_tail_and_windows() -> None:
     s = Sample.read(plain(np.zeros((10_000, 4))))
     assert s.spans[0] == (0, 64) and s.spans[-1] == (9968, 10_000) and len(s.spans) == 10
+
+
+def test_a_structured_table_never_gets_a_random_draw_as_its_nearest_recipe() -> None:
+    # The paper's table with each (sin, cos) pair swapped, written in float64 from the formula:
+    # no recipe rebuilds it, and a learned table (max |Δ| ~1.04, values of 0.02) is numerically
+    # "nearer" than the paper's (1.41) yet explains nothing of it.
+    p = np.arange(200.0)[:, None]
+    angle = p / 10000 ** (2 * np.arange(32) / 64)
+    swapped = np.empty((200, 64))
+    swapped[:, 0::2], swapped[:, 1::2] = np.cos(angle), np.sin(angle)
+    result = identify(plain(swapped.astype(np.float32)))
+    assert result.verdict == "unknown"
+    assert result.nearest and result.nearest[0].recipe.kind != "learned"
+    kinds_in_order = [c.recipe.formula for c in result.nearest]
+    assert kinds_in_order == sorted(kinds_in_order, reverse=True)  # every formula before any draw
+    # A random draw is still a learned table, nearest to the learned presets.
+    drawn = identify(plain(np.random.default_rng(5).normal(0, 0.02, (200, 64)).astype(np.float32)))
+    assert drawn.verdict == "learned" and drawn.nearest[0].recipe.kind == "learned"
+
+
+def test_notes_never_contradict_each_other() -> None:
+    # The column index in the exponent (`pos / 10000 ** (j / d)`): each column a wave, no recipe.
+    # The rotary fit proposes a cos and a sin cache from the same waves; its note names neither.
+    p = np.arange(300.0)[:, None]
+    angle = p / 10000 ** (np.arange(64) / 64)
+    table = np.where(np.arange(64) % 2 == 0, np.sin(angle), np.cos(angle)).astype(np.float32)
+    notes = identify(plain(table)).notes
+    assert not any("are cos waves" in n for n in notes) or not any("are sin waves" in n for n in notes), notes
+    assert len(notes) == len(set(notes))

@@ -89,7 +89,7 @@ def test_a_numpy_table_is_the_recipe_that_rebuilds_it_bit_for_bit(tmp_path: Path
     assert "hf-distilbert" in doc["names"]
     check_passes(doc)
     text = run("identify", str(path)).stdout
-    assert "MATCH: matches hf-xlm" in text and "(whole table, max |Δ| 0;" in text
+    assert "MATCH: matches hf-xlm" in text and "(whole table, bit for bit;" in text
     assert f"check it with    pecli diff {path} sinusoidal:len=1500,dim=384" in text
 
 
@@ -152,3 +152,20 @@ def test_an_array_identify_cannot_read_is_one_line_exit_2(tmp_path: Path) -> Non
     result = CliRunner().invoke(cli, ["identify", str(tmp_path / "ints.npy")])
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "pecli reads floating-point tables (float16/32/64;" in result.stderr
+
+
+def test_a_match_says_whether_it_is_bit_for_bit_rounding_or_a_pipelines_envelope(tmp_path: Path) -> None:
+    # The PyTorch-tutorial formulation written in NumPy float32 (angles formed in float32): no
+    # recipe rebuilds it bit for bit, and 1.2e-4 is no rounding of float32. The MATCH line must
+    # say it holds only within a float32 pipeline's envelope, and how wide that is.
+    pos = np.arange(1500, dtype=np.float32)[:, None]
+    div = np.exp(np.arange(0, 384, 2, dtype=np.float32) * np.float32(-np.log(10000.0) / 384))
+    table = np.empty((1500, 384), np.float32)
+    table[:, 0::2], table[:, 1::2] = np.sin(pos * div), np.cos(pos * div)
+    np.save(tmp_path / "tut.npy", table)
+    line = next(x for x in run("identify", str(tmp_path / "tut.npy")).stdout.splitlines() if x.startswith("MATCH"))
+    assert "pipeline's envelope of 0.00018, max |Δ| 0.000122;" in line and "bit for bit" not in line
+    # One rounding of float32 away: "within the rounding of float32".
+    np.save(tmp_path / "near.npy", np.nextafter(numpy_table(300, 64), np.float32(2)))
+    near = next(x for x in run("identify", str(tmp_path / "near.npy")).stdout.splitlines() if x.startswith("MATCH"))
+    assert "(whole table, within the rounding of float32, max |Δ| 1.19e-07;" in near

@@ -252,9 +252,11 @@ def compare(
     plan = SamplePlan.make(a.shape, b.shape)
     acc: Accumulator | None = None
     sample: DiffSample | None = None
-    # Two tables of bfloat16 values (files read as float32, or recipes) count bfloat16 ulps.
-    both_bf16 = a.dtype_name == b.dtype_name == "bfloat16"
-    ulp_dtype = numpy_dtype("bfloat16") if both_bf16 else narrower_float(a.dtype, b.dtype)
+    # Ulps are counted in the coarsest dtype the values are held in: bfloat16 when either side holds
+    # bfloat16 values (files read as float32 included), so a bfloat16 copy of a float32 table is
+    # one ulp away, not 65,536.
+    held_bf16 = "bfloat16" in (a.dtype_name, b.dtype_name)
+    ulp_dtype = numpy_dtype("bfloat16") if held_bf16 else narrower_float(a.dtype, b.dtype)
     if a.shape == b.shape:
 
         def accumulator() -> Accumulator:

@@ -198,9 +198,15 @@ def precision_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) ->
     residual = worst_gap(ra, rb)
     if level == 0:
         held = [p for t in (a, b) if (p := precision_of(t.dtype_name)) is not None]  # bfloat16 files too
-        coarse = max(held, key=lambda p: p.eps).name if held else "the dtype"
+        coarse = max(held, key=lambda p: p.eps) if held else None
+        # The bound in the coarser dtype's own ulps at the table's largest value (float16's
+        # 2⁻¹⁰, bfloat16's 2⁻⁷), so the number printed is never another dtype's unit.
+        unit = (
+            f" = {crit.slack / (coarse.eps * crit.scale):.3g} {coarse.name} ulps at {crit.scale:.3g}" if coarse else ""
+        )
         detail = (
-            f"every difference is at most {residual:.3g}, within the rounding of {coarse} ({crit.slack:.2g}): "
+            f"every difference is at most {residual:.3g}, within the rounding of "
+            f"{coarse.name if coarse else 'the dtype'} ({crit.slack:.2g}{unit}): "
             "the same values, rounded or computed differently"
         )
     else:

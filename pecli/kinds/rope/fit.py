@@ -225,7 +225,9 @@ def fit_rope(sample: Sample) -> Iterator[Rope]:
             wave = (
                 "rows grow linearly with the position (rotary angles)"
                 if part == "angle"
-                else (f"the rows are {part} waves of amplitude {amplitude:.6g}")
+                # One clue for both parts: the waves alone cannot tell cos from sin (row 0's phase
+                # does, per candidate), and two notes naming each would contradict each other.
+                else f"the rows are waves (cos or sin) of amplitude {amplitude:.6g}"
             )
             where = "stand once" if layout == "once" else f"repeat in the {layout} layout"
             for params in _scalings(inv, dim, sample.n, amplitude):
