@@ -376,7 +376,8 @@ def diff_view(c: Any) -> list[RenderableType]:
     if not c.same:
         if c.explanations:
             for x in c.explanations:
-                left = "" if x.proved else f"largest |a−b| left: {x.residual:.3g}"
+                measured = not x.proved and not math.isnan(x.residual)
+                left = f"largest |a−b| left: {x.residual:.3g}" if measured else ""
                 where = f"checked on {c.causes_checked_on}" if c.causes_checked_on and not x.proved else ""
                 note = "; ".join(t for t in (left, where) if t)
                 out.append(Text.assemble(("likely cause: ", "bold yellow"), x.text + (f" ({note})" if note else "")))

@@ -362,6 +362,17 @@ PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
         "learned:len=64,dim=16",
         "learned: ",
     ),
+    # Two kinds: each side's recipe, found by identify on A, against B's.
+    "a MAE grid against a 1-D sinusoid": (
+        lambda: mae_grid(14, 64),
+        "sinusoidal:len=196,dim=64",
+        "kind sincos2d (A) vs sinusoidal (B); A is sincos2d:grid=14x14,dim=64",
+    ),
+    "an HF cos cache against a sinusoid": (
+        lambda: hf_rope(256, 64),
+        "sinusoidal:len=256,dim=64",
+        "kind rope (A) vs sinusoidal (B); A is rope:len=256,dim=64",
+    ),
     "learned against a sinusoid": (changed("learned:len=64,dim=16", seed=2), "sinusoidal:len=64,dim=16", "none"),
 }
 

@@ -119,23 +119,25 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
     found = transformations(a, b, sample, crit)
     if found or na != nb:
         return Causes(found, fit.nearest)
-    if known_a is None and known_b is None:
-        found_ids, ida, idb = identified_causes(a, b)
-        if found_ids.learned == 2:
-            return Causes([statistics_cause(ra, rb)])
-        if found_ids.learned:
-            return Causes([])
-        # Fitting from the reference's recipe changes as few parameters as the data allow; two
-        # proved recipes compared directly may differ in pipeline details that do not matter.
-        fit = Fit([], found_ids.nearest)
-        if idb is not None:
-            fit = fit_from(idb, a, ra, rows, pos, crit, target_is_a=True)
-        elif ida is not None:
-            fit = fit_from(ida, b, rb, rows, pos, crit, target_is_a=False)
-        if not fit.found and ida is not None and idb is not None:
-            fit = recipes_compared(ida, idb)
-        if not fit.nearest:
-            fit = Fit(fit.found, found_ids.nearest)
+    # Identify each side whose recipe is unknown (proved on every row), then fit the other side
+    # from the recipe found, or compare the two recipes: a 2-D grid against a 1-D sinusoid is
+    # "kind sincos2d (A) vs sinusoidal (B)", not "a real difference".
+    tried = b.recipe if known_b is not None else a.recipe if known_a is not None else None
+    found_ids, ida, idb = identified_causes(a if known_a is None else None, b if known_b is None else None)
+    ida = a.recipe if known_a is not None else ida
+    idb = b.recipe if known_b is not None else idb
+    if found_ids.learned == 2 - len(known) and not any(r.formula for r in known):
+        return Causes([statistics_cause(ra, rb)])
+    if found_ids.learned:
+        return Causes([], fit.nearest)
+    if idb is not None and idb is not tried:
+        fit = fit_from(idb, a, ra, rows, pos, crit, target_is_a=True)
+    elif ida is not None and ida is not tried:
+        fit = fit_from(ida, b, rb, rows, pos, crit, target_is_a=False)
+    if not fit.found and ida is not None and idb is not None:
+        fit = Fit(recipes_compared(ida, idb, (known_a is None, known_b is None)).found, fit.nearest)
+    if not fit.nearest:
+        fit = Fit(fit.found, found_ids.nearest)
     return Causes(fit.found, fit.nearest)
 
 

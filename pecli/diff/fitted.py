@@ -288,16 +288,16 @@ def _better(x: Candidate, y: Candidate) -> bool:
     return (x.changes, x.level or 0, x.residual) < (y.changes, y.level or 0, y.residual)
 
 
-def identified_causes(a: Table, b: Table) -> tuple[Fit, Recipe | None, Recipe | None]:
-    """Neither side has a recipe: identify both (each proved on every row).  Returns the recipe
-    each side was proved to be (``None`` where identify found none) and, in the :class:`Fit`,
+def identified_causes(a: Table | None, b: Table | None) -> tuple[Fit, Recipe | None, Recipe | None]:
+    """Identify the sides given (each proved on every row).  Returns the recipe each was proved to
+    be (``None`` where identify found none, or the side was not given) and, in the :class:`Fit`,
     how many sides are learned tables and A's nearest recipe when A has none."""
     from pecli.identification import identify
 
     found = []
     for t in (a, b):
         try:
-            found.append(identify(t, nearest=1))
+            found.append(identify(t, nearest=1) if t is not None else None)
         except Exception:  # an empty or odd table identifies as nothing
             found.append(None)
     learned = sum(f is not None and f.verdict == "learned" for f in found)
@@ -310,17 +310,18 @@ def identified_causes(a: Table, b: Table) -> tuple[Fit, Recipe | None, Recipe | 
     return Fit([], near, learned), ra, rb
 
 
-def recipes_compared(ra: Recipe, rb: Recipe) -> Fit:
-    """Two identified recipes (each proved on its whole table), compared parameter by parameter."""
+def recipes_compared(ra: Recipe, rb: Recipe, identified: tuple[bool, bool]) -> Fit:
+    """Two recipes, each agreeing with its own table, compared parameter by parameter.
+    ``identified``: whether A's and B's recipe was found by identify (proved on every row) rather
+    than given (and confirmed on the sampled rows)."""
     from pecli.sources import recipe_spec
 
     words = ra.changes(rb)
     if not words:
         return Fit([])
-    detail = (
-        f"{'; '.join(words)}; A is {recipe_spec(ra)}, B is {recipe_spec(rb)} (each identified and proved on every row)"
-    )
-    return Fit([Explanation("recipe", detail, math.nan, proved=True)])
+    how = ["identified on every row" if found else "its own recipe, on the sampled rows" for found in identified]
+    detail = f"{'; '.join(words)}; A is {recipe_spec(ra)} ({how[0]}), B is {recipe_spec(rb)} ({how[1]})"
+    return Fit([Explanation("recipe", detail, math.nan, proved=all(identified))])
 
 
 __all__ = [
