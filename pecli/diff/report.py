@@ -186,7 +186,7 @@ def _rounding(a: Table, b: Table, stats: dict[str, Any], ulp_dtype: np.dtype[Any
     )
     recipe, target = (b.recipe, a) if b.recipe is not None else (a.recipe, b)
     exact = [v for v, proof in _pipeline_proofs(recipe, target) if proof.holds and proof.max_abs == 0]
-    if exact:
+    if exact and recipe is not None:
         from pecli.sources import recipe_spec
 
         names = preset_names(exact[0])

@@ -280,7 +280,7 @@ class Rope(Recipe):
         lost), and for yarn/longrope the attention factor left out of cos and sin."""
         yield from Recipe.neighbours(self)
         if self.scaling != "default":
-            yield replace(self, scaling="default", **dict.fromkeys(_SCALING_KEYS), truncate=True)
+            yield self.with_params(scaling="default", **dict.fromkeys(_SCALING_KEYS), truncate=True)
             if self.attention_scaling() != 1.0:
                 yield replace(self, attention_factor=1.0)
 
