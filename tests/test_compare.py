@@ -468,6 +468,8 @@ UNRELATED: dict[str, Case] = {
     "one element changed": lambda: (plain(changed(REF, 7, 3, 0.5)), plain(REF)),
     "one small change late": lambda: (plain(changed(REF, 390, 3, REF[390, 3] + 1e-4)), plain(REF)),
     "learned table": lambda: (plain(RNG.normal(0, 0.02, REF.shape).astype(np.float32)), plain(REF)),
+    # Any table is a tiny multiple of one 1e40 times larger: no factor that small is a cause.
+    "beside a huge table": lambda: (plain(REF), plain(np.full(REF.shape, 3e38, np.float32))),
     "noise": lambda: (plain(REF + RNG.uniform(-1e-3, 1e-3, REF.shape)), plain(REF)),
     "reversed columns": lambda: (plain(REF[:, ::-1].copy()), plain(REF)),
     "ten zeroed rows": lambda: (plain(np.where((np.arange(400) < 10)[:, None], 0, REF)), plain(REF)),

@@ -348,10 +348,11 @@ PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
     # learned: no formula
     "learned seed": (changed("learned:len=64,dim=16", seed=1), "learned:len=64,dim=16", "learned: "),
     "learned std": (changed("learned:len=64,dim=16", std=0.1), "learned:len=64,dim=16", "learned: "),
+    # identify rebuilds A as pecli's truncated draw (the bert preset's), so the draws' parameters are named.
     "learned truncated": (
         changed("learned:len=64,dim=16", init="truncated-normal"),
         "learned:len=64,dim=16",
-        "learned: ",
+        "learned: init truncated-normal (A) vs normal (B): two random draws",
     ),
     "learned seed 7": (changed("learned:len=128,dim=32", seed=7), "learned:len=128,dim=32", "learned: "),
     "learned rng": (changed("learned:len=64,dim=16", rng="pcg64"), "learned:len=64,dim=16", "learned: "),

@@ -103,12 +103,18 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
     fit = Fit([])
     known = [r for r, k in ((a.recipe, known_a), (b.recipe, known_b)) if k is not None and r is not None]
     if known and not all(r.formula for r in known):
-        # A learned table has no formula to fit: draws are compared by their statistics (and, when
-        # both are pecli's draws, by their parameters); a draw against a formula's table is a real
-        # difference unless a transformation explains it.
-        if not any(r.formula for r in known):
-            both = a.recipe.changes(b.recipe) if len(known) == 2 and a.recipe and b.recipe else []
-            return Causes([statistics_cause(ra, rb, both)])
+        # A learned table has no formula to fit: two draws are compared by their statistics (and,
+        # when both are pecli's draws, by their parameters); a draw against anything else is a
+        # real difference unless a transformation explains it.
+        if len(known) == 2 and not any(r.formula for r in known) and a.recipe and b.recipe:
+            return Causes([statistics_cause(ra, rb, a.recipe.changes(b.recipe))])
+        if len(known) == 1 and not known[0].formula:
+            other_a, other_b = (None, b) if known_a is not None else (a, None)
+            ids, ida, idb = identified_causes(other_a, other_b)
+            if ids.learned:
+                pair = (ida, b.recipe) if ida is not None else (a.recipe, idb)
+                words = pair[0].changes(pair[1]) if pair[0] is not None and pair[1] is not None else []
+                return Causes([statistics_cause(ra, rb, words)])
         return Causes(transformations(a, b, sample, crit))
     if known_b is not None and b.recipe is not None:
         fit = fit_from(b.recipe, a, ra, rows, pos, crit, target_is_a=True)

@@ -267,11 +267,11 @@ def statistics_cause(rows_a: Arr, rows_b: Arr, changes: list[str] | None = None)
             f"mean {float(finite.mean()):.4g}, std {float(finite.std()):.4g}, max |x| {float(np.abs(finite).max()):.4g}"
         )
 
-    detail = (
-        f"learned tables have no formula, so no parameter explains them: A has {stats(rows_a)}; B has {stats(rows_b)}"
-    )
+    seen = f"A has {stats(rows_a)}; B has {stats(rows_b)}"
     if changes:
-        detail = f"{'; '.join(changes)} (two random draws); " + detail
+        detail = f"{'; '.join(changes)}: two random draws, each rebuilt by its recipe; {seen}"
+    else:
+        detail = f"learned tables have no formula for a parameter to explain, so their statistics are compared: {seen}"
     return Explanation("learned", detail, worst_gap(rows_a, rows_b))
 
 
@@ -300,8 +300,12 @@ def identified_causes(a: Table | None, b: Table | None) -> tuple[Fit, Recipe | N
             found.append(identify(t, nearest=1) if t is not None else None)
         except Exception:  # an empty or odd table identifies as nothing
             found.append(None)
-    learned = sum(f is not None and f.verdict == "learned" for f in found)
     ra, rb = (f.best.recipe if f is not None and f.best is not None and f.verdict == "match" else None for f in found)
+    # A random draw: recognised as one, or rebuilt bit for bit by a recipe without a formula.
+    learned = sum(
+        f is not None and (f.verdict == "learned" or (r is not None and not r.formula))
+        for f, r in zip(found, (ra, rb), strict=True)
+    )
     near = ""
     ida = found[0]
     if ida is not None and ra is None and ida.nearest:

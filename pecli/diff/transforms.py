@@ -249,7 +249,9 @@ def scale_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> lis
         if norm == 0 or not math.isfinite(norm):
             return []
         factor = float(np.sum(np.where(finite, ra * rb, 0.0)) / norm)
-    if not math.isfinite(factor) or factor == 0 or abs(factor - 1) * crit.scale <= crit.slack:
+    # Factors people apply by mistake are modest (an attention factor, mscale, a sign); a tiny
+    # factor would "fit" any table that is small beside B.
+    if not math.isfinite(factor) or not 1 / 64 <= abs(factor) <= 64 or abs(factor - 1) * crit.scale <= crit.slack:
         return []
     level = crit.fits(ra, pos, lambda i: rb[i] * factor)
     if level is None:
