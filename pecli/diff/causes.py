@@ -132,7 +132,7 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
     found_ids, ida, idb = identified_causes(a if known_a is None else None, b if known_b is None else None)
     ida = a.recipe if known_a is not None else ida
     idb = b.recipe if known_b is not None else idb
-    if found_ids.learned == 2 - len(known) and not any(r.formula for r in known):
+    if found_ids.learned == 2:  # every known recipe has a formula here: both are unknown draws
         return Causes([statistics_cause(ra, rb)])
     if found_ids.learned:
         return Causes([], fit.nearest)
