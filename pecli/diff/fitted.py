@@ -166,7 +166,7 @@ def fit_from(
         if _same_rows(recipe, idx[pick], own):
             continue  # another name for the reference's own table (freq=half is paper's at even d)
         best = cand
-    if best is None or best.level:
+    if best is None or best.level or best.changes > 1:  # one refitted number may say it in fewer words
         for recipe in _numeric_candidates(reference, rows, idx, pos):
             level, residual, scored = _score(recipe.rows, rows, idx, pos, crit)
             words = recipe.changes(reference) if target_is_a else reference.changes(recipe)

@@ -1,0 +1,153 @@
+"""Conformance matrix for ``pecli diff``'s causes: tables built by the frameworks' own code.
+
+Every structured case of the identify matrix (``test_identify_matrix.CASES``: transformers, timm,
+positional-encodings, rotary-embedding-torch, diffusers; never pecli) gives a framework table A and
+the recipe R that identify proved on every row of it.  The reference B is R with **one** parameter
+changed, the way a port goes wrong:
+
+* ``choice``: R's first neighbour (:meth:`Recipe.neighbours`: another layout, part, order, form,
+  origin, pipeline…) whose table differs from R's;
+* ``number``: R's first real-valued parameter (a base, a scale base) doubled.
+
+``pecli diff A B`` must then name exactly that change: its cause must begin with what R says
+differs from B (``R.changes(B)``: A's true value against the value B was given).  The truth is
+the change the test made to a recipe that a framework's table was proved to be; the words are
+the kind's own.  ``test_diff_matrix_summary`` prints one line per pair and asserts ≥ 95 % right.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import references  # noqa: F401  (the frameworks' wrappers, imported by the identify matrix)
+from test_identify_matrix import CASES, Case, _missing
+
+from pecli.diff import compare
+from pecli.identification import identify
+from pecli.kinds.base import Recipe
+from pecli.sources import parse_recipe
+from pecli.table import Table
+
+pytestmark = [pytest.mark.conformance, pytest.mark.slow]
+
+RIGHT_SHARE = 0.95
+
+
+@dataclass
+class Pair:
+    case: str
+    how: str
+    expected: str
+    got: str = ""
+    #: B's table is R's within a few float32 ulps (a pipeline change): "rounding" or "precision"
+    #: is then the right answer too (the same values, rounded differently).
+    rounding_only: bool = False
+    #: The cause named another change whose recipe builds R's very table (within rounding): a
+    #: square grid's two timm orders, NTK scaling and a base.  Right, and counted apart.
+    equivalent: bool = False
+
+    @property
+    def right(self) -> bool:
+        if self.rounding_only and self.got.startswith(("rounding: ", "precision: ")):
+            return True
+        return self.equivalent or (bool(self.expected) and self.got.startswith(self.expected))
+
+
+def _close(x: np.ndarray, y: np.ndarray) -> bool:
+    """Within 8 float32 ulps of the larger table's largest value."""
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    return x.shape == y.shape and bool(np.all(np.abs(x - y) <= 8 * 2.0**-23 * max(1.0, float(np.abs(x).max()))))
+
+
+def _fitted_spec(text: str) -> str | None:
+    """The SOURCE a recipe cause says A's rows fit."""
+    head = "A's rows fit "
+    if head not in text:
+        return None
+    return text.split(head, 1)[1].split(" ", 1)[0]
+
+
+def _changed(recipe: Recipe, how: str) -> Recipe | None:
+    """R with one parameter changed (see the module docstring), or ``None`` when it has none."""
+    own = recipe.build()
+    if how == "choice":
+        for near in recipe.neighbours():
+            if near.shape == recipe.shape and not np.array_equal(near.build(), own, equal_nan=True):
+                return near
+        return None
+    for name, value in recipe.params(everything=True).items():
+        if name not in recipe.sizing and isinstance(value, float) and not isinstance(value, bool) and value > 0:
+            try:
+                return recipe.with_params(**{name: value * 2})
+            except Exception:
+                continue
+    return None
+
+
+def _pairs(case: Case) -> list[Pair]:
+    table = np.asarray(case.build())
+    if table.ndim != 2:
+        table = table.reshape(table.shape[0], -1) if table.ndim > 2 else table.reshape(1, -1)
+    a = Table(table, None, f"{case.id}.npy")
+    found = identify(a)
+    if found.verdict != "match" or found.best is None or not found.best.recipe.formula:
+        return []
+    recipe = found.best.recipe
+    out = []
+    for how in ("choice", "number"):
+        other = _changed(recipe, how)
+        if other is None:
+            continue
+        pair = Pair(case.id, how, "; ".join(recipe.changes(other)), rounding_only=_close(recipe.build(), other.build()))
+        c = compare(a, Table.from_recipe(other))
+        pair.got = c.explanations[0].text if c.explanations else "(no cause)"
+        spec = _fitted_spec(pair.got)
+        if not pair.got.startswith(pair.expected) and spec is not None:
+            pair.equivalent = _close(recipe.build(), parse_recipe(spec).build())
+        out.append(pair)
+    return out
+
+
+_STRUCTURED = [c for c in CASES if c.kind not in (None, "learned")]
+_DONE: dict[str, list[Pair]] = {}
+
+
+def _run(case: Case) -> list[Pair]:
+    if case.id not in _DONE:
+        _DONE[case.id] = _pairs(case)
+    return _DONE[case.id]
+
+
+def test_diff_matrix_summary() -> None:
+    """One line per pair (`-s` shows it); ≥ 95 % of the pairs name exactly the parameter changed."""
+    rows: list[Pair] = []
+    for case in _STRUCTURED:
+        if _missing(case):
+            continue
+        rows += _run(case)
+    if not rows:
+        pytest.skip("no framework installed")
+    lines = [""]
+    for p in rows:
+        mark = "NO" if not p.right else "eq" if p.equivalent else "yes"
+        lines.append(f"{p.case[:34]:34}  {p.how:6}  {mark:3}  want: {p.expected[:70]}")
+        if not p.right or p.equivalent:
+            lines.append(f"{'':46}got:  {p.got[:140]}")
+    right = sum(p.right for p in rows)
+    equivalent = sum(p.right and p.equivalent for p in rows)
+    kinds: dict[str, list[int]] = {}
+    by_case = {c.id: c.kind for c in CASES}
+    for p in rows:
+        tally = kinds.setdefault(str(by_case[p.case]), [0, 0])
+        tally[0] += p.right
+        tally[1] += 1
+    lines.append(
+        f"right {right}/{len(rows)} ({right / len(rows):.1%}; {equivalent} by an equivalent recipe); per kind: "
+        + ", ".join(f"{k} {r}/{n}" for k, (r, n) in kinds.items())
+    )
+    print("\n".join(lines))
+    assert len(rows) >= 80, len(rows)
+    assert right >= math.ceil(RIGHT_SHARE * len(rows)), f"only {right}/{len(rows)} right"
