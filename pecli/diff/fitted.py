@@ -197,9 +197,24 @@ def _numeric_candidates(reference: Recipe, rows: Arr, idx: NDArray[np.intp], pos
     if rows.shape[1] > NUMERIC_NEIGHBOURS_WIDTH:
         return  # each scan builds ~110 screens: only where a screen is cheap (the kinds' fits measure bases)
     yield from numeric_proposals(reference, rows, idx, pos)
+    numbers = _real_parameters(reference)
+    mine = reference.params(everything=True)
     for near in reference.neighbours():
         if near.shape == reference.shape:
-            yield from numeric_proposals(near, rows, idx, pos)
+            # The kind's first number (its base) and any number the neighbour itself set (an
+            # attention factor of 1): the pairs ports get wrong together.
+            theirs = near.params(everything=True)
+            names = [*numbers[:1], *(n for n in _real_parameters(near) if theirs[n] != mine.get(n))]
+            yield from numeric_proposals(near, rows, idx, pos, helps_alone=False, names=names)
+
+
+def _real_parameters(recipe: Recipe) -> list[str]:
+    """The recipe's real-valued, positive parameters that shape its values, in declaration order."""
+    return [
+        name
+        for name, value in recipe.params(everything=True).items()
+        if name not in recipe.sizing and isinstance(value, float) and value > 0
+    ]
 
 
 def _scan_twin(recipe: Recipe) -> Recipe:
@@ -209,7 +224,14 @@ def _scan_twin(recipe: Recipe) -> Recipe:
     return next((p for p in recipe.pipelines() if p.pipeline().startswith("float64")), recipe)
 
 
-def numeric_proposals(reference: Recipe, target: Arr, idx: NDArray[np.intp], pos: Arr) -> Iterator[Recipe]:
+def numeric_proposals(
+    reference: Recipe,
+    target: Arr,
+    idx: NDArray[np.intp],
+    pos: Arr,
+    helps_alone: bool = True,
+    names: list[str] | None = None,
+) -> Iterator[Recipe]:
     """The reference with one real-valued parameter refitted (a base, a scale, a factor the
     kind's own fit does not measure): a coarse scan over four decades either side on the screen
     rows, a golden-section refinement, then the roundest value (fewest significant digits)."""
@@ -217,9 +239,9 @@ def numeric_proposals(reference: Recipe, target: Arr, idx: NDArray[np.intp], pos
     pick = screen_rows(n)
     screened, screen_idx = target[pick], idx[pick]
     scanned = _scan_twin(reference)
-    for name, value in reference.params(everything=True).items():
-        if name in reference.sizing or isinstance(value, bool) or not isinstance(value, float) or value <= 0:
-            continue
+    values = reference.params(everything=True)
+    for name in dict.fromkeys(_real_parameters(reference) if names is None else names):
+        value = values[name]
 
         def residual(log_x: float, name: str = name) -> float:
             try:
@@ -228,6 +250,7 @@ def numeric_proposals(reference: Recipe, target: Arr, idx: NDArray[np.intp], pos
             except Exception:
                 return math.inf
 
+        # A quarter decade apart over four decades either side (the grid holds the value itself).
         grid = np.log(value) + np.linspace(-4, 4, 33) * math.log(10)
         scores = [residual(float(g)) for g in grid]
         k = int(np.argmin(scores))
@@ -238,7 +261,14 @@ def numeric_proposals(reference: Recipe, target: Arr, idx: NDArray[np.intp], pos
         ratio = (math.sqrt(5) - 1) / 2
         m1, m2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
         f1, f2 = residual(m1), residual(m2)
-        for _ in range(40):
+        useless = False
+        for step in range(40):
+            # On a neighbour (another part, layout, …) a number is refined on only while it
+            # clearly helps: after 10 steps it must have halved what is left at its own value
+            # (a parameter the table does not depend on then costs 45 builds, not 75).
+            if step == 10 and not helps_alone and min(f1, f2) > 0.5 * scores[len(grid) // 2]:
+                useless = True
+                break
             if f1 <= f2:
                 hi, m2, f2 = m2, m1, f1
                 m1 = hi - ratio * (hi - lo)
@@ -247,6 +277,8 @@ def numeric_proposals(reference: Recipe, target: Arr, idx: NDArray[np.intp], pos
                 lo, m1, f1 = m1, m2, f2
                 m2 = lo + ratio * (hi - lo)
                 f2 = residual(m2)
+        if useless:
+            continue
         found = math.exp((lo + hi) / 2)
         for digits in range(1, 10):
             try:
