@@ -66,6 +66,12 @@ class Candidate:
     rounding: float = 0.0
     held_in: str = ""
 
+    @property
+    def within_rounding(self) -> bool:
+        """Whether the table equals the rebuild to the rounding of its values' dtype (or exactly)."""
+        v = self.verification
+        return (v.max_abs if v is not None else self.max_abs) <= self.rounding
+
     def how_close(self) -> str:
         """How the whole table matches, in words: bit for bit, within the rounding of its dtype,
         or within the envelope of the candidate's pipeline (with the envelope's size)."""
@@ -73,7 +79,7 @@ class Candidate:
         gap = v.max_abs if v is not None else self.max_abs
         if gap == 0:
             return "bit for bit"
-        if gap <= self.rounding:
+        if self.within_rounding:
             return f"within the rounding of {self.held_in}, max |Δ| {gap:.3g}"
         pipeline = self.recipe.pipeline()
         which = f"the {pipeline} pipeline's" if pipeline != "exact" else "the angles'"

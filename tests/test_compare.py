@@ -463,11 +463,19 @@ def changed(x: np.ndarray, row: int, col: int, value: float) -> np.ndarray:
 
 
 REF = Sinusoidal(400, 16).build()
+LONG = Sinusoidal(4096, 16).build()  # long enough that a float32 pipeline's envelope exceeds float16's rounding
 RNG = np.random.default_rng(3)
 UNRELATED: dict[str, Case] = {
     "one element changed": lambda: (plain(changed(REF, 7, 3, 0.5)), plain(REF)),
     "one small change late": lambda: (plain(changed(REF, 390, 3, REF[390, 3] + 1e-4)), plain(REF)),
     "learned table": lambda: (plain(RNG.normal(0, 0.02, REF.shape).astype(np.float32)), plain(REF)),
+    # A rounded through float16 and every value then moved one float32 ulp: identify "matches" it to
+    # a float32 pipeline only within that pipeline's envelope, which must not become "compute
+    # float32" as a cause (it would name a pipeline for a rounding).
+    "a float16 copy, nudged": lambda: (
+        plain(LONG),
+        plain(np.nextafter(LONG.astype(np.float16).astype(np.float32), np.float32(2))),
+    ),
     # Any table is a tiny multiple of one 1e40 times larger: no factor that small is a cause.
     "beside a huge table": lambda: (plain(REF), plain(np.full(REF.shape, 3e38, np.float32))),
     "noise": lambda: (plain(REF + RNG.uniform(-1e-3, 1e-3, REF.shape)), plain(REF)),

@@ -48,6 +48,7 @@ from pecli.diff.fitted import (
     Fit,
     confirmed,
     fit_from,
+    given,
     identified_causes,
     recipes_compared,
     statistics_cause,
@@ -110,10 +111,13 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
             return Causes([statistics_cause(ra, rb, a.recipe.changes(b.recipe))])
         if len(known) == 1 and not known[0].formula:
             other_a, other_b = (None, b) if known_a is not None else (a, None)
-            ids, ida, idb = identified_causes(other_a, other_b)
+            ids, ka, kb = identified_causes(other_a, other_b)
             if ids.learned:
-                pair = (ida, b.recipe) if ida is not None else (a.recipe, idb)
-                words = pair[0].changes(pair[1]) if pair[0] is not None and pair[1] is not None else []
+                words: list[str] = []
+                if ka is not None and b.recipe is not None:
+                    words = ka.recipe.changes(b.recipe)
+                elif kb is not None and a.recipe is not None:
+                    words = a.recipe.changes(kb.recipe)
                 return Causes([statistics_cause(ra, rb, words)])
         return Causes(transformations(a, b, sample, crit))
     if known_b is not None and b.recipe is not None:
@@ -129,19 +133,21 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
     # from the recipe found, or compare the two recipes: a 2-D grid against a 1-D sinusoid is
     # "kind sincos2d (A) vs sinusoidal (B)", not "a real difference".
     tried = b.recipe if known_b is not None else a.recipe if known_a is not None else None
-    found_ids, ida, idb = identified_causes(a if known_a is None else None, b if known_b is None else None)
-    ida = a.recipe if known_a is not None else ida
-    idb = b.recipe if known_b is not None else idb
+    found_ids, ka, kb = identified_causes(a if known_a is None else None, b if known_b is None else None)
+    ka = given(a.recipe) if known_a is not None and a.recipe is not None else ka
+    kb = given(b.recipe) if known_b is not None and b.recipe is not None else kb
     if found_ids.learned == 2:  # every known recipe has a formula here: both are unknown draws
         return Causes([statistics_cause(ra, rb)])
     if found_ids.learned:
         return Causes([], fit.nearest)
-    if idb is not None and idb is not tried:
-        fit = fit_from(idb, a, ra, rows, pos, crit, target_is_a=True)
-    elif ida is not None and ida is not tried:
-        fit = fit_from(ida, b, rb, rows, pos, crit, target_is_a=False)
-    if not fit.found and ida is not None and idb is not None:
-        fit = Fit(recipes_compared(ida, idb, (known_a is None, known_b is None)).found, fit.nearest)
+    # Fit from a recipe the data matches to rounding: within a loose envelope, "the cause" would
+    # be whatever that envelope hides.
+    if kb is not None and kb.tight and kb.recipe is not tried:
+        fit = fit_from(kb.recipe, a, ra, rows, pos, crit, target_is_a=True)
+    elif ka is not None and ka.tight and ka.recipe is not tried:
+        fit = fit_from(ka.recipe, b, rb, rows, pos, crit, target_is_a=False)
+    if not fit.found and ka is not None and kb is not None:
+        fit = Fit(recipes_compared(ka, kb).found, fit.nearest)
     if not fit.nearest:
         fit = Fit(fit.found, found_ids.nearest)
     return Causes(fit.found, fit.nearest)

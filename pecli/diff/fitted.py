@@ -36,6 +36,9 @@ Rows = Callable[[int, int], np.ndarray]
 
 #: Widest table whose recipe's neighbours also get a real parameter refitted (cost grows with width).
 NUMERIC_NEIGHBOURS_WIDTH = 128
+#: Largest table (rows × columns) a side without a recipe is identified at, for its recipe: identify
+#: proves its candidates on every row (two tables of 2**27 cells took 20 s more than the diff).
+IDENTIFY_CELLS = 1 << 22
 #: Candidates of the kind's own fit tried at most (a RoPE fit proposes scalings × lengths × starts).
 MAX_FITTED = 400
 
@@ -320,51 +323,82 @@ def _better(x: Candidate, y: Candidate) -> bool:
     return (x.changes, x.level or 0, x.residual) < (y.changes, y.level or 0, y.residual)
 
 
-def identified_causes(a: Table | None, b: Table | None) -> tuple[Fit, Recipe | None, Recipe | None]:
-    """Identify the sides given (each proved on every row).  Returns the recipe each was proved to
-    be (``None`` where identify found none, or the side was not given) and, in the :class:`Fit`,
-    how many sides are learned tables and A's nearest recipe when A has none."""
+@dataclass(frozen=True)
+class Known:
+    """A side's recipe and how it is known: ``how`` for the report; ``tight`` when the table is
+    that recipe to the rounding of its values (given and confirmed, or identified bit for bit or
+    within rounding), so the other side may be fitted from it.  A match only within a float32
+    pipeline's envelope (2e-3 at 16,384 positions) names the table's kind, never a cause within
+    that envelope: it would also "match" a float16 copy."""
+
+    recipe: Recipe
+    how: str
+    tight: bool
+    proved: bool
+
+
+def identified_causes(a: Table | None, b: Table | None) -> tuple[Fit, Known | None, Known | None]:
+    """Identify the sides given (each proved on every row; tables over :data:`IDENTIFY_CELLS`
+    cells are not).  Returns what each side was proved to be (``None`` where identify found no
+    recipe, or the side was not given) and, in the :class:`Fit`, how many sides are learned
+    tables and A's nearest recipe when A has none."""
     from pecli.identification import identify
 
     found = []
     for t in (a, b):
+        if t is None or t.shape[0] * t.shape[1] > IDENTIFY_CELLS:
+            found.append(None)
+            continue
         try:
-            found.append(identify(t, nearest=1) if t is not None else None)
+            found.append(identify(t, nearest=1))
         except Exception:  # an empty or odd table identifies as nothing
             found.append(None)
-    ra, rb = (f.best.recipe if f is not None and f.best is not None and f.verdict == "match" else None for f in found)
-    # A random draw: recognised as one, or rebuilt bit for bit by a recipe without a formula.
+    known = [
+        Known(f.best.recipe, f"identified on every row, {f.best.how_close()}", f.best.within_rounding, True)
+        if f is not None and f.best is not None and f.verdict == "match"
+        else None
+        for f in found
+    ]
+    # A random draw: recognised as one, or rebuilt by a recipe without a formula.
     learned = sum(
-        f is not None and (f.verdict == "learned" or (r is not None and not r.formula))
-        for f, r in zip(found, (ra, rb), strict=True)
+        f is not None and (f.verdict == "learned" or (k is not None and not k.recipe.formula))
+        for f, k in zip(found, known, strict=True)
     )
     near = ""
     ida = found[0]
-    if ida is not None and ra is None and ida.nearest:
+    if ida is not None and known[0] is None and ida.nearest:
         c = ida.nearest[0]
         near = f"{c.spec} (max |Δ| {c.max_abs:.3g} on {c.rows} sampled rows)"
-    return Fit([], near, learned), ra, rb
+    return Fit([], near, learned), known[0], known[1]
 
 
-def recipes_compared(ra: Recipe, rb: Recipe, identified: tuple[bool, bool]) -> Fit:
-    """Two recipes, each agreeing with its own table, compared parameter by parameter.
-    ``identified``: whether A's and B's recipe was found by identify (proved on every row) rather
-    than given (and confirmed on the sampled rows)."""
+def given(recipe: Recipe) -> Known:
+    """A side's own recipe, confirmed on the sampled rows."""
+    return Known(recipe, "its own recipe, on the sampled rows", True, False)
+
+
+def recipes_compared(ka: Known, kb: Known) -> Fit:
+    """Two recipes, each agreeing with its own table, compared parameter by parameter: the
+    parameters only when both are known to rounding; else only a difference of kind."""
     from pecli.sources import recipe_spec
 
+    ra, rb = ka.recipe, kb.recipe
+    if not (ka.tight and kb.tight) and ra.kind == rb.kind:
+        return Fit([])
     words = ra.changes(rb)
     if not words:
         return Fit([])
-    how = ["identified on every row" if found else "its own recipe, on the sampled rows" for found in identified]
-    detail = f"{'; '.join(words)}; A is {recipe_spec(ra)} ({how[0]}), B is {recipe_spec(rb)} ({how[1]})"
-    return Fit([Explanation("recipe", detail, math.nan, proved=all(identified))])
+    detail = f"{'; '.join(words)}; A is {recipe_spec(ra)} ({ka.how}), B is {recipe_spec(rb)} ({kb.how})"
+    return Fit([Explanation("recipe", detail, math.nan, proved=ka.proved and kb.proved)])
 
 
 __all__ = [
     "Candidate",
     "Fit",
+    "Known",
     "confirmed",
     "fit_from",
+    "given",
     "identified_causes",
     "numeric_proposals",
     "recipes_compared",
