@@ -174,3 +174,22 @@ def test_non_finite_values_take_the_general_route() -> None:
     got = measured(a, b, 0.0, 0.0, 0, top=3, halves=1)
     assert got["mismatched"] == 12
     assert got["abs"] == (math.inf, (2, 1))  # NaN against a number: an infinite difference, the first
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize(("atol", "rtol"), [(1e-6, 0.0), (0.0, 1e-3), (1e-4, 1e-2), (1e-300, 0.0)])
+def test_a_tolerance_decides_the_elements_at_its_bound_as_float64_does(dtype: str, atol: float, rtol: float) -> None:
+    # Every element differs from B by about the bound atol + rtol·|b| itself, a few ulps either
+    # side: the chunk-dtype screen must hand each one it cannot decide to float64, so the count is
+    # NumPy's isclose on the float64 values, element for element.
+    t = np.dtype(dtype)
+    rng = np.random.default_rng(11)
+    b = rng.uniform(-2, 2, (200, 64)).astype(t)
+    bound = atol + rtol * np.abs(b.astype(np.float64))
+    a = (b.astype(np.float64) + np.sign(rng.standard_normal(b.shape)) * bound).astype(t)
+    a = np.where(rng.random(b.shape) < 0.5, a, np.nextafter(a, rng.choice([-3.0, 3.0], b.shape).astype(t)))
+    want = int(np.count_nonzero(~np.isclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol)))
+    assert 0 < want < a.size  # both sides of the bound are present
+    acc = Accumulator(0, atol, rtol, True, 0, narrower_float(a.dtype, b.dtype), 0)
+    acc.add(0, a, b)
+    assert acc.mismatched == want
