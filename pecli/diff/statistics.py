@@ -253,12 +253,18 @@ class Accumulator:
             # A tolerance the chunk's dtype cannot hold: every element in float64.
             return ~isclose(fa.astype(np.float64), fb.astype(np.float64), self.atol, self.rtol, self.equal_nan)
         margin = 8 * float(info.eps)
+        up, down = r.dtype.type(1 + margin), r.dtype.type(1 - margin)
         with np.errstate(over="ignore", invalid="ignore"):
-            bound = np.abs(b, out=self._buffer("bound", r.dtype, r.size))
-            np.multiply(bound, r.dtype.type(self.rtol), out=bound)
-            np.add(bound, r.dtype.type(self.atol), out=bound)
-            far: NDArray[np.bool_] = r > bound * r.dtype.type(1 + margin)
-            doubt = ~far & (r > bound * r.dtype.type(1 - margin))
+            if self.rtol:
+                bound = np.abs(b, out=self._buffer("bound", r.dtype, r.size))
+                np.multiply(bound, r.dtype.type(self.rtol), out=bound)
+                np.add(bound, r.dtype.type(self.atol), out=bound)
+                far: NDArray[np.bool_] = r > bound * up
+                doubt = np.greater(r, bound * down) ^ far  # far is within it: beyond the lower edge only
+            else:  # one bound for every element
+                bound32 = r.dtype.type(self.atol)
+                far = r > bound32 * up
+                doubt = np.greater(r, bound32 * down) ^ far
         idx = np.flatnonzero(doubt)
         if idx.size:
             far[idx] = ~isclose(
