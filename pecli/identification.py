@@ -510,9 +510,7 @@ def _preference(c: Candidate) -> tuple[bool, bool, bool, bool]:
     """The order proved candidates are reported in: the stored recipe, a bit-exact rebuild, round
     parameters (a fitted base of 17 digits explains less than θ = 10000 with a named scaling),
     a preset's name; ties keep the score order (``min`` is stable)."""
-    long_numbers = any(
-        isinstance(v, float) and len(repr(v).lstrip("-").replace(".", "")) > 9 for v in c.recipe.params().values()
-    )
+    long_numbers = c.recipe.long_numbers() > 0
     return (_STORED not in c.names, c.atol != 0, long_numbers, not any(n in PRESETS for n in c.names))
 
 

@@ -110,6 +110,11 @@ L3 = (8.0, 1.0, 4.0, 8192)
 ROPE = "rope:len=256,dim=64"
 ROPE_L3 = "rope:len=4096,dim=128,base=500000,scaling=llama3,factor=8,low-freq-factor=1,high-freq-factor=4,original-max-position-embeddings=8192"
 YARN = "rope:len=1024,dim=64,scaling=yarn,factor=4,original-max-position-embeddings=256"
+DYNAMIC = "rope:len=2048,dim=64,scaling=dynamic,factor=2,original-max-position-embeddings=1024"
+LONGROPE = (
+    "rope:len=2048,dim=8,scaling=longrope,factor=4,original-max-position-embeddings=512,"
+    "short-factor=1;1.1;1.2;1.5,long-factor=1;1.5;2;3"
+)
 SIN = "sinusoidal:len=200,dim=64"
 GRID = "sincos2d:grid=14x14,dim=64"
 MROPE = "mrope:dim=128,sequence=text=16;image=1x8x8;text=8"
@@ -175,6 +180,29 @@ PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
         changed("rope:len=256,dim=64,scaling=linear,factor=4", factor=2.0),
         "rope:len=256,dim=64,scaling=linear,factor=4",
         "factor 2 (A) vs 4 (B)",
+    ),
+    "rope dynamic dropped": (
+        changed(DYNAMIC, scaling="default", factor=None, original_max_position_embeddings=None),
+        DYNAMIC,
+        "scaling dynamic (factor 2, original-max-position-embeddings 1024) missing in A",
+    ),
+    # At one length dynamic NTK is another base too (31082.24…): the named scaling is the rounder answer.
+    "rope dynamic added": (
+        changed(DYNAMIC),
+        "rope:len=2048,dim=64",
+        "scaling dynamic (factor 2, original-max-position-embeddings 1024) in A, missing in B",
+    ),
+    "rope longrope dropped": (
+        changed(
+            LONGROPE,
+            scaling="default",
+            factor=None,
+            original_max_position_embeddings=None,
+            short_factor=None,
+            long_factor=None,
+        ),
+        LONGROPE,
+        "scaling longrope (factor 4, original-max-position-embeddings 512) missing in A",
     ),
     "rope angle for cos": (changed(ROPE, part="angle"), ROPE, "part angle (A) vs cos (B)"),
     "rope exact for float32": (

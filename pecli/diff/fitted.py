@@ -53,6 +53,7 @@ class Candidate:
     level: int | None  # Criteria level on the whole sample (None: does not fit)
     residual: float  # largest |target − candidate| over the rows it was scored on
     rows: int
+    long_numbers: int = 0  # parameters fitted to many digits (a round recipe explains more)
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,9 @@ def fit_from(
         if not words:
             continue  # the same recipe under another name: no cause
         level, residual, scored = _score(recipe.rows, rows, idx, pos, crit)
-        cand = Candidate("; ".join(words), recipe_spec(recipe), len(words), level, residual, scored)
+        cand = Candidate(
+            "; ".join(words), recipe_spec(recipe), len(words), level, residual, scored, recipe.long_numbers()
+        )
         if (residual, cand.changes) < (nearest.residual, nearest.changes):
             nearest = cand
         if level is None or level > need or (best is not None and not _better(cand, best)):
@@ -176,7 +179,9 @@ def fit_from(
             # A refitted real number must rebuild the rows within rounding, not merely within the
             # float32 envelope: a free parameter can soak up an edit that the envelope hides.
             if level == 0 and words:
-                cand = Candidate("; ".join(words), recipe_spec(recipe), len(words), level, residual, scored)
+                cand = Candidate(
+                    "; ".join(words), recipe_spec(recipe), len(words), level, residual, scored, recipe.long_numbers()
+                )
                 if best is None or _better(cand, best):
                     best = cand
                 break
@@ -319,8 +324,10 @@ def _same_rows(recipe: Recipe, idx: NDArray[np.intp], own: Arr) -> bool:
 
 
 def _better(x: Candidate, y: Candidate) -> bool:
-    """Fewer changes first, then within tolerance before within the float32 envelope, then closer."""
-    return (x.changes, x.level or 0, x.residual) < (y.changes, y.level or 0, y.residual)
+    """Fewer changes first, then round numbers before fitted ones (a named scaling before the
+    17-digit base that reproduces it at this length), then within tolerance before within the
+    float32 envelope, then closer."""
+    return (x.changes, x.long_numbers, x.level or 0, x.residual) < (y.changes, y.long_numbers, y.level or 0, y.residual)
 
 
 @dataclass(frozen=True)
