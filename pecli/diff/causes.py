@@ -43,6 +43,7 @@ from pecli.diff.evidence import (
     SamplePlan,
     check_tolerance,
     criteria_for,
+    worst_gap,
 )
 from pecli.diff.fitted import (
     Fit,
@@ -133,7 +134,8 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
     # from the recipe found, or compare the two recipes: a 2-D grid against a 1-D sinusoid is
     # "kind sincos2d (A) vs sinusoidal (B)", not "a real difference".
     tried = b.recipe if known_b is not None else a.recipe if known_a is not None else None
-    found_ids, ka, kb = identified_causes(a if known_a is None else None, b if known_b is None else None)
+    gap = worst_gap(ra, rb)
+    found_ids, ka, kb = identified_causes(a if known_a is None else None, b if known_b is None else None, gap)
     ka = given(a.recipe) if known_a is not None and a.recipe is not None else ka
     kb = given(b.recipe) if known_b is not None and b.recipe is not None else kb
     if found_ids.learned == 2:  # every known recipe has a formula here: both are unknown draws

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -205,15 +206,9 @@ def _numeric_candidates(reference: Recipe, rows: Arr, idx: NDArray[np.intp], pos
     if rows.shape[1] > NUMERIC_NEIGHBOURS_WIDTH:
         return  # each scan builds ~110 screens: only where a screen is cheap (the kinds' fits measure bases)
     yield from numeric_proposals(reference, rows, idx, pos)
-    numbers = _real_parameters(reference)
-    mine = reference.params(everything=True)
     for near in reference.neighbours():
         if near.shape == reference.shape:
-            # The kind's first number (its base) and any number the neighbour itself set (an
-            # attention factor of 1): the pairs ports get wrong together.
-            theirs = near.params(everything=True)
-            names = [*numbers[:1], *(n for n in _real_parameters(near) if theirs[n] != mine.get(n))]
-            yield from numeric_proposals(near, rows, idx, pos, helps_alone=False, names=names)
+            yield from numeric_proposals(near, rows, idx, pos, helps_alone=False)
 
 
 def _real_parameters(recipe: Recipe) -> list[str]:
@@ -238,7 +233,6 @@ def numeric_proposals(
     idx: NDArray[np.intp],
     pos: Arr,
     helps_alone: bool = True,
-    names: list[str] | None = None,
 ) -> Iterator[Recipe]:
     """The reference with one real-valued parameter refitted (a base, a scale, a factor the
     kind's own fit does not measure): a coarse scan over four decades either side on the screen
@@ -248,7 +242,7 @@ def numeric_proposals(
     screened, screen_idx = target[pick], idx[pick]
     scanned = _scan_twin(reference)
     values = reference.params(everything=True)
-    for name in dict.fromkeys(_real_parameters(reference) if names is None else names):
+    for name in _real_parameters(reference):
         value = values[name]
 
         def residual(log_x: float, name: str = name) -> float:
@@ -344,7 +338,9 @@ class Known:
     proved: bool
 
 
-def identified_causes(a: Table | None, b: Table | None) -> tuple[Fit, Known | None, Known | None]:
+def identified_causes(
+    a: Table | None, b: Table | None, gap: float = math.inf
+) -> tuple[Fit, Known | None, Known | None]:
     """Identify the sides given (each proved on every row; tables over :data:`IDENTIFY_CELLS`
     cells are not).  Returns what each side was proved to be (``None`` where identify found no
     recipe, or the side was not given) and, in the :class:`Fit`, how many sides are learned
@@ -361,7 +357,7 @@ def identified_causes(a: Table | None, b: Table | None) -> tuple[Fit, Known | No
         except Exception:  # an empty or odd table identifies as nothing
             found.append(None)
     known = [
-        Known(f.best.recipe, f"identified on every row, {f.best.how_close()}", f.best.within_rounding, True)
+        Known(f.best.recipe, f"identified on every row, {f.best.how_close()}", _tight(f.best, gap), True)
         if f is not None and f.best is not None and f.verdict == "match"
         else None
         for f in found
@@ -377,6 +373,13 @@ def identified_causes(a: Table | None, b: Table | None) -> tuple[Fit, Known | No
         c = ida.nearest[0]
         near = f"{c.spec} (max |Δ| {c.max_abs:.3g} on {c.rows} sampled rows)"
     return Fit([], near, learned), known[0], known[1]
+
+
+def _tight(best: Any, gap: float) -> bool:
+    """Whether identify's best candidate is close enough to its table to fit the other table from."""
+    v = best.verification
+    missed = v.max_abs if v is not None else best.max_abs
+    return bool(best.within_rounding or 8 * missed <= gap)
 
 
 def given(recipe: Recipe) -> Known:
