@@ -44,7 +44,9 @@ def identify(
     inv_freq), layout, θ and scaling; ALiBi slopes or bias.  Vectors and (X, Y, C) grids are
     read as the frameworks save them.  A MATCH is printed only after the whole table has been
     compared with the rebuild, as `pecli diff` compares it; the command that confirms it is
-    printed too (`check it with`), with every other name that builds the same table.  Otherwise
+    printed too (`check it with`), with every other name that builds the same table, and the
+    line says which match it is: bit for bit, within the rounding of the table's dtype, or
+    within the named float32 pipeline's envelope (its size given).  Otherwise
     CLOSE (within a float32 pipeline's rounding), LEARNED (random-looking, like a learned table
     at initialisation: described, never matched) or NO KNOWN RECIPE with the nearest candidates.
     Exit status 0 whatever the verdict (2 on error).
