@@ -9,8 +9,11 @@ of B.
 2. **Transformations no parameter expresses** (:mod:`pecli.diff.transforms`): columns
    permuted, rows shifted or padded, a square grid transposed, a constant multiplier, float32
    angles; a permutation together with shifted rows.
-3. **Neither side has a recipe**: both tables are identified and their recipes compared; when
-   nothing fits, the nearest recipe tried for A is given with "a real difference".
+3. **A side without a recipe** is identified (tables up to ``IDENTIFY_CELLS`` cells); the other
+   side is fitted from the recipe found when identify's match misses its table by at most an
+   eighth of the tables' difference, else the two recipes are compared (a difference of kind).
+   Learned tables are compared by their statistics.  When nothing fits, the nearest recipe tried
+   for A is given with "a real difference".
 
 The criteria, where
 

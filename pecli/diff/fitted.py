@@ -7,13 +7,15 @@ parameters that had to change, said in the kind's words (:meth:`Recipe.changes`)
 2. **Fitting the other side, starting from the known recipe.**  The candidates are the recipe's
    neighbours (:meth:`Recipe.neighbours`, two steps deep: another layout, part, order, slope
    form, the scaling block dropped…), the kind's own fit of the other table
-   (:meth:`Recipe.fit`: another base, scaling, start…) and the kind's well-known wrong builds
-   (:meth:`Recipe.mistakes`).  Each is built on the sampled rows (a few head and tail rows
-   first, so a candidate that does not fit costs almost nothing) and must meet the same criteria
-   as every other cause (:class:`~pecli.diff.evidence.Criteria`).  The one with the fewest
-   changed parameters wins; the cause is its :meth:`Recipe.changes` against the known recipe.
-3. **Neither side known**: both tables are identified (:func:`pecli.identification.identify`,
-   proved on every row), and the two recipes compared.
+   (:meth:`Recipe.fit`: another base, scaling, start…), one real parameter refitted (on the
+   recipe and on each neighbour) and the kind's well-known wrong builds (:meth:`Recipe.mistakes`).
+   Each is built on the sampled rows (a few head and tail rows first, so a candidate that does
+   not fit costs almost nothing) and must meet the same criteria as every other cause
+   (:class:`~pecli.diff.evidence.Criteria`), better than the known recipe itself does.  The one
+   with the fewest changed parameters wins, round numbers before fitted ones; the cause is its
+   :meth:`Recipe.changes` against the known recipe.
+3. **A side without a recipe**: identified (:func:`pecli.identification.identify`, proved on
+   every row), then fitted from or compared (:func:`identified_causes`, :class:`Known`).
 
 Nothing here knows a kind: it asks the recipes.
 """
