@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-import references  # noqa: F401  (the frameworks' wrappers, imported by the identify matrix)
-from test_identify_matrix import CASES, Case, _missing
+import references
+from test_identify_matrix import CASES, DIFFUSERS, HF, TIMM, Case, _missing
 
 from pecli.diff import compare
 from pecli.identification import identify
@@ -89,8 +89,10 @@ def _changed(recipe: Recipe, how: str) -> Recipe | None:
 
 def _pairs(case: Case) -> list[Pair]:
     table = np.asarray(case.build())
-    if table.ndim != 2:
-        table = table.reshape(table.shape[0], -1) if table.ndim > 2 else table.reshape(1, -1)
+    if table.ndim > 2:
+        table = table.reshape(-1, table.shape[-1]) if table.shape[0] == 1 else table.reshape(table.shape[0], -1)
+    elif table.ndim != 2:
+        table = table.reshape(1, -1)
     a = Table(table, None, f"{case.id}.npy")
     found = identify(a)
     if found.verdict != "match" or found.best is None or not found.best.recipe.formula:
@@ -151,3 +153,43 @@ def test_diff_matrix_summary() -> None:
     print("\n".join(lines))
     assert len(rows) >= 80, len(rows)
     assert right >= math.ceil(RIGHT_SHARE * len(rows)), f"only {right}/{len(rows)} right"
+
+
+#: The kinds the identify matrix does not hold, from their frameworks' own code: Qwen2-VL's M-RoPE
+#: (transformers), Flux's axial RoPE (diffusers), timm's 2-D rotary embedding.
+OTHER_KINDS = [
+    Case(
+        "qwen2-vl-mrope-cos",
+        lambda: references.hf_qwen_vl_mrope([0] * 5 + [1] * 24 + [0] * 3, image_grid_thw=[[1, 8, 12]])["cos"],
+        "mrope",
+        needs=HF,
+    ),
+    Case(
+        "qwen2-vl-mrope-sin",
+        lambda: references.hf_qwen_vl_mrope([0] * 4 + [1] * 6 + [0] * 8, image_grid_thw=[[1, 4, 6]])["sin"],
+        "mrope",
+        needs=HF,
+    ),
+    Case("flux-axial-cos", lambda: references.diffusers_flux_pos_embed(8, 4, 4)["cos"], "axial", needs=DIFFUSERS),
+    Case("flux-axial-sin", lambda: references.diffusers_flux_pos_embed(16, 6, 4)["sin"], "axial", needs=DIFFUSERS),
+    Case("timm-rope2d-8x8-cos", lambda: references.timm_rotary_pos_embed([8, 8], dim=64)["cos"], "rope2d", needs=TIMM),
+    Case(
+        "timm-rope2d-6x10-sin", lambda: references.timm_rotary_pos_embed([6, 10], dim=32)["sin"], "rope2d", needs=TIMM
+    ),
+]
+
+
+def test_diff_names_the_change_on_the_other_kinds_framework_tables() -> None:
+    rows: list[Pair] = []
+    for case in OTHER_KINDS:
+        if _missing(case):
+            continue
+        rows += _run(case)
+    if not rows:
+        pytest.skip("no framework installed")
+    lines = [
+        f"{p.case:28}  {p.how:6}  {'yes' if p.right else 'NO':3}  want: {p.expected[:60]}  got: {p.got[:90]}"
+        for p in rows
+    ]
+    print("\n" + "\n".join(lines))
+    assert all(p.right for p in rows), "\n".join(lines)
