@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import references
-from test_identify_matrix import CASES, DIFFUSERS, HF, TIMM, Case, _missing
+from test_identify_matrix import CASES, DIFFUSERS, HF, RET, TIMM, Case, _missing
+from test_xpos_vs_rotary_embedding_torch import _theirs as ret_xpos
 
 from pecli.diff import compare
 from pecli.identification import identify
@@ -156,7 +157,8 @@ def test_diff_matrix_summary() -> None:
 
 
 #: The kinds the identify matrix does not hold, from their frameworks' own code: Qwen2-VL's M-RoPE
-#: (transformers), Flux's axial RoPE (diffusers), timm's 2-D rotary embedding.
+#: (transformers), Flux's axial RoPE (diffusers), timm's 2-D rotary embedding, rotary-embedding-torch's
+#: xPos scales (queries and keys).
 OTHER_KINDS = [
     Case(
         "qwen2-vl-mrope-cos",
@@ -172,6 +174,8 @@ OTHER_KINDS = [
     ),
     Case("flux-axial-cos", lambda: references.diffusers_flux_pos_embed(8, 4, 4)["cos"], "axial", needs=DIFFUSERS),
     Case("flux-axial-sin", lambda: references.diffusers_flux_pos_embed(16, 6, 4)["sin"], "axial", needs=DIFFUSERS),
+    Case("ret-xpos-q-256x64", lambda: ret_xpos(256, 64, 512)[0], "xpos", needs=RET),
+    Case("ret-xpos-k-512x32", lambda: ret_xpos(512, 32, 256)[1], "xpos", needs=RET),
     Case("timm-rope2d-8x8-cos", lambda: references.timm_rotary_pos_embed([8, 8], dim=64)["cos"], "rope2d", needs=TIMM),
     Case(
         "timm-rope2d-6x10-sin", lambda: references.timm_rotary_pos_embed([6, 10], dim=32)["sin"], "rope2d", needs=TIMM
