@@ -384,7 +384,15 @@ def diff_view(c: Any) -> list[RenderableType]:
         elif c.shapes_match:
             out.append(
                 "no known cause fits (the recipes' parameters, rounding, storage dtype, a column permutation, "
-                "shifted rows, padding rows, a transposed grid, a constant factor, float32 angles): a real difference"
+                "shifted rows, padding rows, rows in another order, a transposed grid, a constant factor, float32 "
+                "angles): a real difference"
+            )
+            if c.nearest:
+                out.append(_line(f"nearest recipe for A: {c.nearest}"))
+        elif c.shape_a[1] == c.shape_b[1]:
+            out.append(
+                "no known cause relates the two lengths (the recipes' parameters at A's size, shifted or padding "
+                "rows, rows in another order): a real difference"
             )
             if c.nearest:
                 out.append(_line(f"nearest recipe for A: {c.nearest}"))

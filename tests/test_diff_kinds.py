@@ -107,6 +107,7 @@ def rows_shifted(spec: str, k: int) -> Callable[[], np.ndarray]:
 
 
 L3 = (8.0, 1.0, 4.0, 8192)
+SHUFFLED = np.random.default_rng(5).permutation(256)
 ROPE = "rope:len=256,dim=64"
 ROPE_L3 = "rope:len=4096,dim=128,base=500000,scaling=llama3,factor=8,low-freq-factor=1,high-freq-factor=4,original-max-position-embeddings=8192"
 YARN = "rope:len=1024,dim=64,scaling=yarn,factor=4,original-max-position-embeddings=256"
@@ -375,15 +376,24 @@ PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
     ),
     # learned: no formula
     "learned seed": (changed("learned:len=64,dim=16", seed=1), "learned:len=64,dim=16", "learned: "),
-    "learned std": (changed("learned:len=64,dim=16", std=0.1), "learned:len=64,dim=16", "learned: "),
-    # identify rebuilds A as pecli's truncated draw (the bert preset's), so the draws' parameters are named.
+    # pecli's draws are rebuilt exactly by their recipes: a parameter of the draw that rebuilds A
+    # bit for bit is the cause (the seed aside: no seed is searched for).
+    "learned std": (
+        changed("learned:len=64,dim=16", std=0.1),
+        "learned:len=64,dim=16",
+        "std 0.1 (A) vs 0.02 (B); A's rows fit learned:len=64,dim=16,std=0.1,",
+    ),
     "learned truncated": (
         changed("learned:len=64,dim=16", init="truncated-normal"),
         "learned:len=64,dim=16",
-        "learned: init truncated-normal (A) vs normal (B): two random draws",
+        "init truncated-normal (A) vs normal (B); A's rows fit learned:len=64,dim=16,",
     ),
     "learned seed 7": (changed("learned:len=128,dim=32", seed=7), "learned:len=128,dim=32", "learned: "),
-    "learned rng": (changed("learned:len=64,dim=16", rng="pcg64"), "learned:len=64,dim=16", "learned: "),
+    "learned rng": (
+        changed("learned:len=64,dim=16", rng="pcg64"),
+        "learned:len=64,dim=16",
+        "rng pcg64 (A) vs splitmix (B); A's rows fit learned:len=64,dim=16,",
+    ),
     "learned std + seed": (changed("learned:len=64,dim=16", std=0.05, seed=3), "learned:len=64,dim=16", "learned: "),
     "learned wide": (changed("learned:len=16,dim=256", seed=2), "learned:len=16,dim=256", "learned: "),
     "learned init + seed": (
@@ -403,6 +413,48 @@ PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
         "kind rope (A) vs sinusoidal (B); A is rope:len=256,dim=64",
     ),
     "learned against a sinusoid": (changed("learned:len=64,dim=16", seed=2), "sinusoidal:len=64,dim=16", "none"),
+    # Tables of different lengths or grids: B's recipe is sized to A, and only what changes the
+    # values is the cause (a length is not; a class row or another grid is).
+    "grid without its class row (MAE code)": (
+        lambda: mae_grid(14, 64),
+        "sincos2d:grid=14x14,dim=64,cls=true",
+        "cls false (A) vs true (B); A's rows fit sincos2d:grid=14x14,dim=64,",
+    ),
+    "grid of another size (MAE code)": (
+        lambda: mae_grid(12, 64),
+        GRID,
+        "grid 12x12 (A) vs 14x14 (B); A's rows fit sincos2d:grid=12x12,dim=64,",
+    ),
+    "sin starting later, shorter (paper code)": (
+        lambda: paper(190, 64, start=10),
+        SIN,
+        "start 10 (A) vs 0 (B); A's rows fit sinusoidal:len=190,dim=64,",
+    ),
+    "rope shorter + base (HF code)": (
+        lambda: hf_rope(128, 64, theta=500000.0),
+        ROPE,
+        "base 500000 (A) vs 10000 (B); A's rows fit rope:len=128,dim=64,",
+    ),
+    # Rows in another order, found row by row in B whatever the kind (a draw's rows too).
+    "rope rows shuffled (HF code)": (
+        lambda: hf_rope(256, 64)[SHUFFLED],
+        ROPE,
+        "row-order: A's rows are B's rows in another order (A's row → B's row: "
+        + ", ".join(f"{r}→{SHUFFLED[r]}" for r in range(6)),
+    ),
+    "learned 12×16 grid read column by column": (
+        lambda: parse_recipe("learned:len=192,dim=16").build().reshape(12, 16, 16).transpose(1, 0, 2).reshape(192, 16),
+        "learned:len=192,dim=16",
+        "row-order: A's rows are B's 12×16 grid read column by column: A's row x·12+y is B's row y·16+x",
+    ),
+    "grid read column by column without its class row (MAE code)": (
+        lambda: np.concatenate([np.zeros((1, 64), np.float32), mae_grid(14, 64)])[
+            np.r_[0, 1 + (np.arange(196) % 14) * 14 + np.arange(196) // 14]
+        ][1:],
+        "sincos2d:grid=14x14,dim=64,cls=true",
+        # A square MAE grid read column by column is timm's interleaved order (a recipe says it).
+        "order timm-interleave (A) vs mae (B); cls false (A) vs true (B)",
+    ),
 }
 
 #: One pair of each kind runs in the quick suite; the whole matrix with the slow tests.

@@ -42,10 +42,11 @@ def diff(
     tolerance, max abs/rel/ulp differences with where they are, RMS, and the likely cause, in the
     words of the table's own kind: rounding or a storage dtype; the recipe parameters that had to
     change (one side's recipe, the other table fitted by its kind: base, scaling, part, layout,
-    attention factor, start, 2-D order, ALiBi slopes and origin, M-RoPE sections); else a column
-    permutation, shifted or padding rows, a transposed grid or table, a constant factor, float32
-    angles. Causes are tested on sampled rows of long tables (the line says so); when none fits,
-    the nearest recipe tried for A is shown.
+    attention factor, start, 2-D order, ALiBi slopes and origin, M-RoPE sections; for tables of
+    different lengths, the recipe resized first: a class row, another grid); else a column
+    permutation, shifted or padding rows, rows in another order, a transposed grid or table, a
+    constant factor, float32 angles. Causes are tested on sampled rows of long tables (the line
+    says so); when none fits, the nearest recipe tried for A is shown.
 
     Exit status 0 when the tables match, 1 when they differ (a shape mismatch too), 2 on error.
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pecli.diff.evidence import (
     Criteria,
@@ -61,12 +62,15 @@ from pecli.diff.transforms import (
     layout_and_more,
     permutation_suspects,
     precision_suspect,
+    row_order_suspect,
     scale_suspect,
     shift_suspects,
     transposed_suspect,
     transposed_table,
 )
-from pecli.table import Table, first_position
+from pecli.table import Table, first_position, read_rows
+
+Arr = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -101,37 +105,56 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
         return Causes([])
     crit = criteria_for(a, b, sample, atol, rtol, equal_nan)
     ra, rb, pos, rows = sample.aligned(0)[:4]
-    known_a = known_b = None
-    if na == nb:
-        known_b = confirmed(b.recipe, rb, rows, pos, crit)
-        known_a = confirmed(a.recipe, ra, rows, pos, crit)
+
+    def own(t: Table) -> tuple[Arr, NDArray[np.intp], Arr]:
+        """A side's sampled rows, their row numbers and positions: the rows the two tables share
+        when their lengths are equal, else the side's own rows over its whole length."""
+        if na == nb:
+            return (ra if t is a else rb), rows, pos
+        return own_rows(t, sample.first)
+
+    known_b = confirmed(b.recipe, *own(b), crit)
+    known_a = confirmed(a.recipe, *own(a), crit)
     fit = Fit([])
     known = [r for r, k in ((a.recipe, known_a), (b.recipe, known_b)) if k is not None and r is not None]
     if known and not all(r.formula for r in known):
-        # A learned table has no formula to fit: two draws are compared by their statistics (and,
-        # when both are pecli's draws, by their parameters); a draw against anything else is a
-        # real difference unless a transformation explains it.
+        # A learned table has no formula to fit: two of pecli's draws are compared by their
+        # parameters and statistics; else a transformation (rows in another order, a factor)
+        # explains it, or two draws are compared by their statistics; a draw against anything
+        # else is a real difference.
+        words: list[str] | None = None
         if len(known) == 2 and not any(r.formula for r in known) and a.recipe and b.recipe:
-            return Causes([statistics_cause(ra, rb, a.recipe.changes(b.recipe))])
-        if len(known) == 1 and not known[0].formula:
+            words = a.recipe.changes(b.recipe)
+        elif len(known) == 1 and not known[0].formula:
+            # pecli's draw is rebuilt exactly by its recipe: one of its parameters (a std) may say it.
+            if known_b is not None and b.recipe is not None:
+                fit = fit_from(b.recipe, a, *own(a), crit, target_is_a=True)
+            elif a.recipe is not None:
+                fit = fit_from(a.recipe, b, *own(b), crit, target_is_a=False)
+            if fit.found:
+                return Causes(fit.found)
             other_a, other_b = (None, b) if known_a is not None else (a, None)
             ids, ka, kb = identified_causes(other_a, other_b)
-            if ids.learned:
-                words: list[str] = []
-                if ka is not None and b.recipe is not None:
-                    words = ka.recipe.changes(b.recipe)
-                elif kb is not None and a.recipe is not None:
-                    words = a.recipe.changes(kb.recipe)
-                return Causes([statistics_cause(ra, rb, words)])
-        return Causes(transformations(a, b, sample, crit))
+            if ka is not None and b.recipe is not None and not ka.recipe.formula:
+                words = ka.recipe.changes(b.recipe)  # identify rebuilt A: another draw's parameters
+            elif kb is not None and a.recipe is not None and not kb.recipe.formula:
+                words = a.recipe.changes(kb.recipe)
+            elif ids.learned:
+                words = []
+        if words:
+            return Causes([statistics_cause(ra, rb, words)])
+        moved = transformations(a, b, sample, crit)
+        if moved or words is None:
+            return Causes(moved)
+        return Causes([statistics_cause(ra, rb)])
     if known_b is not None and b.recipe is not None:
-        fit = fit_from(b.recipe, a, ra, rows, pos, crit, target_is_a=True)
+        fit = fit_from(b.recipe, a, *own(a), crit, target_is_a=True)
     elif known_a is not None and a.recipe is not None:
-        fit = fit_from(a.recipe, b, rb, rows, pos, crit, target_is_a=False)
+        fit = fit_from(a.recipe, b, *own(b), crit, target_is_a=False)
     if fit.found:
         return Causes(fit.found)
     found = transformations(a, b, sample, crit)
-    if found or na != nb:
+    if found:
         return Causes(found, fit.nearest)
     # Identify each side whose recipe is unknown (proved on every row), then fit the other side
     # from the recipe found, or compare the two recipes: a 2-D grid against a 1-D sinusoid is
@@ -148,9 +171,9 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
     # Fit from a recipe the data matches to rounding: within a loose envelope, "the cause" would
     # be whatever that envelope hides.
     if kb is not None and kb.tight and kb.recipe is not tried:
-        fit = fit_from(kb.recipe, a, ra, rows, pos, crit, target_is_a=True)
+        fit = fit_from(kb.recipe, a, *own(a), crit, target_is_a=True)
     elif ka is not None and ka.tight and ka.recipe is not tried:
-        fit = fit_from(ka.recipe, b, rb, rows, pos, crit, target_is_a=False)
+        fit = fit_from(ka.recipe, b, *own(b), crit, target_is_a=False)
     if not fit.found and ka is not None and kb is not None:
         fit = Fit(recipes_compared(ka, kb).found, fit.nearest)
     if not fit.nearest:
@@ -171,7 +194,15 @@ def transformations(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> l
         found += [] if found else scale_suspect(a, b, sample, crit)
     if not found and na == nb:
         found += layout_and_more(a, b, sample, crit, [shift_suspects])
-    return found
+    return found or row_order_suspect(a, b, sample, crit)
+
+
+def own_rows(t: Table, first: int) -> tuple[Arr, NDArray[np.intp], Arr]:
+    """A table's sampled rows over its whole length (windows as :class:`SamplePlan` spreads them),
+    their row numbers and positions: what a recipe fitted to that table is checked on."""
+    windows = SamplePlan.make(t.shape, t.shape).a_windows
+    idx = np.concatenate([np.arange(s, e) for s, e in windows]) if windows else np.empty(0, dtype=np.intp)
+    return read_rows(t, idx), idx, (first + idx).astype(np.float64)
 
 
 def _symmetric_shape_rest(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, equal_nan: bool) -> bool:

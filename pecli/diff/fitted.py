@@ -115,6 +115,23 @@ def confirmed(recipe: Recipe | None, target: Arr, idx: NDArray[np.intp], pos: Ar
     return _score(recipe.rows, target, idx, pos, crit)[0]
 
 
+def at_shape(recipe: Recipe, target: Table) -> Recipe:
+    """``recipe`` resized to the target table's shape by its kind (:meth:`Recipe.sizes`: another
+    length, grid or cell count), or ``recipe`` itself when it has that shape or no size gives it."""
+    if recipe.shape == target.shape:
+        return recipe
+    from pecli.fitting import Sample
+
+    try:
+        for size in type(recipe).sizes(recipe.params(everything=True), Sample.read(target)):
+            resized = recipe.with_params(**size)
+            if resized.shape == target.shape:
+                return resized
+    except Exception:  # a kind that cannot size itself to this table: the neighbours may
+        pass
+    return recipe
+
+
 def _proposals(reference: Recipe, target: Table, shape: tuple[int, int]) -> Iterator[Recipe]:
     """The reference's neighbours two steps deep, then its kind's fit of the target table."""
     seen = {reference}
@@ -149,19 +166,36 @@ def fit_from(
     sampled rows, as a cause in the kind's words (A is always the first table of the phrase)."""
     from pecli.sources import recipe_spec
 
+    # Tables of different lengths or grids: candidates start from the reference at the target's
+    # size (a recipe that cannot take that size offers its neighbours), and their changes are said
+    # against the reference as given: a length is no cause, another grid is.
+    given_recipe, reference = reference, at_shape(reference, target)
+
+    def changes(recipe: Recipe) -> list[str]:
+        return recipe.changes(given_recipe) if target_is_a else given_recipe.changes(recipe)
+
+    side = "A" if target_is_a else "B"
     best: Candidate | None = None
     base_level, residual, scored = _score(reference.rows, rows, idx, pos, crit)
     if base_level == 0:
-        return Fit([])  # the reference already fits the sample: the difference lies elsewhere
+        # The reference already fits the sample: the difference lies elsewhere, or in its size.
+        resized = changes(reference)
+        if not resized:
+            return Fit([])
+        detail = f"{'; '.join(resized)}; {side}'s rows fit {recipe_spec(reference)}"
+        return Fit([Explanation("recipe", detail, residual)])
     # A candidate must fit better than the reference itself: when the reference is within the
     # float32 envelope, only a candidate within rounding says more than "float32 angles".
     need = 0 if base_level is not None else 1
     nearest = Candidate("", recipe_spec(reference), 0, base_level, residual, scored)
     n = rows.shape[0]
     pick = screen_rows(n)
-    own = rows_at(reference.rows, idx[pick], rows.shape[1])
+    try:
+        own: Arr | None = rows_at(reference.rows, idx[pick], rows.shape[1])
+    except Exception:  # the reference does not reach the target's rows (a shorter table)
+        own = None
     for recipe in _proposals(reference, target, target.shape):
-        words = recipe.changes(reference) if target_is_a else reference.changes(recipe)
+        words = changes(recipe)
         if not words:
             continue  # the same recipe under another name: no cause
         level, residual, scored = _score(recipe.rows, rows, idx, pos, crit)
@@ -178,7 +212,7 @@ def fit_from(
     if best is None or best.level or best.changes > 1:  # one refitted number may say it in fewer words
         for recipe in _numeric_candidates(reference, rows, idx, pos):
             level, residual, scored = _score(recipe.rows, rows, idx, pos, crit)
-            words = recipe.changes(reference) if target_is_a else reference.changes(recipe)
+            words = changes(recipe)
             # A refitted real number must rebuild the rows within rounding, not merely within the
             # float32 envelope: a free parameter can soak up an edit that the envelope hides.
             if level == 0 and words:
@@ -197,7 +231,6 @@ def fit_from(
     if best is None:
         near = f"{nearest.spec} (max |Δ| {nearest.residual:.3g} on {nearest.rows} sampled rows)"
         return Fit([], near if target_is_a else "")
-    side = "A" if target_is_a else "B"
     detail = best.label + (f"; {side}'s rows fit {best.spec}" if best.spec else "")
     return Fit([Explanation("recipe", detail, best.residual)])
 
@@ -311,8 +344,10 @@ def statistics_cause(rows_a: Arr, rows_b: Arr, changes: list[str] | None = None)
     return Explanation("learned", detail, worst_gap(rows_a, rows_b))
 
 
-def _same_rows(recipe: Recipe, idx: NDArray[np.intp], own: Arr) -> bool:
+def _same_rows(recipe: Recipe, idx: NDArray[np.intp], own: Arr | None) -> bool:
     """Whether ``recipe`` builds exactly the reference's rows ``own`` at ``idx``."""
+    if own is None:
+        return False
     try:
         return bool(np.array_equal(rows_at(recipe.rows, idx, own.shape[1]), own, equal_nan=True))
     except Exception:
@@ -408,6 +443,7 @@ __all__ = [
     "Candidate",
     "Fit",
     "Known",
+    "at_shape",
     "confirmed",
     "fit_from",
     "given",

@@ -20,6 +20,7 @@ from pecli.diff.evidence import (
     DiffSample,
     Explanation,
     envelope_note,
+    screen_rows,
     take,
     worst_gap,
     zero_rows,
@@ -182,6 +183,85 @@ def transposed_suspect(b: Table, sample: DiffSample, crit: Criteria) -> list[Exp
         return []
     detail = f"A's rows are B's in transposed {h}×{h} grid order: A's row i·{h}+j is B's row j·{h}+i"
     return [Explanation("transposed-grid", detail + envelope_note(level, crit, pos), worst_gap(ra, rt))]
+
+
+#: Largest B (rows × columns) read whole to look for each sampled row of A in it, in any order.
+ROW_ORDER_CELLS = 1 << 22
+
+
+def row_order_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
+    """A's rows are B's rows in another order, whatever the lengths: a grid flattened column by
+    column, a class row moved or dropped, rows sorted.  Each of A's sampled rows is looked up in
+    the whole of B (nearest row, then the criteria); a plain shift is :func:`shift_suspects`'s,
+    and a B whose rows are all alike is no evidence.  Only for B up to :data:`ROW_ORDER_CELLS`."""
+    nb, d = b.shape
+    if nb < 2 or nb * d > ROW_ORDER_CELLS or not sample.windows:
+        return []
+    ra = np.concatenate([w.a for w in sample.windows])
+    idx = np.concatenate([w.a0 + np.arange(w.a.shape[0]) for w in sample.windows])
+    whole = np.asarray(b.rows(0, nb), dtype=np.float64)
+    if not np.all(np.isfinite(whole)) or not np.all(np.isfinite(ra)):
+        return []  # a nearest row among NaN and inf means nothing
+    norms = np.einsum("ij,ij->i", whole, whole)
+    pick = screen_rows(idx.size)
+
+    def nearest(rows: Arr) -> NDArray[np.intp]:
+        out = np.empty(rows.shape[0], dtype=np.intp)
+        step = max(1, (1 << 22) // nb)  # a distance block of at most 32 MB
+        for s in range(0, rows.shape[0], step):
+            block = rows[s : s + step]
+            out[s : s + step] = np.argmin(norms[None, :] - 2.0 * (block @ whole.T), axis=1)
+        return out
+
+    for chosen in (pick, np.arange(idx.size)):
+        match = nearest(ra[chosen])
+        level = crit.level(ra[chosen], whole[match], sample.first + match.astype(np.float64))
+        if level is None:
+            return []
+    k = match - idx
+    if np.all(k == k[0]):
+        return []  # the same order, shifted: shift_suspects says it
+    inside = idx < nb
+    if inside.any() and crit.level(whole[idx[inside]], whole[match[inside]], sample.first + idx[inside] * 1.0) == 0:
+        return []  # B's rows are alike where it matters: any order would fit
+    detail = _grid_transposed(idx, match, a.shape[0], nb) or _order_text(idx, match, nb)
+    return [Explanation("row-order", detail + envelope_note(level, crit, 1.0 * match), worst_gap(ra, whole[match]))]
+
+
+def _grid_transposed(idx: NDArray[np.intp], match: NDArray[np.intp], na: int, nb: int) -> str:
+    """How A's rows come from B's when B is an H×W grid (after 0 or 1 leading rows, a class token)
+    and A the same grid flattened column by column (after its own 0 or 1 leading rows)."""
+    for lead_b in (0, 1):
+        cells = nb - lead_b
+        for lead_a in (0, 1):
+            if na - lead_a != cells:
+                continue
+            for h in range(2, cells):
+                if cells % h:
+                    continue
+                w = cells // h
+                q = idx - lead_a
+                grid = q >= 0
+                want = lead_b + (q % h) * w + q // h
+                if np.array_equal(match[grid], want[grid]) and np.all(match[~grid] < lead_b):
+                    extra = {
+                        (0, 0): "",
+                        (1, 1): "; row 0 (a class token) is the same in both",
+                        (0, 1): "; A's row 0 is not in B's grid",
+                        (1, 0): "; B's row 0 (a class token) is not in A",
+                    }[(lead_b, lead_a)]
+                    return (
+                        f"A's rows are B's {h}×{w} grid read column by column: A's row x·{h}+y is B's row "
+                        f"y·{w}+x{' + 1' if lead_b else ''}{extra}"
+                    )
+    return ""
+
+
+def _order_text(idx: NDArray[np.intp], match: NDArray[np.intp], nb: int) -> str:
+    if np.array_equal(match, nb - 1 - idx):
+        return f"A's rows are B's in reverse order: A's row r is B's row {nb - 1}−r"
+    shown = ", ".join(f"{int(r)}→{int(m)}" for r, m in zip(idx[:6], match[:6], strict=True))
+    return f"A's rows are B's rows in another order (A's row → B's row: {shown}, …)"
 
 
 def precision_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:
