@@ -423,6 +423,25 @@ quiet_option = click.option(
 )
 
 
+def _set_threads(ctx: click.Context, param: click.Parameter, value: int | None) -> None:
+    if value is not None:
+        from pecli.kernels.threads import set_threads
+
+        set_threads(value)
+
+
+threads_option = click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    expose_value=False,
+    callback=_set_threads,
+    help="Threads to compute with (also PECLI_THREADS=N). Default: the CPUs this process may use (its "
+    "affinity, capped by a container's CPU quota).",
+)
+
+
 def top_option(default: int, low: int) -> Callable[[F], F]:
     """``-n/--top N``: how many entries every list of the report shows."""
     return click.option(

@@ -5,7 +5,15 @@ from __future__ import annotations
 import click
 
 from pecli.cli.app import EPILOG, App, echo_json
-from pecli.options import PecliCommand, complete_source, from_option, json_option, quiet_option, tolerance_options
+from pecli.options import (
+    PecliCommand,
+    complete_source,
+    from_option,
+    json_option,
+    quiet_option,
+    threads_option,
+    tolerance_options,
+)
 
 
 @click.command(cls=PecliCommand, epilog=EPILOG)
@@ -16,6 +24,7 @@ from pecli.options import PecliCommand, complete_source, from_option, json_optio
 @click.option("-s", "--brief", is_flag=True, help="Print nothing on stdout; the exit status says it all (like cmp -s).")
 @from_option
 @quiet_option
+@threads_option
 @click.pass_context
 def diff(
     ctx: click.Context,

@@ -15,6 +15,7 @@ from pecli.options import (
     pos_option,
     quiet_option,
     recipe_params,
+    threads_option,
     view_options,
 )
 from pecli.recipe_options import recipe_options
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 @json_option
 @input_format_option
 @quiet_option
+@threads_option
 @click.pass_context
 def inspect(
     ctx: click.Context,

@@ -28,6 +28,7 @@ from pecli.options import (
     recipe_params,
     resample_options,
     span_options,
+    threads_option,
     view_options,
 )
 from pecli.recipe_options import recipe_options
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 @resample_options
 @output_options
 @quiet_option
+@threads_option
 @click.pass_context
 def generate(ctx: click.Context, /, rows: Any, cols: Any, decimals: int, quiet: bool, **params: Any) -> None:
     """Build a table from a recipe: print it, or write it with -o.
@@ -89,6 +91,7 @@ def generate(ctx: click.Context, /, rows: Any, cols: Any, decimals: int, quiet: 
 @output_options
 @from_option
 @quiet_option
+@threads_option
 @click.pass_context
 def export(
     ctx: click.Context, /, source: str | None, rows: Any, cols: Any, from_fmt: str | None, quiet: bool, **params: Any

@@ -19,6 +19,7 @@ from pecli.options import (
     json_option,
     max_k_option,
     quiet_option,
+    threads_option,
     top_option,
 )
 from pecli.paramtypes import IntListType
@@ -33,6 +34,7 @@ from pecli.recipe_options import recipe_options
 @json_option
 @input_format_option
 @quiet_option
+@threads_option
 @click.pass_context
 def identify(
     ctx: click.Context, /, source: str | None, top: int, as_json: bool, from_fmt: str | None, quiet: bool, **params: Any
@@ -82,6 +84,7 @@ def identify(
 @json_option
 @input_format_option
 @quiet_option
+@threads_option
 @click.pass_context
 def analyze(
     ctx: click.Context,
@@ -147,6 +150,7 @@ def analyze(
 @force_option
 @input_format_option
 @quiet_option
+@threads_option
 @click.pass_context
 def plot(
     ctx: click.Context,

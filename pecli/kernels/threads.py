@@ -31,12 +31,76 @@ if hasattr(os, "register_at_fork"):
 T = TypeVar("T")
 
 
+#: Environment variable setting how many threads pecli computes with (``--threads`` overrides it).
+THREADS_ENV = "PECLI_THREADS"
+_chosen: int | None = None
+
+
+def set_threads(count: int | None) -> None:
+    """Compute with ``count`` threads from now on (``None``: as :func:`cpu_threads` finds them);
+    the ``--threads`` option.  The pool is made again at the next parallel call."""
+    global _chosen, _pool
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+        from pecli.errors import PecliInputError
+
+        raise PecliInputError(f"threads must be a whole number ≥ 1, got {count!r}: e.g. --threads 4")
+    with _pool_lock:
+        old, _pool, _chosen = _pool, None, count
+    if old is not None:
+        old.shutdown(wait=False)
+
+
 def cpu_threads() -> int:
-    """CPUs this process may run on."""
+    """Threads pecli computes with: ``--threads`` (:func:`set_threads`), else ``PECLI_THREADS``,
+    else the CPUs this process may use: its affinity mask, capped by a cgroup's CPU quota (a
+    container given 2 of a machine's 64 CPUs runs 2 threads, not 64)."""
+    if _chosen is not None:
+        return _chosen
+    text = os.environ.get(THREADS_ENV, "").strip()
+    if text:
+        try:
+            count = int(text)
+        except ValueError:
+            count = 0
+        if count < 1:
+            from pecli.errors import PecliInputError
+
+            raise PecliInputError(f"{THREADS_ENV}={text!r} is not a thread count: give a whole number ≥ 1, e.g. 4")
+        return count
+    return available_cpus()
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on: the affinity mask (or the machine's CPUs), capped by the
+    cgroup's CPU quota, rounded up (cgroup v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``)."""
     try:
-        return len(os.sched_getaffinity(0))
+        count = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        count = os.cpu_count() or 1
+    quota = _cgroup_quota()
+    return max(1, min(count, quota)) if quota is not None else max(1, count)
+
+
+def _cgroup_quota(root: str = "/sys/fs/cgroup") -> int | None:
+    """The CPUs a cgroup's quota allows (quota / period, rounded up), or None without a quota."""
+    import math
+
+    def read(name: str) -> str:
+        with open(os.path.join(root, name), encoding="ascii") as fp:
+            return fp.read().strip()
+
+    for quota_of in (
+        lambda: read("cpu.max").split()[:2],
+        lambda: [read(f"cpu/cpu.cfs_{w}_us") for w in ("quota", "period")],
+    ):
+        try:
+            quota, period = quota_of()
+            if quota in ("max", "-1"):
+                return None
+            return max(1, math.ceil(int(quota) / int(period)))
+        except (OSError, ValueError, ZeroDivisionError):
+            continue
+    return None
 
 
 def run_parts(work: Callable[[int, int], None], parts: list[tuple[int, int]]) -> None:
