@@ -1,0 +1,237 @@
+"""The main job end to end, and how it scales with threads (issue 25), side by side in one run.
+
+    python benchmarks/write_path.py                       # 1 GB to /dev/shm, threads 1..cpus
+    python benchmarks/write_path.py --gb 4 --disk /var/tmp --cases e2e,split,scaling
+
+Cases, each timed alternately with its baseline (medians of ``--repeat``):
+
+- e2e: ``pecli generate --len N --dim 1024 -o DIR/t.EXT -q`` (a child process, start-up
+  included) for .npy, .safetensors and .h5, against a child that holds a ready float32 array of
+  the same bytes and times ``np.save`` of it alone (its building is not counted).  ratio =
+  np.save's time / pecli's: ≥ 1 means pecli builds and writes faster than NumPy only writes.
+  With ``--disk DIR`` also a .npy on that file system with pecli's fsync, against a plain
+  ``dd``-style write of the same bytes in 16 MB blocks and an fsync.
+- split: in this process, the same table built in memory, its row blocks computed and dropped
+  (``Table.blocks``), ``write_table`` to DIR, and ``np.save`` of the built array: where the
+  end-to-end time goes.
+- scaling: every kind of ``benchmarks/every_kind.py``'s table (``--cells`` cells each, in
+  memory) at 1, 2, … threads (``--threads``; the ``--threads`` option's ``set_threads``), with and
+  without the compiled kernels (the ``fast`` extra; ``PECLI_COMPILED``) in child processes:
+  GB/s and the parallel efficiency t₁ / (n · tₙ).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from _harness import cli_env, pecli_cmd, warm_memory  # noqa: E402
+
+DIM = 1024
+
+
+def timed_child(cmd: list[str], env: dict[str, str] | None = None) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, env=env or cli_env(), stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+_SAVE = """
+import sys, time, numpy as np
+n, path = int(sys.argv[1]), sys.argv[2]
+a = np.empty((n, {dim}), np.float32); a[:] = 0.5
+t = time.perf_counter(); np.save(path, a); print(time.perf_counter() - t)
+"""
+
+_DD = """
+import os, sys, time, numpy as np
+n, path = int(sys.argv[1]), sys.argv[2]
+a = np.empty((n, {dim}), np.float32); a[:] = 0.5
+view = memoryview(a.reshape(-1).view(np.uint8)); step = 16 << 20
+t = time.perf_counter()
+fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+for k in range(0, len(view), step):
+    os.write(fd, view[k:k + step])
+os.fsync(fd); os.close(fd); print(time.perf_counter() - t)
+"""
+
+
+def child_seconds(script: str, rows: int, path: Path) -> float:
+    out = subprocess.run(
+        [sys.executable, "-c", script.format(dim=DIM), str(rows), str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return float(out.strip().splitlines()[-1])
+
+
+def clean(*paths: Path) -> None:
+    for p in paths:
+        for q in (p, Path(str(p) + ".json")):
+            q.unlink(missing_ok=True)
+
+
+def case_e2e(rows: int, where: Path, disk: Path | None, repeat: int) -> list[str]:
+    lines = []
+    nbytes = rows * DIM * 4
+    targets = [(where, ext, "") for ext in ("npy", "safetensors", "h5")]
+    if disk is not None:
+        targets.append((disk, "npy", "fsync"))
+    for folder, ext, sync in targets:
+        out, ref = folder / f"pe-bench.{ext}", folder / "pe-bench-ref.npy"
+        env = cli_env()
+        if not sync:
+            env["PECLI_NO_FSYNC"] = "1"  # /dev/shm: np.save does not fsync either
+        cmd = [*pecli_cmd(), "generate", "--len", str(rows), "--dim", str(DIM), "-o", str(out), "-q", "--force"]
+        mine, theirs = [], []
+        for _ in range(repeat):
+            clean(out, ref)
+            warm_memory(nbytes)
+            mine.append(timed_child(cmd, env))
+            clean(out, ref)
+            warm_memory(nbytes)
+            theirs.append(child_seconds(_DD if sync else _SAVE, rows, ref))
+        clean(out, ref)
+        m, t = statistics.median(mine), statistics.median(theirs)
+        base = "dd + fsync" if sync else "np.save"
+        lines.append(
+            f"e2e {ext:<11} {folder}  {nbytes / 1e9:.2f} GB: pecli {m:.3f} s ({nbytes / m / 1e9:.2f} GB/s), "
+            f"{base} {t:.3f} s; ratio {t / m:.2f}"
+        )
+        print(lines[-1], flush=True)
+    return lines
+
+
+def case_split(rows: int, where: Path, repeat: int) -> list[str]:
+    from pecli.formats import write_table
+    from pecli.sources import parse_recipe
+    from pecli.table import Table
+
+    recipe = parse_recipe(f"sinusoidal:len={rows},dim={DIM}")
+    table = Table.from_recipe(recipe)
+    out, ref = where / "pe-split.npy", where / "pe-split-ref.npy"
+    os.environ["PECLI_NO_FSYNC"] = "1"
+    times: dict[str, list[float]] = {"build": [], "blocks": [], "write_table": [], "np.save": []}
+    for _ in range(repeat):
+        clean(out, ref)
+        t = time.perf_counter()
+        built = recipe.build()
+        times["build"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        for _block in table.blocks():
+            pass
+        times["blocks"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        write_table(table, out, force=True)
+        times["write_table"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        np.save(ref, built)
+        times["np.save"].append(time.perf_counter() - t)
+        del built
+    clean(out, ref)
+    line = "split " + ", ".join(f"{k} {statistics.median(v):.3f} s" for k, v in times.items())
+    print(line, flush=True)
+    return [line]
+
+
+_SCALE = """
+import json, sys, time
+sys.path.insert(0, {bench!r}); sys.path.insert(0, {root!r})
+from every_kind import CASES
+from pecli.kernels.threads import set_threads
+cells, counts, names = int(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3].split(",") if sys.argv[3] else []
+out = {{}}
+for case in CASES:
+    if names and case.name not in names:
+        continue
+    recipe = case.recipe(cells)
+    row = {{}}
+    for n in counts:
+        set_threads(n)
+        recipe.build()  # warm: caches, compilation, pages
+        best = min(_time(recipe) for _ in range(3))
+        row[n] = [best, recipe.nbytes]
+    out[case.name] = row
+print(json.dumps(out))
+"""
+
+_TIME = """
+def _time(recipe):
+    t = time.perf_counter(); recipe.build(); return time.perf_counter() - t
+"""
+
+
+def case_scaling(cells: int, counts: list[int], names: str) -> list[str]:
+    lines = []
+    script = _TIME + _SCALE.format(bench=str(HERE), root=str(HERE.parent))
+    for compiled in ("0", "1"):
+        env = {**os.environ, "PECLI_COMPILED": compiled}
+        res = subprocess.run(
+            [sys.executable, "-c", script, str(cells), json.dumps(counts), names],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        data = json.loads(res.stdout.strip().splitlines()[-1])
+        head = f"scaling, compiled={compiled}: kind | " + " | ".join(f"{n} thr GB/s" for n in counts)
+        head += " | eff@" + " | eff@".join(str(n) for n in counts[1:])
+        lines.append(head)
+        print(head, flush=True)
+        for name, row in data.items():
+            t1 = row[str(counts[0])][0] * counts[0]
+            gbs = [row[str(n)][1] / row[str(n)][0] / 1e9 for n in counts]
+            eff = [t1 / (n * row[str(n)][0]) for n in counts[1:]]
+            line = (
+                f"  {name:<28} | " + " | ".join(f"{g:6.2f}" for g in gbs) + " | " + " | ".join(f"{e:4.0%}" for e in eff)
+            )
+            lines.append(line)
+            print(line, flush=True)
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gb", type=float, default=1.0, help="table size for e2e and split (float32, 1024 wide)")
+    ap.add_argument("--dir", type=Path, default=Path("/dev/shm"), help="where e2e and split write")
+    ap.add_argument("--disk", type=Path, default=None, help="also write a .npy here with fsync, against dd + fsync")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cells", type=int, default=1 << 26, help="cells of each scaling table (default 2**26)")
+    ap.add_argument("--threads", default="", help="thread counts for scaling (default 1,2,4,… up to the CPUs)")
+    ap.add_argument("--kinds", default="", help="scaling: only these rows of every_kind.py (comma-separated names)")
+    ap.add_argument("--cases", default="e2e,split,scaling")
+    args = ap.parse_args()
+    from pecli.kernels.threads import available_cpus
+
+    cpus = available_cpus()
+    counts = (
+        [int(x) for x in args.threads.split(",")]
+        if args.threads
+        else sorted({1, 2, *[2**k for k in range(2, 8) if 2**k < cpus], cpus})
+    )
+    rows = int(args.gb * 1e9) // (DIM * 4)
+    print(f"machine: {cpus} CPUs usable; numpy {np.__version__}; python {sys.version.split()[0]}", flush=True)
+    cases = args.cases.split(",")
+    if "e2e" in cases:
+        case_e2e(rows, args.dir, args.disk, args.repeat)
+    if "split" in cases:
+        case_split(rows, args.dir, args.repeat)
+    if "scaling" in cases:
+        case_scaling(args.cells, counts, args.kinds)
+
+
+if __name__ == "__main__":
+    main()
