@@ -375,8 +375,8 @@ def _version_message() -> str:
             deps.append(f"{name} {version(name)}")
         except PackageNotFoundError:
             deps.append(f"{name} missing")
-    try:  # the fast extra: large tables from the compiled kernel (pecli.kernels.compiled)
-        deps.append(f"numba {version('numba')}, the fast extra")
+    try:  # large tables from the compiled kernels (pecli.kernels.compiled)
+        deps.append(f"numba {version('numba')}")
     except PackageNotFoundError:
         pass
     return f"pecli {__version__} (Python {sys.version.split()[0]}; {', '.join(deps)})"
