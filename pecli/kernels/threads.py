@@ -9,7 +9,8 @@ import itertools
 import os
 import sys
 import threading
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -50,10 +51,19 @@ def set_threads(count: int | None) -> None:
         old.shutdown(wait=False)
 
 
+_local = threading.local()
+
+
 def cpu_threads() -> int:
     """Threads pecli computes with: ``--threads`` (:func:`set_threads`), else ``PECLI_THREADS``,
     else the CPUs this process may use: its affinity mask, capped by a cgroup's CPU quota (a
-    container given 2 of a machine's 64 CPUs runs 2 threads, not 64)."""
+    container given 2 of a machine's 64 CPUs runs 2 threads, not 64).  1 inside a block of
+    :func:`ordered_blocks`."""
+    cap = getattr(_local, "cap", 0)
+    return min(cap, _all_threads()) if cap else _all_threads()
+
+
+def _all_threads() -> int:
     if _chosen is not None:
         return _chosen
     text = os.environ.get(THREADS_ENV, "").strip()
@@ -134,13 +144,58 @@ def run_blocks(work: Callable[[int, int], None], blocks: list[tuple[int, int]]) 
     run_parts(run, list(itertools.pairwise(cuts)))
 
 
+@contextmanager
+def threads_at_most(count: int) -> Iterator[None]:
+    """Within it, :func:`cpu_threads` is at most ``count`` in this thread (a block of
+    :func:`ordered_blocks`)."""
+    before = getattr(_local, "cap", 0)
+    _local.cap = max(1, count)
+    try:
+        yield
+    finally:
+        _local.cap = before
+
+
+def ordered_blocks(
+    make: Callable[[int, int], T], spans: Iterable[tuple[int, int]], workers: int
+) -> Generator[T, None, None]:
+    """``make(a, z)`` for each span, in order, ``workers`` blocks at a time on the pool, each
+    block on one thread (:func:`cpu_threads` is 1 inside it).  For streaming: a
+    block split between many threads leaves each too little work to pay for its setup, and
+    threads that mostly run short NumPy calls queue for the GIL (measured on 16 cores: a 2 GB
+    table in 16 MB blocks split 16 ways took 2.6 s, 0.5 s built whole; 4 MB blocks 16 at a time,
+    each on one thread: 0.9 s).  At most ``workers`` results are held besides the one the consumer
+    has; an exception is raised in the consumer; closing early cancels the rest."""
+    from collections import deque
+
+    def block(a: int, z: int) -> T:
+        with threads_at_most(1):
+            return make(a, z)
+
+    pool = _executor()
+    todo = iter(spans)
+    pending: deque[Future[T]] = deque(pool.submit(block, *span) for span in itertools.islice(todo, workers))
+    try:
+        while pending:
+            done = pending.popleft().result()
+            span = next(todo, None)
+            if span is not None:
+                pending.append(pool.submit(block, *span))
+            yield done
+    finally:
+        for f in pending:
+            f.cancel()
+
+
 def _executor() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
             from concurrent.futures import ThreadPoolExecutor  # not at import: it pulls in logging
 
-            _pool = ThreadPoolExecutor(max_workers=max(1, cpu_threads() - 1), thread_name_prefix="pecli-fill")
+            # The caller does a share of run_parts' work; ordered_blocks' callers write instead.
+            # Every thread, whatever this thread's cap: blocks of ordered_blocks submit their own parts.
+            _pool = ThreadPoolExecutor(max_workers=max(1, _all_threads()), thread_name_prefix="pecli-fill")
         return _pool
 
 
