@@ -25,8 +25,10 @@ def _default_threads(monkeypatch: pytest.MonkeyPatch) -> object:
 def test_the_default_is_the_affinity_mask_capped_by_the_cgroup_quota(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5})
     monkeypatch.setattr(threads, "_cgroup_quota", lambda: 2)
+    monkeypatch.setattr(threads, "_available", None)  # read once a process: read again here
     assert threads.cpu_threads() == 2
     monkeypatch.setattr(threads, "_cgroup_quota", lambda: None)
+    monkeypatch.setattr(threads, "_available", None)
     assert threads.cpu_threads() == 6
 
 
