@@ -190,13 +190,23 @@ OTHER_KINDS = [
         "mrope",
         needs=HF,
     ),
+    Case(
+        "qwen2-vl-mrope-cos-2",
+        lambda: references.hf_qwen_vl_mrope([0] * 3 + [1] * 8 + [0] * 5, image_grid_thw=[[1, 4, 8]])["cos"],
+        "mrope",
+        needs=HF,
+    ),
     Case("flux-axial-cos", lambda: references.diffusers_flux_pos_embed(8, 4, 4)["cos"], "axial", needs=DIFFUSERS),
     Case("flux-axial-sin", lambda: references.diffusers_flux_pos_embed(16, 6, 4)["sin"], "axial", needs=DIFFUSERS),
     Case("ret-xpos-q-256x64", lambda: ret_xpos(256, 64, 512)[0], "xpos", needs=RET),
     Case("ret-xpos-k-512x32", lambda: ret_xpos(512, 32, 256)[1], "xpos", needs=RET),
+    Case("ret-xpos-k-256x128", lambda: ret_xpos(256, 128, 512)[1], "xpos", needs=RET),
     Case("timm-rope2d-8x8-cos", lambda: references.timm_rotary_pos_embed([8, 8], dim=64)["cos"], "rope2d", needs=TIMM),
     Case(
         "timm-rope2d-6x10-sin", lambda: references.timm_rotary_pos_embed([6, 10], dim=32)["sin"], "rope2d", needs=TIMM
+    ),
+    Case(
+        "timm-rope2d-4x12-cos", lambda: references.timm_rotary_pos_embed([4, 12], dim=48)["cos"], "rope2d", needs=TIMM
     ),
 ]
 
