@@ -33,7 +33,7 @@ for info in pkgutil.walk_packages(pecli.__path__, "pecli."):
     if not info.name.endswith("__main__"):
         try:
             importlib.import_module(info.name)
-        except ModuleNotFoundError as exc:  # pecli.kernels.jit*: the fast extra's numba code
+        except ModuleNotFoundError as exc:  # pecli.kernels.jit*: numba code (absent where numba has no wheel)
             if not (info.name.startswith("pecli.kernels.jit") and exc.name == "numba"):
                 raise
 for name in pecli.__all__:
