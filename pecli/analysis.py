@@ -304,7 +304,7 @@ def estimate_wavelengths(table: Table, max_rows: int = 4096) -> WavelengthEstima
     runs = [r for a, b in windows for r in nonzero_runs(a, read_rows(table, np.arange(a, b)))]
     if runs and d >= 2:
         for layout in ("interleaved", "split", "cos-first"):
-            sin_cols, cos_cols = Sinusoidal(1, d, layout=layout).pairs()  # type: ignore[arg-type]
+            sin_cols, cos_cols = Sinusoidal(1, d, layout=layout).pairs()
             order = np.stack([sin_cols, cos_cols], axis=1).ravel()
             omega = pair_frequencies(runs, sin_cols, cos_cols)
             if omega is not None and np.all(omega > 0):

@@ -270,7 +270,7 @@ def _mrope(
     section = rope.get("mrope_section", MROPE_MODELS.get(str(config.get("model_type")), [16, 24, 24]))
     if not isinstance(section, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in section):
         raise PecliInputError(f"{where}: mrope_section must be a list of whole numbers, got {section!r}")
-    vision = config.get("vision_config") if isinstance(config.get("vision_config"), dict) else {}
+    vision: dict[str, Any] = config["vision_config"] if isinstance(config.get("vision_config"), dict) else {}
     tokens_per_second = vision.get("tokens_per_second") if config.get("model_type") == "qwen2_5_vl" else None
     try:
         return Mrope(
@@ -295,7 +295,8 @@ def _sinusoidal(config: dict[str, Any], model_type: str, where: str) -> Recipe:
     overrides: dict[str, Any] = {"length": n, "dim": d}
     pad = config.get("pad_token_id")
     recipe = get_preset(preset).recipe(**overrides)
-    if getattr(recipe, "padding_idx", None) is not None and isinstance(pad, int) and pad != recipe.padding_idx:
+    own_pad = recipe.params(everything=True).get("padding_idx")
+    if own_pad is not None and isinstance(pad, int) and pad != own_pad:
         recipe = get_preset(preset).recipe(**overrides, padding_idx=pad)
     return recipe
 

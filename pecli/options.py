@@ -9,7 +9,7 @@ Nothing here imports the kinds or the formats: their names (``--kind``, ``--layo
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -225,7 +225,7 @@ def shared_stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
 
             def probe() -> None: ...
 
-            stack(*decorators)(probe)
+            stack(*decorators)(cast(F, probe))
             built.extend(probe.__click_params__)  # type: ignore[attr-defined]
         if not hasattr(f, "__click_params__"):
             f.__click_params__ = []  # type: ignore[attr-defined]

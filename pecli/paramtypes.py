@@ -16,7 +16,7 @@ class LazyChoice(click.Choice):
         self._names: tuple[str, ...] | None = None
         self.case_sensitive = case_sensitive
 
-    @property  # type: ignore[override]
+    @property
     def choices(self) -> tuple[str, ...]:
         if self._names is None:
             self._names = self._load()

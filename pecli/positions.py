@@ -131,7 +131,8 @@ def fairseq_positions(token_ids: np.ndarray, padding_idx: int) -> np.ndarray:
     import numpy as np
 
     mask = token_ids != padding_idx
-    return (np.cumsum(mask, axis=-1) * mask + padding_idx).astype(np.int64)
+    out: np.ndarray = (np.cumsum(mask, axis=-1) * mask + padding_idx).astype(np.int64)
+    return out
 
 
 def resolve_positions(positions: str | None, token_ids: str | None, padding_idx: int | None) -> np.ndarray | None:

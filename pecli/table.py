@@ -83,8 +83,8 @@ class Table:
         if self.storage == dtype:
             return self.as_stored()
         if self.computed:
-            return Table.from_recipe(replace(self.data, dtype=dtype))
-        recipe = replace(self.recipe, dtype=dtype) if self.recipe is not None else None
+            return Table.from_recipe(self.data.with_params(dtype=dtype))
+        recipe = self.recipe.with_params(dtype=dtype) if self.recipe is not None else None
         provenance = {**self.provenance, "converted_from": self.provenance.get("converted_from", self.dtype.name)}
         return Table(_Cast(self.data, dtype), recipe, self.source, dict(self.info), provenance)
 

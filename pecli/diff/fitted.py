@@ -382,9 +382,9 @@ def identified_causes(
     cells are not).  Returns what each side was proved to be (``None`` where identify found no
     recipe, or the side was not given) and, in the :class:`Fit`, how many sides are learned
     tables and A's nearest recipe when A has none."""
-    from pecli.identification import identify
+    from pecli.identification import Identification, identify
 
-    found = []
+    found: list[Identification | None] = []
     for t in (a, b):
         if t is None or t.shape[0] * t.shape[1] > IDENTIFY_CELLS:
             found.append(None)

@@ -213,11 +213,13 @@ def row_order_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) ->
             out[s : s + step] = np.argmin(norms[None, :] - 2.0 * (block @ whole.T), axis=1)
         return out
 
+    level: int | None = None
     for chosen in (pick, np.arange(idx.size)):
         match = nearest(ra[chosen])
         level = crit.level(ra[chosen], whole[match], sample.first + match.astype(np.float64))
         if level is None:
             return []
+    assert level is not None
     k = match - idx
     if np.all(k == k[0]):
         return []  # the same order, shifted: shift_suspects says it
@@ -225,7 +227,8 @@ def row_order_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) ->
     if inside.any() and crit.level(whole[idx[inside]], whole[match[inside]], sample.first + idx[inside] * 1.0) == 0:
         return []  # B's rows are alike where it matters: any order would fit
     detail = _grid_transposed(idx, match, a.shape[0], nb) or _order_text(idx, match, nb)
-    return [Explanation("row-order", detail + envelope_note(level, crit, 1.0 * match), worst_gap(ra, whole[match]))]
+    note = envelope_note(level, crit, match.astype(np.float64))
+    return [Explanation("row-order", detail + note, worst_gap(ra, whole[match]))]
 
 
 def _grid_transposed(idx: NDArray[np.intp], match: NDArray[np.intp], na: int, nb: int) -> str:

@@ -223,7 +223,8 @@ class _Line:
     """A line being read across pieces (longer than a piece): its cells so far."""
 
     def __init__(self, number: int) -> None:
-        self.number, self.cells, self.bad = number, 0, None
+        self.number, self.cells = number, 0
+        self.bad: str | None = None
         self.first: str | None = None
         self.seen = False  # anything but blanks (a TSV line of tabs is blank)
         self.values: list[np.ndarray] = []  # line 1's values, before the width is known
@@ -515,15 +516,15 @@ def _read_json(path: Path, key: str | None, stack: ExitStack) -> Table:
         raise FormatError(f"{path} declares dtype {dtype!r}: expected {', '.join(DTYPES)}")
     rows = doc["data"]
     width = len(rows[0]) if rows and isinstance(rows[0], list) else -1
-    values = []
+    parsed: list[list[float]] = []
     for k, row in enumerate(rows):
         if not isinstance(row, list) or len(row) != width:
             raise FormatError(f"{path} row {k} is not a list of {width} numbers")
         try:
-            values.append([_NONFINITE[v] if isinstance(v, str) else float(v) for v in row])
+            parsed.append([_NONFINITE[v] if isinstance(v, str) else float(v) for v in row])
         except (KeyError, TypeError, ValueError, OverflowError):
             raise FormatError(f"{path} row {k} holds a value that is not a number") from None
-    arr = round_to(np.array(values, dtype=np.float64).reshape(len(values), max(width, 0)), dtype)
+    arr = round_to(np.array(parsed, dtype=np.float64).reshape(len(parsed), max(width, 0)), dtype)
     if "shape" in doc and list(arr.shape) != doc["shape"]:
         raise FormatError(f"{path} declares shape {doc['shape']} but holds {list(arr.shape)}")
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}

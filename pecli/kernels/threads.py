@@ -110,10 +110,13 @@ def _cgroup_quota(root: str = "/sys/fs/cgroup") -> int | None:
         with open(os.path.join(root, name), encoding="ascii") as fp:
             return fp.read().strip()
 
-    for quota_of in (
-        lambda: read("cpu.max").split()[:2],
-        lambda: [read(f"cpu/cpu.cfs_{w}_us") for w in ("quota", "period")],
-    ):
+    def v2() -> list[str]:
+        return read("cpu.max").split()[:2]
+
+    def v1() -> list[str]:
+        return [read(f"cpu/cpu.cfs_{w}_us") for w in ("quota", "period")]
+
+    for quota_of in (v2, v1):
         try:
             quota, period = quota_of()
             if quota in ("max", "-1"):

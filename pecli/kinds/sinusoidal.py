@@ -419,7 +419,7 @@ class Sinusoidal(Recipe):
                         rule,
                         length=n - (0 if pad is None else pad + 1),
                         start=start,
-                        dtype=sample.dtype,
+                        dtype=cast(DType, sample.dtype),
                         padding_idx=pad,
                         compute=compute,
                         form=form,

@@ -159,7 +159,7 @@ class Mrope(Recipe):
                 f"got ids of shape {ids.shape} for part {self.part}"
             )
         if self.dtype == "bfloat16":  # the carrier's values, rounded once (as rows() does)
-            return round_to(replace(self, dtype=self.carrier()).rows_at(ids), "bfloat16")
+            return round_to(self.with_params(dtype=self.carrier()).rows_at(ids), "bfloat16")
         out = np.empty((ids.shape[1], self.dim), dtype=self.dtype)
         pairs = ids.shape[1] * (self.dim // 2)
         run_blocks(lambda a, b: self.fill(out[a:b], ids[:, a:b], pairs), row_blocks(ids.shape[1], self.dim // 2))

@@ -7,10 +7,11 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 import numpy as np
 
+from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Arr, Sample, cosine_frequencies, fit_base, round_number
 from pecli.kinds.rope import Rope, RopeCompute, RopeLayout, RopePart
@@ -93,7 +94,9 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
             continue
         # The slow end divided by a factor: llama3, or yarn (whose cos/sin amplitude also tells it).
         slow = 1 / float(ratio[-1])
-        guesses = {round(slow), round(slow * 2) / 2} if count == h else {2, 4, 8, 16, 32, 40, 64, round(slow)}
+        guesses: set[float] = (
+            {round(slow), round(slow * 2) / 2} if count == h else {2, 4, 8, 16, 32, 40, 64, round(slow)}
+        )
         if amplitude != 1.0:  # yarn's attention factor 0.1·ln(f) + 1
             guesses.add(round_number(math.exp(10 * (amplitude - 1)), 3))
         for f in sorted(g for g in guesses if g > 1):
@@ -255,7 +258,8 @@ def _inv_of(params: dict[str, Any], dim: int, n: int) -> Arr:
     try:
         return Rope(n, dim, compute="exact", **params).inv_freq()
     except RecipeError:
-        return np.power(params["base"], -np.arange(dim // 2) * 2.0 / dim)
+        out: Arr = np.power(params["base"], -np.arange(dim // 2) * 2.0 / dim)
+        return out
 
 
 def _variants(sample: Sample, params: dict[str, Any], amplitude: float = 1.0) -> Iterator[Rope]:
@@ -263,7 +267,7 @@ def _variants(sample: Sample, params: dict[str, Any], amplitude: float = 1.0) ->
     amplitude is not the scaling's own."""
     for compute in get_args(RopeCompute):
         try:
-            recipe = Rope(**params, compute=compute, dtype=sample.dtype)
+            recipe = Rope(**params, compute=compute, dtype=cast(DType, sample.dtype))
         except RecipeError:
             continue
         if params.get("part") in ("cos", "sin") and not math.isclose(
