@@ -47,7 +47,7 @@ def test_sigterm_during_export_leaves_nothing(tmp_path: Path) -> None:
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
+    assert proc.returncode == 143  # 128 + SIGTERM's 15, as a shell reports a process the signal killed
     assert err.splitlines() == ["Interrupted: nothing was written."]
     assert list(tmp_path.iterdir()) == []
 

@@ -27,11 +27,13 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_DIFFERENT, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
 #: SIGHUP (the terminal closed, ``ssh`` dropped): 128 + 1, as a shell reports a process it killed.
 EXIT_HANGUP = 129
+#: SIGTERM (``kill``, a job scheduler's stop): 128 + 15, likewise.
+EXIT_TERMINATED = 143
 
 EPILOG = """\b
 Exit status: 0 success; 1 tables differ ('diff');
 2 error (bad option, unreadable input, unwritable output);
-129 hung up (SIGHUP); 130 interrupted (Ctrl-C or SIGTERM);
+129 hung up (SIGHUP); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM);
 141 output pipe closed (e.g. | head).
 Nothing partial is ever left behind.
 """
@@ -158,6 +160,8 @@ class _Stop(BaseException):
 def _on_signal(signum: int, frame: Any) -> None:
     if signum == getattr(signal, "SIGHUP", None):
         raise _Stop(EXIT_HANGUP, "Interrupted (hang-up): nothing was written.")
+    if signum == signal.SIGTERM:
+        raise _Stop(EXIT_TERMINATED, "Interrupted: nothing was written.")
     raise _Stop(EXIT_INTERRUPTED, "Interrupted: nothing was written.")
 
 
