@@ -28,28 +28,36 @@ if TYPE_CHECKING:
     from pecli.inspection import describe, row_details
     from pecli.kinds import recipe_from_metadata
     from pecli.kinds.alibi import Alibi
+    from pecli.kinds.axial import Axial
     from pecli.kinds.learned import Learned
+    from pecli.kinds.mrope import Mrope
     from pecli.kinds.rope import Rope
+    from pecli.kinds.rope2d import Rope2d
     from pecli.kinds.sincos2d import Sincos2d
     from pecli.kinds.sinusoidal import Sinusoidal
+    from pecli.kinds.xpos import Xpos
     from pecli.presets import PRESETS, get_preset, make_recipe
     from pecli.table import Table
 
 __all__ = [
     "PRESETS",
     "Alibi",
+    "Axial",
     "Comparison",
     "FormatError",
     "Identification",
     "Learned",
+    "Mrope",
     "OutputError",
     "PecliInputError",
     "RecipeError",
     "Rope",
+    "Rope2d",
     "Sincos2d",
     "Sinusoidal",
     "Table",
     "TableTooLargeError",
+    "Xpos",
     "__version__",
     "compare",
     "decay",
@@ -70,10 +78,14 @@ __all__ = [
 # Everything loads on first use: `pecli --help` imports this package and none of these.
 _LAZY = {
     "Alibi": "pecli.kinds.alibi",
+    "Axial": "pecli.kinds.axial",
     "Learned": "pecli.kinds.learned",
+    "Mrope": "pecli.kinds.mrope",
     "Rope": "pecli.kinds.rope",
+    "Rope2d": "pecli.kinds.rope2d",
     "Sincos2d": "pecli.kinds.sincos2d",
     "Sinusoidal": "pecli.kinds.sinusoidal",
+    "Xpos": "pecli.kinds.xpos",
     "recipe_from_metadata": "pecli.kinds",
     **dict.fromkeys(("PRESETS", "get_preset", "make_recipe"), "pecli.presets"),
     "identify": "pecli.identification",

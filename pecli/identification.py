@@ -34,7 +34,7 @@ from pecli.kinds import kinds
 from pecli.kinds.base import Recipe
 from pecli.presets import PRESETS, Preset
 from pecli.proof import Verification, round_up, verify_all
-from pecli.table import Progress, Table
+from pecli.table import Progress, Table, TableLike, as_table
 
 Verdict = Literal["match", "close", "unknown", "learned"]
 #: Candidates matching the sample that are compared with the whole table, at most.
@@ -387,8 +387,9 @@ def _prove(
 
 
 # -- identify ----------------------------------------------------------------------------------
-def identify(table: Table, *, nearest: int = 5, progress: Progress | None = None) -> Identification:
+def identify(table: TableLike, *, nearest: int = 5, progress: Progress | None = None) -> Identification:
     """Which recipe (preset or fitted parameters) made ``table``, proved on the whole table."""
+    table = as_table(table, "the array")
     n, d = table.shape
     if n == 0 or d == 0:
         raise PecliInputError(f"{table.source} is empty ({n}×{d}): there is nothing to identify")

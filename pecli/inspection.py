@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import PecliInputError
-from pecli.table import Progress, Table
+from pecli.table import Progress, Table, TableLike, as_table
 
 Span = tuple[int | None, int | None]
 """A half-open span ``A:B`` of positions or columns; ``None`` means the table's edge."""
@@ -196,8 +196,9 @@ def _stats_skipped(table: Table) -> str | None:
     return None
 
 
-def describe(table: Table, progress: Progress | None = None) -> dict[str, Any]:
+def describe(table: TableLike, progress: Progress | None = None) -> dict[str, Any]:
     """Header and statistics of a table (the statistics read every row once, in blocks)."""
+    table = as_table(table, "the array")
     skipped = _stats_skipped(table)
     if skipped is not None:
         stats: dict[str, Any] = {k: None for k in Stats().as_dict()}

@@ -69,6 +69,39 @@ class Table:
     def from_recipe(cls, recipe: Recipe) -> Table:
         return cls(recipe, recipe, "recipe")
 
+    @classmethod
+    def from_array(cls, x: Any, name: str = "array") -> Table:
+        """A table from an array a script holds: a NumPy array, anything with ``__dlpack__`` on
+        the CPU (a torch or JAX tensor) or anything ``np.asarray`` takes.  Read like a file's
+        array: float16/32/64 (bfloat16 as float32, exactly), 2-D (positions × dims), a vector as
+        one row, more axes as rows.  ``name`` is what reports call it.  No copy where NumPy can
+        view the memory.  A bad array is a :class:`~pecli.errors.PecliInputError` saying why."""
+        if isinstance(x, Table):
+            return x
+        try:
+            arr = np.from_dlpack(x) if hasattr(x, "__dlpack__") else np.asarray(x)
+        except (BufferError, TypeError, RuntimeError, ValueError) as exc:
+            try:  # a dtype DLPack does not carry (bfloat16), or a device NumPy cannot read
+                arr = np.asarray(x)
+            except Exception:
+                text = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+                raise PecliInputError(
+                    f"cannot read {name} as a NumPy array ({text}): move it to the CPU as float32 first, "
+                    "e.g. x.float().cpu()"
+                ) from None
+        info: dict[str, Any] = {"source": "an array in memory"}
+        storage = None
+        if arr.dtype.name == "bfloat16":  # ml_dtypes' bfloat16: served as float32, exactly
+            arr, storage = arr.astype(np.float32), "bfloat16"
+        check_float_dtype(arr.dtype, name)
+        if arr.ndim == 0:
+            raise FormatError(f"{name} holds a single number: expected a table (positions × dims), a vector or a grid")
+        if arr.ndim != 2:
+            shape = arr.shape
+            arr = arr.reshape(1, -1) if arr.ndim == 1 else arr.reshape(-1, shape[-1])
+            info["reshaped"] = f"{shape} → {arr.shape}"
+        return cls(arr, None, name, info, {}, storage)
+
     def converted(self, dtype: str) -> Table:
         """The same table in another dtype.
 
@@ -380,6 +413,26 @@ def spread_windows(n: int, count: int, length: int) -> list[tuple[int, int]]:
         return [(0, n)]
     starts = np.unique(np.rint(np.linspace(0, n - length, count)).astype(int))
     return [(int(s), int(s) + length) for s in starts]
+
+
+def check_float_dtype(dtype: Any, source: str) -> None:
+    """Refuse values pecli does not read as a table: integers, complex numbers, objects…"""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f" or dtype.name not in ("float16", "float32", "float64"):
+        raise FormatError(
+            f"{source} holds {dtype} values: pecli reads floating-point tables (float16/32/64; "
+            "bfloat16 read as float32)"
+        )
+
+
+#: What the library's functions take for a table: a :class:`Table`, or an array
+#: (:meth:`Table.from_array`: NumPy, DLPack, anything ``np.asarray`` takes).
+TableLike = Any
+
+
+def as_table(x: TableLike, name: str) -> Table:
+    """``x`` itself when it is a Table, else :meth:`Table.from_array` of it."""
+    return x if isinstance(x, Table) else Table.from_array(x, name)
 
 
 def first_position(a: Table, b: Table) -> int:

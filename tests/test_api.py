@@ -5,6 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
+import pytest
+
 import pecli
 
 
@@ -145,3 +148,44 @@ def test_the_kind_parameters_imply_loads_only_what_it_must() -> None:
     printed, _ = _modules_after(code)
     expected = [kind for _, kind in cases]
     assert printed == f"{expected} {expected}"
+
+
+def test_every_kind_of_the_registry_is_exported_under_its_class_name() -> None:
+    from pecli.kinds import kinds
+
+    for cls in kinds().values():
+        assert cls.__name__ in pecli.__all__, cls.__name__
+        assert getattr(pecli, cls.__name__) is cls
+
+
+def test_a_script_compares_identifies_and_describes_its_own_arrays() -> None:
+    # The paper's table computed here in float64 (tests.conftest.reference), then cast once.
+    from tests.conftest import reference
+
+    mine = reference(64, 16).astype(np.float32)
+    recipe = pecli.Sinusoidal(length=64, dim=16)
+    assert pecli.compare(mine, pecli.Table.from_recipe(recipe)).same
+    c = pecli.compare(mine[::-1].copy(), recipe.build())
+    assert not c.same and c.source_a == "A" and c.exit_code == 1
+    assert [x.text for x in c.explanations] == [
+        "row-order: A's rows are B's in reverse order: A's row r is B's row 63−r"
+    ]
+    assert [x.name for x in pecli.explain(mine[::-1].copy(), recipe.build())] == ["row-order"]
+    found = pecli.identify(mine)
+    assert found.verdict == "match" and found.best is not None and found.best.recipe == recipe
+    assert pecli.describe(mine)["shape"] == [64, 16]
+    assert pecli.Table.from_array([[1.0, 2.0]], name="mine").shape == (1, 2)  # anything np.asarray takes
+    assert pecli.Table.from_array(np.zeros(8, np.float64)).shape == (1, 8)  # a vector is one row
+
+
+def test_a_tensor_goes_in_through_dlpack_and_a_bad_array_is_a_clear_error() -> None:
+    torch = pytest.importorskip("torch")
+    x = pecli.Sinusoidal(length=32, dim=8).build()
+    t = torch.from_numpy(x)
+    table = pecli.Table.from_array(t, name="t")
+    assert table.shape == (32, 8) and np.asarray(table.rows(0, 32)).tobytes() == x.tobytes()
+    assert pecli.compare(t, x).same
+    with pytest.raises(pecli.PecliInputError, match=r"cannot read A as a NumPy array .*float32 first"):
+        pecli.compare(t.to(torch.bfloat16), x)
+    with pytest.raises(pecli.PecliInputError, match="holds int32 values: pecli reads floating-point tables"):
+        pecli.compare(np.ones((4, 4), np.int32), x)

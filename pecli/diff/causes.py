@@ -68,7 +68,7 @@ from pecli.diff.transforms import (
     transposed_suspect,
     transposed_table,
 )
-from pecli.table import Table, first_position, read_rows
+from pecli.table import Table, TableLike, as_table, first_position, read_rows
 
 Arr = NDArray[np.float64]
 
@@ -81,8 +81,12 @@ class Causes:
     nearest: str = ""
 
 
-def explain(a: Table, b: Table, *, atol: float = 0.0, rtol: float = 0.0, equal_nan: bool = True) -> list[Explanation]:
-    """The likely causes of a difference that fit A against reference B (see the module docstring)."""
+def explain(
+    a: TableLike, b: TableLike, *, atol: float = 0.0, rtol: float = 0.0, equal_nan: bool = True
+) -> list[Explanation]:
+    """The likely causes of a difference that fit A against reference B (see the module docstring);
+    A and B are tables or arrays."""
+    a, b = as_table(a, "A"), as_table(b, "B")
     atol, rtol = check_tolerance("atol", atol), check_tolerance("rtol", rtol)
     sample = DiffSample.read(a, b, SamplePlan.make(a.shape, b.shape), first_position(a, b))
     return explain_sample(a, b, sample, atol, rtol, equal_nan).found

@@ -34,7 +34,7 @@ from pecli.inspection import json_number
 from pecli.kernels.threads import cpu_threads, prefetch, touch
 from pecli.kinds.base import Recipe
 from pecli.proof import verify_all
-from pecli.table import Progress, Table, first_position
+from pecli.table import Progress, Table, TableLike, as_table, first_position
 
 Arr = NDArray[np.float64]
 
@@ -227,8 +227,8 @@ def preset_names(recipe: Recipe) -> str:
 
 
 def compare(
-    a: Table,
-    b: Table,
+    a: TableLike,
+    b: TableLike,
     *,
     atol: float = 0.0,
     rtol: float = 0.0,
@@ -243,6 +243,7 @@ def compare(
     An element matches when ``|a − b| ≤ atol + rtol·|b|``, or when at most ``ulps`` values of the
     narrower float dtype of the two lie between them (NumPy's ``assert_array_max_ulp``).
     """
+    a, b = as_table(a, "A"), as_table(b, "B")
     atol, rtol = check_tolerance("atol", atol), check_tolerance("rtol", rtol)
     if isinstance(ulps, bool) or not isinstance(ulps, int) or ulps < 0:
         raise PecliInputError(f"ulps must be a whole number ≥ 0, got {ulps!r}: e.g. --ulps 4")

@@ -19,7 +19,7 @@ from pecli.dtypes import DTYPES, is_bfloat16, round_to
 from pecli.errors import FormatError, StaleMetadataWarning
 from pecli.kinds import recipe_from_metadata
 from pecli.kinds.base import SCHEMA
-from pecli.table import Progress, Table
+from pecli.table import Progress, Table, check_float_dtype
 
 SIDECAR_SCHEMA = "pecli-sidecar/1"
 #: Name of the table inside multi-array files pecli writes (h5 dataset, npz entry, tensor name).
@@ -249,11 +249,7 @@ def array_table(
         data = data.astype(np.float32)
         info["read as"] = READ_AS_FLOAT32
     dtype = np.dtype(data.dtype)
-    if dtype.kind != "f" or dtype.name not in ("float16", "float32", "float64"):
-        raise FormatError(
-            f"{source} holds {dtype} values: pecli reads floating-point tables (float16/32/64; "
-            "bfloat16 read as float32)"
-        )
+    check_float_dtype(dtype, source)
     shape = tuple(int(s) for s in data.shape)
     if not shape:
         raise FormatError(f"{source} holds a single number: expected a table (positions × dims), a vector or a grid")
