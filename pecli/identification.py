@@ -409,6 +409,19 @@ def identify(table: TableLike, *, nearest: int = 5, progress: Progress | None = 
     groups = _groups(proposals)
     candidates = [_candidate(g, sample) for g in groups]
     verdict, best, alternatives = _decide(table, sample, groups, candidates, progress)
+    if verdict == "match" and best is not None and not best.within_rounding:
+        # Matched only within a pipeline's envelope: another pipeline of the same recipe may
+        # rebuild it to rounding (a float64 table computed in float64 "matches" the float32
+        # pipeline within its envelope; it is the float64 one).
+        extra = [v for v in best.recipe.pipelines() if v not in found.found]
+        if extra:
+            for v in extra:
+                _screen(found.add(v, None), *screen)
+            proposals = list(found.found.values())
+            _score_sample(sample, proposals, nearest)
+            groups = _groups(proposals)
+            candidates = [_candidate(g, sample) for g in groups]
+            verdict, best, alternatives = _decide(table, sample, groups, candidates, progress)
     confidence = _confidence(best, groups, candidates) if best is not None else 0.0
     kind: str | None = best.recipe.kind if best is not None else None
     if verdict == "unknown":
@@ -507,12 +520,14 @@ def _fold(candidates: list[Candidate]) -> list[Candidate]:
     return list(by_table.values())
 
 
-def _preference(c: Candidate) -> tuple[bool, bool, bool, bool]:
-    """The order proved candidates are reported in: the stored recipe, a bit-exact rebuild, round
-    parameters (a fitted base of 17 digits explains less than θ = 10000 with a named scaling),
-    a preset's name; ties keep the score order (``min`` is stable)."""
+def _preference(c: Candidate) -> tuple[bool, bool, bool, bool, bool]:
+    """The order proved candidates are reported in: the stored recipe, a bit-exact rebuild, a
+    rebuild within the rounding of the values' dtype (before one only within a pipeline's
+    envelope, even a preset's), round parameters (a fitted base of 17 digits explains less than
+    θ = 10000 with a named scaling), a preset's name; ties keep the score order (``min`` is stable)."""
     long_numbers = c.recipe.long_numbers() > 0
-    return (_STORED not in c.names, c.atol != 0, long_numbers, not any(n in PRESETS for n in c.names))
+    named = any(n in PRESETS for n in c.names)
+    return (_STORED not in c.names, c.atol != 0, not c.within_rounding, long_numbers, not named)
 
 
 def _tie_names(best: Candidate | None, alternatives: list[Candidate]) -> tuple[str, ...]:

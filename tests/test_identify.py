@@ -314,3 +314,45 @@ def test_notes_never_contradict_each_other() -> None:
     notes = identify(plain(table)).notes
     assert not any("are cos waves" in n for n in notes) or not any("are sin waves" in n for n in notes), notes
     assert len(notes) == len(set(notes))
+
+
+def test_a_float64_table_computed_in_float64_is_that_pipeline_not_a_float32_envelope() -> None:
+    """transformers' PegasusXSinusoidalPositionalEmbedding.forward run on float64 embeddings,
+    written here in NumPy: frequencies exp(k·−ln(10000)/(h−1)), [sin | cos], all in float64.  It
+    used to be a MATCH with tensor2tensor's float32 pipeline "within its envelope" (max |Δ|
+    3.4e-5) although pecli's float64 pipeline rebuilds it to the last ulp (issue 24)."""
+    n, d = 600, 256
+    h = d // 2
+    div = np.exp(np.arange(h, dtype=np.float64) * -(np.log(10000.0) / (h - 1)))
+    angles = np.arange(n, dtype=np.float64)[:, None] * div
+    table = np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+    found = identify(Table(table, None, "pegasus_x.npy"))
+    assert found.verdict == "match" and found.best is not None
+    assert found.best.within_rounding, found.best.how_close()
+    assert found.best.recipe.pipeline().startswith("float64"), found.best.spec
+    assert found.best.how_close().startswith(("bit for bit", "within the rounding of float64"))
+
+
+def test_a_longrope_cache_is_named_by_its_factor_and_length_not_by_a_fitted_attention_factor() -> None:
+    """transformers' LongRoPE (``_compute_longrope_parameters``) in float32, written here in NumPy:
+    short factors 1.00, 1.05, …, trained on 2048 positions, 8192 allowed (factor 4), so cos and sin
+    are scaled by sqrt(1 + ln 4 / ln 2048).  identify measured that amplitude as 1.0871042 (an
+    explicit attention factor, with a 1024-position original length) and called it a MATCH
+    "within the envelope" although the rebuild is wrong from row 1 on (issue 24)."""
+    n, d = 1024, 64
+    ext = np.array([1.0 + 0.05 * i for i in range(d // 2)], dtype=np.float32)
+    exponent = np.arange(0, d, 2, dtype=np.int64).astype(np.float32) / np.float32(d)
+    # base**x and sin correctly rounded to float32 (NumPy's own float32 pow and sin are not; a
+    # 1-ulp error of a frequency grows to 2 ulps of the angle at row 977)
+    powed = (10000.0 ** exponent.astype(np.float64)).astype(np.float32)
+    inv = (np.float32(1.0) / (ext * powed)).astype(np.float32)
+    freqs = (np.arange(n, dtype=np.float32)[:, None] * inv[None, :]).astype(np.float32)
+    emb = np.concatenate([freqs, freqs], axis=1)
+    attention = np.float32(math.sqrt(1 + math.log(4) / math.log(2048)))
+    table = (np.sin(emb.astype(np.float64)).astype(np.float32) * attention).astype(np.float32)
+    found = identify(Table(table, None, "longrope.npy"))
+    assert found.verdict == "match" and found.best is not None
+    assert found.best.within_rounding, found.best.how_close()
+    params = found.best.recipe.params(everything=True)
+    assert (params["scaling"], params["factor"], params["original_max_position_embeddings"]) == ("longrope", 4.0, 2048)
+    assert params["attention_factor"] is None

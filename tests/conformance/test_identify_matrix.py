@@ -592,7 +592,15 @@ ROPE = [
         scaling="longrope",
         start=4096,
     ),
-    C("longrope-short-sin-1024x64", _llama("sin", LONGROPE, P1K, 64, 8192), _R, scaling="longrope", part="sin"),
+    C(
+        "longrope-short-sin-1024x64",
+        _llama("sin", LONGROPE, P1K, 64, 8192),
+        _R,
+        scaling="longrope",
+        part="sin",
+        factor=4.0,
+        original_max_position_embeddings=2048,
+    ),
     C(
         "longrope-long-sin-start2048",
         _llama("sin", LONGROPE, range(2048, 3072), 64, 8192),

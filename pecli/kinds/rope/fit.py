@@ -117,14 +117,15 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
             ext = np.power(theta, -e) / inv
             if np.all(ext >= 0.999) and np.all(ext < 1e4):
                 factors = ";".join(repr(round_number(float(f), 4)) for f in ext)
-                yield {
-                    "base": theta,
-                    "scaling": "longrope",
-                    "short_factor": factors,
-                    "long_factor": factors,
-                    "original_max_position_embeddings": seq_len,
-                    "attention_factor": amplitude,
-                }
+                longrope = {"base": theta, "scaling": "longrope", "short_factor": factors, "long_factor": factors}
+                # The attention factor HF derives, sqrt(1 + ln f / ln o), for a round factor and a
+                # common original length at or past the table (short factors there): the
+                # amplitude, measured to ~1e-5, cannot tell 1.0801234 from 1.0801135.
+                for f, orig in itertools.product((2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0), _COMMON_ORIGINAL):
+                    own = math.sqrt(1 + math.log(f) / math.log(orig))
+                    if orig >= seq_len and abs(own - amplitude) <= 5e-5 * amplitude:
+                        yield {**longrope, "factor": f, "original_max_position_embeddings": orig}
+                yield {**longrope, "original_max_position_embeddings": seq_len, "attention_factor": amplitude}
     # dynamic NTK: θ' = θ·(f·s/o − (f − 1))^(d/(d−2)) for a round θ, a common o and a round f.
     if estimates and math.isclose(scale, 1, rel_tol=1e-6) and dim >= 4:
         full = estimates[-1]
@@ -263,8 +264,11 @@ def _inv_of(params: dict[str, Any], dim: int, n: int) -> Arr:
 
 
 def _variants(sample: Sample, params: dict[str, Any], amplitude: float = 1.0) -> Iterator[Rope]:
-    """The candidate in HF's float32 pipeline and exact, with an explicit attention factor when the
-    amplitude is not the scaling's own."""
+    """The candidate in HF's float32 pipeline and exact; when the measured amplitude is not the
+    scaling's own attention factor, with that factor too, and also with the scaling's own (the
+    amplitude is measured to ~1e-5: LongRoPE's sqrt(1 + ln 4 / ln 4096) = 1.0801234 was fitted as
+    1.0801135 and proved "within the envelope", wrong from row 1 on; identify prefers the one
+    that rebuilds the table to rounding)."""
     for compute in get_args(RopeCompute):
         try:
             recipe = Rope(**params, compute=compute, dtype=cast(DType, sample.dtype))
@@ -275,6 +279,7 @@ def _variants(sample: Sample, params: dict[str, Any], amplitude: float = 1.0) ->
         ):
             if params.get("scaling") not in ("yarn", "longrope"):
                 continue
+            yield recipe
             try:
                 recipe = replace(recipe, attention_factor=float(np.float32(amplitude)))
             except RecipeError:
