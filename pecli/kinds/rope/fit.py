@@ -265,10 +265,10 @@ def _inv_of(params: dict[str, Any], dim: int, n: int) -> Arr:
 
 def _variants(sample: Sample, params: dict[str, Any], amplitude: float = 1.0) -> Iterator[Rope]:
     """The candidate in HF's float32 pipeline and exact; when the measured amplitude is not the
-    scaling's own attention factor, with that factor too, and also with the scaling's own (the
-    amplitude is measured to ~1e-5: LongRoPE's sqrt(1 + ln 4 / ln 4096) = 1.0801234 was fitted as
-    1.0801135 and proved "within the envelope", wrong from row 1 on; identify prefers the one
-    that rebuilds the table to rounding)."""
+    scaling's own attention factor, with the amplitude as an explicit factor, and also with the
+    scaling's own when the two are within 1e-3 (the amplitude is measured to ~1e-5: LongRoPE's
+    sqrt(1 + ln 4 / ln 4096) = 1.0801234 was fitted as 1.0801135 and proved "within the
+    envelope", wrong from row 1 on; identify prefers the one that rebuilds the table to rounding)."""
     for compute in get_args(RopeCompute):
         try:
             recipe = Rope(**params, compute=compute, dtype=cast(DType, sample.dtype))
@@ -279,7 +279,8 @@ def _variants(sample: Sample, params: dict[str, Any], amplitude: float = 1.0) ->
         ):
             if params.get("scaling") not in ("yarn", "longrope"):
                 continue
-            yield recipe
+            if math.isclose(recipe.attention_scaling(), amplitude, rel_tol=1e-3):
+                yield recipe  # the measured amplitude may be the scaling's own, measured loosely
             try:
                 recipe = replace(recipe, attention_factor=float(np.float32(amplitude)))
             except RecipeError:
