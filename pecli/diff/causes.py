@@ -110,12 +110,16 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
     crit = criteria_for(a, b, sample, atol, rtol, equal_nan)
     ra, rb, pos, rows = sample.aligned(0)[:4]
 
+    read: dict[int, tuple[Arr, NDArray[np.intp], Arr]] = {}
+
     def own(t: Table) -> tuple[Arr, NDArray[np.intp], Arr]:
         """A side's sampled rows, their row numbers and positions: the rows the two tables share
-        when their lengths are equal, else the side's own rows over its whole length."""
+        when their lengths are equal, else the side's own rows over its whole length (read once)."""
         if na == nb:
             return (ra if t is a else rb), rows, pos
-        return own_rows(t, sample.first)
+        if id(t) not in read:
+            read[id(t)] = own_rows(t, sample.first)
+        return read[id(t)]
 
     known_b = confirmed(b.recipe, *own(b), crit)
     known_a = confirmed(a.recipe, *own(a), crit)
