@@ -527,3 +527,15 @@ def test_a_permutation_that_leaves_b_unchanged_proves_nothing() -> None:
     a[4, 2] = 7.0
     assert compare(plain(a), plain(b)).explanations == []
     assert compare(plain(np.ones((100, 8))), plain(np.zeros((100, 8)))).explanations == []
+
+
+def test_a_fit_of_a_longer_b_says_it_was_checked_on_bs_sampled_rows() -> None:
+    # A: 100 rows of θ 10000 (its recipe); B: 100000 rows of θ 500000, a plain array.  The cause
+    # is B's rows fitted from A's recipe: on B's sampled rows, which the report must say.
+    from pecli.sources import parse_recipe
+
+    a = Table.from_recipe(parse_recipe("rope:len=100,dim=64"))
+    b = plain(parse_recipe("rope:len=100000,dim=64,base=500000").build())
+    c = compare(a, b)
+    assert c.explanations[0].text.startswith("base 10000 (A) vs 500000 (B); B's rows fit rope:len=100000,dim=64")
+    assert c.causes_checked_on == "sampled rows of B's 100000"

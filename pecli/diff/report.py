@@ -288,6 +288,9 @@ def compare(
         if on_rows and not rounding and a.shape[1] == b.shape[1] and sampled < a.shape[0]:
             # The counts and maxima are over every element; a cause is tested on the sample.
             checked_on = f"{sampled} sampled rows of {a.shape[0]}"
+        elif on_rows and not rounding and a.shape[1] == b.shape[1] and b.shape[0] > max(a.shape[0], sampled):
+            # B longer than A's whole sample: a fit of B is checked on B's own sampled rows.
+            checked_on = f"sampled rows of B's {b.shape[0]}"
     return Comparison(
         same=same,
         source_a=a.source,
