@@ -55,6 +55,31 @@ def os_error_message(exc: OSError, path: Path) -> str:
     return f"cannot write {path}: {exc.strerror or exc}"
 
 
+#: Interruptions that arrived while a write was in progress (see :func:`abandon_writes`).
+_abandoned: list[BaseException] = []
+
+
+def abandon_writes(reason: BaseException) -> None:
+    """Make every write in progress fail with ``reason`` just before its rename.
+
+    A signal handler raises its exception wherever the program is, and inside a library's
+    weakref callback or finaliser (h5py closes files in one) Python prints and swallows it: the
+    write would then finish and replace the previous file.  A handler that also calls this makes
+    the interruption win whatever swallowed it: the temporaries are removed, the targets kept.
+    """
+    _abandoned.append(reason)
+
+
+def abandoned() -> BaseException | None:
+    """The first interruption given to :func:`abandon_writes` since :func:`forget_abandoned`, or None."""
+    return _abandoned[0] if _abandoned else None
+
+
+def forget_abandoned() -> None:
+    """Start afresh (a command line run in a process that was interrupted before: tests, notebooks)."""
+    _abandoned.clear()
+
+
 def _default_mode() -> int:
     # Temporaries are created 0600; a finished file should get the permissions open() would give it.
     umask = os.umask(0)
@@ -81,6 +106,8 @@ def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
                 continue
             _new_temporary(p, temps)
         yield temps
+        if _abandoned:  # interrupted, and the exception was swallowed on its way up
+            raise _abandoned[0]
         mode = _default_mode()
         sync = fsync_enabled()
         if sync:  # the data must be on disk before a name points at it
@@ -179,14 +206,35 @@ def _new_temporary(p: Path, temps: list[Path]) -> None:
     The name joins ``temps`` before the file exists: a Ctrl-C or SIGTERM (raised between any two
     bytecodes) cannot land after the file is made and before it is known, and leave it behind.
     """
+    longest = name_max(p.parent)
     while True:
-        tmp = p.parent / f".{p.name}.{secrets.token_hex(6)}.part"
+        tmp = p.parent / _temporary_name(p.name, secrets.token_hex(6), longest)
         temps.append(tmp)
         try:
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             return
         except FileExistsError:
             temps.pop()  # someone else's file: never remove it, try another name
+
+
+def name_max(directory: Path) -> int:
+    """The longest file name ``directory``'s file system takes, in bytes (255 on ext4, XFS,
+    btrfs, tmpfs, APFS and NTFS; 255 where the system does not say)."""
+    try:
+        return int(os.pathconf(directory, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def _temporary_name(name: str, token: str, longest: int) -> str:
+    """``.NAME.TOKEN.part``, with NAME shortened (``~`` marks the cut) when the whole would be
+    longer than ``longest`` bytes: a legal output name of 237 to 255 bytes is not refused
+    because its temporary's name is longer."""
+    room = longest - len(f"..{token}.part".encode())
+    raw = name.encode(errors="surrogateescape")
+    if len(raw) > room:
+        name = raw[: room - 1].decode(errors="ignore") + "~"  # never half a UTF-8 character
+    return f".{name}.{token}.part"
 
 
 def _discard(temps: list[Path], paths: tuple[Path, ...]) -> None:

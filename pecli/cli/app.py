@@ -5,6 +5,7 @@ Command modules import from here; this module never imports a command module.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import signal
@@ -101,9 +102,10 @@ class App:
 
         texts = None if self.styled else plain_text(renderables, self.width)
         if texts is not None:  # what Rich would print, without importing its console
+            stdout = sys.stdout  # a local: the failure boundary finds the stream among the frame's locals
             for text in texts:  # each written and flushed as Rich does (`| head -1` ends after the title: 141)
-                sys.stdout.write(text)
-                sys.stdout.flush()
+                stdout.write(text)
+                stdout.flush()
             return
         for r in renderables:
             if isinstance(r, Line):
@@ -158,11 +160,18 @@ class _Stop(BaseException):
 
 
 def _on_signal(signum: int, frame: Any) -> None:
+    from pecli.atomic import abandon_writes
+
     if signum == getattr(signal, "SIGHUP", None):
-        raise _Stop(EXIT_HANGUP, "Interrupted (hang-up): nothing was written.")
-    if signum == signal.SIGTERM:
-        raise _Stop(EXIT_TERMINATED, "Interrupted: nothing was written.")
-    raise _Stop(EXIT_INTERRUPTED, "Interrupted: nothing was written.")
+        stop = _Stop(EXIT_HANGUP, "Interrupted (hang-up): nothing was written.")
+    elif signum == signal.SIGTERM:
+        stop = _Stop(EXIT_TERMINATED, "Interrupted: nothing was written.")
+    else:
+        stop = _Stop(EXIT_INTERRUPTED, "Interrupted: nothing was written.")
+    # Raised wherever the program is; if a library's callback swallows it, the write it
+    # interrupted still fails before its rename, and main() exits with this status.
+    abandon_writes(stop)
+    raise stop
 
 
 def _on_broken_pipe() -> NoReturn:
@@ -180,10 +189,14 @@ def _visible(text: str) -> str:
 
 
 def _note(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-    """A library warning (a stale sidecar, say) as one line on stderr: ``note: …`` (not with -q)."""
+    """pecli's own warning (a stale sidecar, say) as one line on stderr: ``note: …`` (not with -q).
+
+    Other libraries' warnings (NumPy's "All-NaN slice", matplotlib's axis limits) speak of their
+    internals, not of the user's table: every view says itself what it could not compute."""
+    from pecli.errors import PecliWarning
     from pecli.render import visible
 
-    if not quiet_enabled():
+    if issubclass(category, PecliWarning) and not quiet_enabled():
         click.echo(f"note: {visible(str(message))}", err=True)
 
 
@@ -249,13 +262,34 @@ class PecliGroup(click.Group):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        from pecli.atomic import abandoned, forget_abandoned
+        from pecli.cli.boundary import guard_closed_streams, quiet_unraisable
+
         args = _global_options_first(sys.argv[1:] if args is None else list(args))
+        guard_closed_streams()
+        forget_abandoned()
         handlers = _install_signal_handlers()
+        unraisablehook, sys.unraisablehook = sys.unraisablehook, quiet_unraisable
         _tolerate_unencodable()
         # Click would import shutil (and with it bz2, lzma, zlib: ~3 ms) just to ask the width.
         extra.setdefault("terminal_width", _terminal_columns())
         try:
-            rv = super().main(args, prog_name or "pecli", complete_var, False, **extra)
+            try:
+                rv = super().main(args, prog_name or "pecli", complete_var, False, **extra)
+                stdout = sys.stdout  # flushed here, where a full disk under it is still an error, not at exit
+                stdout.flush()
+            except BaseException as exc:
+                stop = abandoned()
+                if stop is not None and exc is not stop:
+                    # A signal arrived and what failed after it is its consequence (torch's
+                    # serializer turns the interruption into a RuntimeError): the signal wins.
+                    raise stop from None
+                if isinstance(exc, OSError | MemoryError):
+                    _fail(exc)
+                raise
+            stop = abandoned()
+            if stop is not None:  # a signal whose exception a library swallowed: it still decides the status
+                raise stop
         except _Stop as stop:
             if stop.code == EXIT_BROKEN_PIPE:
                 _silence_stdout()
@@ -279,9 +313,21 @@ class PecliGroup(click.Group):
             click.echo("Interrupted: nothing was written.", err=True)
             sys.exit(EXIT_INTERRUPTED)
         finally:
+            sys.unraisablehook = unraisablehook
             for signum, handler in handlers.items():
                 signal.signal(signum, handler)
         sys.exit(rv if isinstance(rv, int) else EXIT_OK)
+
+
+def _fail(exc: OSError | MemoryError) -> NoReturn:
+    """The boundary for the operating system's failures (see :mod:`pecli.cli.boundary`)."""
+    from pecli.cli.boundary import describe_failure, drop_pending_output
+
+    if isinstance(exc, BrokenPipeError) or getattr(exc, "errno", None) == errno.EPIPE:
+        _on_broken_pipe()
+    message = describe_failure(exc)  # before the drop: the traceback's frames name the stream
+    drop_pending_output()
+    raise PecliError(message) from None
 
 
 #: Options of `pecli` itself that are also accepted after the command (`pecli inspect t.npy --no-color`).

@@ -1,0 +1,129 @@
+"""The command line's contract, checked on any one run (issue 27), and a way to run pecli in-process
+with the standard streams a real process would have.
+
+:func:`call` runs ``pecli ARGS`` in this process with descriptors 0, 1 and 2 set up as a shell
+would: stdout a file, ``/dev/full`` or closed (``>&-``), stderr a file, stdin a file or closed.
+:func:`violations` lists what a run broke: an exit status outside {0, 1, 2, 129, 130, 141, 143},
+an exception that escaped, ``Traceback`` or ``Exception ignored`` on stderr, more than one
+``Error:`` line, or a file changed other than the one asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pecli.cli.app import cli
+
+EXIT_STATUSES = {0, 1, 2, 129, 130, 141, 143}
+
+
+@dataclass
+class Run:
+    args: list[str]
+    code: int | None
+    stderr: str
+    escaped: BaseException | None = None
+    changed: list[str] = field(default_factory=list)
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every entry under ``folder``: its kind and, for a regular file, a hash of its bytes."""
+    seen: dict[str, str] = {}
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = Path(root, name)
+            rel = str(path.relative_to(folder))
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            if path.is_symlink() or not path.is_file():
+                seen[rel] = f"special {st.st_mode:o}"
+            else:
+                seen[rel] = hashlib.sha1(path.read_bytes()).hexdigest()
+    return seen
+
+
+def call(args: list[str], *, stdout: str = "file", stdin: bytes | None = None, folder: Path | None = None) -> Run:
+    """Run ``pecli ARGS`` here, with stdout ``"file"``, ``"full"`` (``/dev/full``) or ``"closed"``."""
+    saved = {fd: os.dup(fd) for fd in (0, 1, 2)}
+    streams = sys.stdin, sys.stdout, sys.stderr
+    err = tempfile.TemporaryFile()
+    inp = tempfile.TemporaryFile()
+    out = tempfile.TemporaryFile()
+    before = snapshot(folder) if folder is not None else {}
+    code: int | None = None
+    escaped: BaseException | None = None
+    try:
+        inp.write(stdin or b"")
+        inp.seek(0)
+        os.dup2(inp.fileno(), 0)
+        os.dup2(err.fileno(), 2)
+        if stdout == "full":
+            full = os.open("/dev/full", os.O_WRONLY)
+            os.dup2(full, 1)
+            os.close(full)
+        elif stdout == "closed":
+            os.close(1)
+        else:
+            os.dup2(out.fileno(), 1)
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
+        sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), line_buffering=True)
+        sys.stdout = (
+            None  # type: ignore[assignment]
+            if stdout == "closed"
+            else io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)))
+        )
+        try:
+            cli.main(args, prog_name="pecli")
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException as exc:  # what would have been a traceback
+            escaped = exc
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()  # what Python does at exit: a failure here is an "Exception ignored"
+            except Exception as exc:
+                escaped = escaped or exc
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        for fd, dup in saved.items():
+            os.dup2(dup, fd)
+            os.close(dup)
+        inp.close()
+        out.close()
+    err.seek(0)
+    text = err.read().decode("utf-8", "replace")
+    err.close()
+    changed = []
+    if folder is not None:
+        after = snapshot(folder)
+        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    return Run(args, code, text, escaped, changed)
+
+
+def violations(run: Run, allowed: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
+    """What ``run`` broke of the contract; ``allowed``: the paths (relative) it may change."""
+    found = []
+    if run.escaped is not None:
+        found.append(f"an exception escaped: {type(run.escaped).__name__}: {run.escaped}")
+    elif run.code not in EXIT_STATUSES:
+        found.append(f"exit status {run.code}")
+    if "Traceback" in run.stderr or "Exception ignored" in run.stderr:
+        found.append("a traceback on stderr")
+    errors = [line for line in run.stderr.splitlines() if line.startswith("Error:")]
+    if len(errors) > 1:
+        found.append(f"{len(errors)} Error: lines")
+    if run.code == 2 and len(errors) != 1 and "Usage:" not in run.stderr:
+        found.append("exit 2 without its one Error: line")
+    stray = [p for p in run.changed if p not in allowed and not any(p.startswith(a + "/") for a in allowed)]
+    if stray:
+        found.append(f"changed files not asked for: {stray}")
+    return found
