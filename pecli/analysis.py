@@ -210,14 +210,17 @@ class Residuals:
     sample: str
     #: ``R_k`` (dim × dim, acting on column vectors) when asked for with ``maps=True``.
     maps: list[Arr] | None = None
+    #: Why no map could be fitted (the rows hold NaN or Inf), or None; the residuals are then NaN.
+    unfitted: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "k": [int(k) for k in self.k],
-            "residual": [float(x) for x in self.residual],
+            "residual": [float(x) if math.isfinite(x) else None for x in self.residual],
             "rows": self.rows,
             "rank": self.rank,
             "sample": self.sample,
+            "unfitted": self.unfitted,
         }
 
 
@@ -248,6 +251,11 @@ def relative_residual(
             f"but there are {p.size}: with fewer rows than that a linear map fits almost any table"
         )
     x = read_rows(table, p)
+    if not np.isfinite(x).all():  # no least-squares map exists, and the SVD would not converge
+        why = "the rows hold NaN or Inf: no linear map can be fitted"
+        return Residuals(
+            k_arr.astype(np.int64), np.full(k_arr.size, np.nan), int(p.size), 0, text, [] if maps else None, why
+        )
     u, s, vt = np.linalg.svd(x, full_matrices=False)
     cut = s[0] * max(x.shape) * np.finfo(np.float64).eps if s.size and s[0] > 0 else 0.0
     rank = int(np.sum(s > cut))
@@ -256,6 +264,11 @@ def relative_residual(
     found: list[Arr] = []
     for idx, k in enumerate(k_arr):
         y = read_rows(table, p + k)
+        if not np.isfinite(y).all():  # PE(p+k) is not a number somewhere: no residual to measure
+            residual[idx] = np.nan
+            if maps:
+                found.append(np.full((d, d), np.nan))
+            continue
         coef = u_r.T @ y
         norm = float(np.linalg.norm(y))
         residual[idx] = float(np.linalg.norm(y - u_r @ coef)) / norm if norm > 0 else 0.0

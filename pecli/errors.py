@@ -26,6 +26,11 @@ class TableTooLargeError(PecliInputError):
     """The request would need more memory, screen or disk than is reasonable."""
 
 
-class StaleMetadataWarning(UserWarning):
+class PecliWarning(UserWarning):
+    """Base of pecli's own warnings: the command line prints these, and only these, as
+    ``note:`` lines (a NumPy RuntimeWarning about a NaN is no news to the user)."""
+
+
+class StaleMetadataWarning(PecliWarning):
     """A recipe stored with a table no longer describes its data: it is ignored (the CLI prints
     this as a one-line note on stderr)."""

@@ -21,6 +21,7 @@ say different things, is refused with its name.
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,10 @@ SINUSOIDAL_MODELS: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: The largest config.json read (the largest on the Hub are a few hundred kB).
+MAX_CONFIG_BYTES = 16 << 20
+
+
 def read_config(path: str | Path) -> dict[str, Any]:
     """``config.json`` as a dict, or a one-line error."""
     from pecli.formats._common import load_json
@@ -101,7 +106,16 @@ def read_config(path: str | Path) -> dict[str, Any]:
     if p.is_dir():
         p = p / "config.json"  # a model directory, as from_pretrained takes it
     try:
-        doc = load_json(p.read_text(encoding="utf-8"))
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block for ever, /dev/zero never end
+            raise PecliInputError(f"--hf-config {path}: {p} is not a regular file: give a model's config.json")
+        if st.st_size > MAX_CONFIG_BYTES:
+            raise PecliInputError(
+                f"--hf-config {path}: {p} is {st.st_size} bytes, more than a config.json's "
+                f"{MAX_CONFIG_BYTES >> 20} MB at most: give a model's config.json"
+            )
+        with open(p, "rb") as fp:  # and read no more than that, whatever the size said
+            doc = load_json(fp.read(MAX_CONFIG_BYTES + 1).decode("utf-8"))
     except FileNotFoundError:
         raise PecliInputError(f"--hf-config {path}: {p} does not exist: give a model's config.json") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -114,6 +128,8 @@ def read_config(path: str | Path) -> dict[str, Any]:
 def recipe_from_config(config: dict[str, Any], where: str = "config.json") -> Recipe:
     """The recipe of the table the model's config describes (see the module docstring)."""
     model_type = config.get("model_type")
+    if model_type is not None and not isinstance(model_type, str):
+        raise PecliInputError(f'{where}: model_type must be text such as "llama", got {model_type!r}')
     if isinstance(config.get("text_config"), dict):  # a multimodal model: its language model's keys
         config = {**config, **config["text_config"], "model_type": model_type}
     if model_type in SINUSOIDAL_MODELS:
@@ -181,6 +197,9 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
         raise PecliInputError(
             f"{where}: unknown RoPE key {unknown[0]!r} (transformers 5.23 knows {', '.join(sorted(_ROPE_KEYS))})"
         )
+    for key in ("rope_type", "type"):
+        if rope.get(key) is not None and not isinstance(rope[key], str):
+            raise PecliInputError(f'{where}: {key} must be text such as "linear" or "yarn", got {rope[key]!r}')
     rope_type = (
         _agree(where, "rope type", ("rope_type", rope.get("rope_type")), ("type", rope.get("type"))) or "default"
     )
@@ -251,6 +270,8 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
         params["original_max_position_embeddings"] = max_pos  # HF's dynamic NTK rescales past it
     for key in ("short_factor", "long_factor"):
         if isinstance(params.get(key), list):
+            if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in params[key]):
+                raise PecliInputError(f"{where}: {key} must be a list of numbers, got {params[key]!r:.80}")
             params[key] = ";".join(repr(float(x)) for x in params[key])
     try:
         return Rope(**params)

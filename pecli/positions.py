@@ -98,12 +98,12 @@ def _read_ids(name: str, option: str, max_ndim: int) -> np.ndarray:
 
 
 def _json_ids(text: str) -> Any:
-    import json
-
     import numpy as np
 
+    from pecli.formats._common import load_json  # guarded: nesting too deep is invalid JSON, not a crash
+
     try:
-        return np.array(json.loads(text), dtype=np.float64)
+        return np.array(load_json(text), dtype=np.float64)
     except (ValueError, TypeError) as exc:  # not JSON, or ragged lists
         raise ValueError(f"not a JSON array of numbers with rows of equal length: {exc}") from exc
 

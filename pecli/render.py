@@ -536,19 +536,25 @@ def analysis_view(table: Table, decay: Any, residual: Any, waves: Any) -> list[R
     grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
     for head in ("k", "mean PE(p)·PE(p+k)", "mean cosine"):
         grid.add_column(head, justify="right")
+
+    def number(x: float, spec: str) -> str:  # NaN and Inf are what could not be computed
+        return format(x, spec) if math.isfinite(x) else "not a number"
+
     for k in ks:
-        grid.add_row(str(k), f"{decay.dot[k]:.4f}", f"{decay.cosine[k]:.4f}")
+        grid.add_row(str(k), number(decay.dot[k], ".4f"), number(decay.cosine[k], ".4f"))
     out += ["", f"decay ({decay.sample})", grid]
     grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
     for head in ("k", "‖PE(p+k) − R_k·PE(p)‖ / ‖PE(p+k)‖"):
         grid.add_column(head, justify="right")
     for k, res in zip(residual.k, residual.residual, strict=True):
-        grid.add_row(str(int(k)), f"{res:.3g}")
-    verdict = (
-        "a rotation of PE(p): the relative-position property holds"
-        if len(residual.residual) and float(np.max(residual.residual)) < 1e-4
-        else "not a linear function of PE(p)"
-    )
+        grid.add_row(str(int(k)), number(res, ".3g") if math.isfinite(res) else "not computed")
+    res = np.asarray(residual.residual, dtype=np.float64)
+    if residual.unfitted or not res.size or not np.isfinite(res).all():
+        verdict = f"not measured: {residual.unfitted or 'PE(p+k) holds NaN or Inf for some k'}"
+    elif float(res.max()) < 1e-4:
+        verdict = "a rotation of PE(p): the relative-position property holds"
+    else:
+        verdict = "not a linear function of PE(p)"
     out += [
         "",
         f"relative position: best linear map R_k ({residual.sample}; rank {residual.rank})",

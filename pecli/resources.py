@@ -72,19 +72,28 @@ def _first_number(path: str, prefix: str) -> int | None:
     return None
 
 
-def process_memory_left() -> int | None:
-    """What this process may still allocate under its own limits: the address-space limit
-    (``ulimit -v``) less what it has mapped, and a cgroup v2 memory limit less its usage."""
-    left: list[int] = []
+def address_space_left() -> int | None:
+    """Bytes this process may still map under its address-space limit (``ulimit -v``): the limit
+    less what it has mapped already (its libraries, thread stacks), or None when there is no limit."""
     try:
         import resource
 
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-        if soft != resource.RLIM_INFINITY:
-            mapped = _first_number("/proc/self/status", "VmSize:")
-            left.append(soft - (mapped or 0) * 1024)
     except (ImportError, OSError, ValueError):
-        pass
+        return None
+    if soft == resource.RLIM_INFINITY:
+        return None
+    mapped = _first_number("/proc/self/status", "VmSize:")
+    return max(0, soft - (mapped or 0) * 1024)
+
+
+def process_memory_left() -> int | None:
+    """What this process may still allocate under its own limits: the address-space limit
+    (``ulimit -v``) less what it has mapped, and a cgroup v2 memory limit less its usage."""
+    left: list[int] = []
+    mappable = address_space_left()
+    if mappable is not None:
+        left.append(mappable)
     limit = _first_number("/sys/fs/cgroup/memory.max", "")
     used = _first_number("/sys/fs/cgroup/memory.current", "")
     if limit is not None and used is not None:

@@ -27,6 +27,8 @@ _DESCRIPTORS = ("/dev/stdin", "/dev/fd/", "/proc/self/fd/")
 #: Bytes shown to ``suffix`` before copying: any format's magic, and a CSV header line.
 HEAD_BYTES = 1 << 16
 _COPY_BYTES = 1 << 20
+#: Free space a stream's copy leaves in the temporary directory: the copy stops before it.
+SPARE_BYTES = 256 << 20
 
 #: Streams being read now (device and inode, or the object): a second read would find it drained.
 _reading: set[tuple[Any, ...]] = set()
@@ -104,6 +106,15 @@ def _read(fp: IO[bytes], size: int, words: str) -> bytes:
         raise FormatError(f"cannot read {words}: {exc.strerror or exc}") from exc
 
 
+def _room(folder: str) -> int:
+    """Bytes a stream's copy may take in ``folder``: its free space less :data:`SPARE_BYTES`."""
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):  # Windows has no statvfs: the disk's own limit applies
+        return 1 << 62
+    return max(HEAD_BYTES, st.f_bavail * st.f_frsize - SPARE_BYTES)
+
+
 def _spool(fp: IO[bytes], head: bytes, suffix: str, words: str, stack: ExitStack) -> Path:
     """Copy the stream (``head`` already read) into a temporary file, a block at a time; the
     file goes when ``stack`` closes."""
@@ -114,9 +125,17 @@ def _spool(fp: IO[bytes], head: bytes, suffix: str, words: str, stack: ExitStack
         # A private directory: nobody else can put a FILE.json sidecar beside the copy.
         folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="pecli-stdin-", ignore_cleanup_errors=True))
         copy = Path(folder, f"table{suffix}")
+        room = _room(folder)
         with open(copy, "xb") as out:
-            data = head
+            data, copied = head, 0
             while data:
+                copied += len(data)
+                if copied > room:  # an endless stream (`yes 1, |`) stops here, not when the disk is full
+                    raise FormatError(
+                        f"{words} is longer than the {room >> 20} MB that may be copied to {where} "
+                        f"(its free space less {SPARE_BYTES >> 20} MB): save it to a file and read the file, "
+                        "or set TMPDIR to a directory with more room"
+                    )
                 out.write(data)
                 data = _read(fp, _COPY_BYTES, words)
     except OSError as exc:

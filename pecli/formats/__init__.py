@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
-from pecli.atomic import atomic_paths, is_special
+from pecli.atomic import atomic_paths, is_special, name_max
 from pecli.errors import FormatError, OutputError, PecliInputError, TableTooLargeError
 from pecli.formats._common import (
     DEFAULT_KEY,
@@ -180,6 +180,24 @@ def sniff_format(head: bytes) -> str | None:
     return "tsv" if "\t" in text.partition("\n")[0] else "csv"
 
 
+def _check_stream_start(head: bytes, name: str, words: str) -> None:
+    """Refuse a stream whose first bytes cannot begin a ``name`` file before copying any of it
+    (``/dev/zero`` read with ``--from npy`` would otherwise be copied for ever)."""
+    seen = sniff_format(head)
+    text = name in ("csv", "tsv", "json")
+    fits = _text_start(head) is not None if text else seen == name or (name == "npz" and seen == "pt")
+    if not fits:
+        raise FormatError(
+            f"{words} does not begin like {name} data"
+            + (
+                " (it is not UTF-8 text)"
+                if text
+                else f" ({'it looks like ' + seen if seen else 'no ' + name + ' signature'})"
+            )
+            + ": check --from, or pipe in the file itself"
+        )
+
+
 def _text_start(head: bytes) -> str | None:
     """``head`` as text, or None when it is not UTF-8 text (a control byte, an invalid sequence)."""
     import codecs
@@ -205,6 +223,8 @@ def open_stream(path: str | Path | None = None, fmt: str | None = None, key: str
 
     def suffix(head: bytes) -> str:
         nonlocal chosen
+        if chosen is not None:
+            _check_stream_start(head, chosen.name, words)
         if chosen is None:
             name = sniff_format(head)
             if name is None:
@@ -295,6 +315,7 @@ def write_table(
     _check_free_space(table, path, f)
     targets = [path] + ([Path(str(path) + ".json")] if want_sidecar else [])
     if want_sidecar:
+        _check_sidecar_name(targets[1])
         _check_sidecar_slot(targets[1])
     if force and want_sidecar and is_foreign_file(targets[1]):
         raise OutputError(
@@ -311,6 +332,19 @@ def write_table(
             temps[1].write_text(sidecar_text(table), encoding="utf-8")
     if not want_sidecar and f.metadata == "sidecar":
         _drop_stale_sidecar(Path(str(path) + ".json"))
+
+
+def _check_sidecar_name(sidecar: Path) -> None:
+    """Refuse an output name whose sidecar's name the file system would refuse (a 252-byte
+    ``t.npy`` has a 257-byte ``t.npy.json``), before anything is written."""
+    longest = name_max(sidecar.parent)
+    size = len(os.fsencode(sidecar.name))
+    if longest < size <= longest + 5:  # the data's own name fits (else the system says it is too long)
+        raise OutputError(
+            f"the recipe's sidecar {sidecar.name} would be a {size}-byte name, and a file name may have "
+            f"at most {longest}: choose an output name of at most {longest - 5} bytes, or write with "
+            "--no-sidecar (the file then carries no recipe)"
+        )
 
 
 def _check_sidecar_slot(sidecar: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import stat
@@ -16,7 +17,7 @@ from typing import IO, Any, Literal
 import numpy as np
 
 from pecli.dtypes import DTYPES, is_bfloat16, round_to
-from pecli.errors import FormatError, StaleMetadataWarning
+from pecli.errors import FormatError, PecliInputError, StaleMetadataWarning, TableTooLargeError
 from pecli.kinds import recipe_from_metadata
 from pecli.kinds.base import SCHEMA
 from pecli.table import Progress, Table, check_float_dtype
@@ -154,6 +155,18 @@ def decode_metadata(text: Any, key: str | None = None) -> dict[str, Any]:
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
+
+
+def unreadable(path: object, what: str, exc: BaseException) -> PecliInputError:
+    """The error for a file a reader failed on: "PATH is not a readable WHAT (why)", except where
+    the machine, not the file, is the cause: memory the process may not have (an address-space
+    limit refusing the map, an allocation NumPy cannot make) is said to be that."""
+    if isinstance(exc, MemoryError) or getattr(exc, "errno", None) == errno.ENOMEM:
+        return TableTooLargeError(
+            f"reading {path} needs more memory than this process may use ({first_line(exc)}): "
+            "raise the limit (ulimit -v, the container's memory) or read a smaller file"
+        )
+    return FormatError(f"{path} is not a readable {what} ({first_line(exc)})")
 
 
 def byte_order(dtype: np.dtype[Any]) -> str:

@@ -24,7 +24,16 @@ import numpy as np
 
 from pecli import errors
 from pecli.errors import FormatError, PecliInputError
-from pecli.formats._common import META_KEY, ArrayInfo, Format, WriteOptions, array_table, decode_metadata, first_line
+from pecli.formats._common import (
+    META_KEY,
+    ArrayInfo,
+    Format,
+    WriteOptions,
+    array_table,
+    decode_metadata,
+    first_line,
+    unreadable,
+)
 from pecli.formats._common import table_metadata as _table_metadata
 from pecli.table import Progress, Table
 
@@ -94,7 +103,7 @@ def _open(path: Path, stack: ExitStack) -> Any:
     try:
         return stack.enter_context(h5py.File(path, "r"))
     except OSError as exc:
-        raise FormatError(f"{path} is not a readable HDF5 file ({first_line(exc)})") from exc
+        raise unreadable(path, "HDF5 file", exc) from exc
 
 
 def _datasets(f: Any) -> list[ArrayInfo]:
@@ -351,7 +360,7 @@ def _list_h5_unprobed(path: Path) -> list[ArrayInfo]:
         try:
             return _datasets(f)
         except Exception as exc:  # libhdf5 reports corrupt files in many ways
-            raise FormatError(f"{path} is not a readable HDF5 file ({first_line(exc)})") from exc
+            raise unreadable(path, "HDF5 file", exc) from exc
 
 
 def _read_h5(path: Path, key: str | None, stack: ExitStack) -> Table:
@@ -371,7 +380,7 @@ def _read_h5_unprobed(path: Path, key: str | None, stack: ExitStack) -> Table:
     except FormatError:
         raise
     except Exception as exc:  # libhdf5 reports corrupt files in many ways
-        raise FormatError(f"{path} is not a readable HDF5 file ({first_line(exc)})") from exc
+        raise unreadable(path, "HDF5 file", exc) from exc
 
 
 def _read_h5_unchecked(path: Path, key: str | None, stack: ExitStack) -> Table:

@@ -24,6 +24,7 @@ from pecli.formats._common import (
     decode_metadata,
     first_line,
     table_metadata,
+    unreadable,
 )
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Progress, Table
@@ -71,7 +72,7 @@ def _read_npy(path: Path, key: str | None, stack: ExitStack) -> Table:
     except ValueError as exc:
         raise FormatError(f"{path} is not a readable .npy table ({first_line(exc)})") from exc
     except Exception as exc:  # NumPy parses an untrusted header: SyntaxError, TokenError, EOFError, ...
-        raise FormatError(f"{path} is not a readable .npy file ({first_line(exc)})") from exc
+        raise unreadable(path, ".npy file", exc) from exc
     _check_float_width(arr.dtype, str(path))
     info: dict[str, Any] = {
         "format": f"npy (version {version[0]}.{version[1]})",
@@ -130,7 +131,7 @@ def _open_npz(path: Path, stack: ExitStack) -> Any:
     try:
         return stack.enter_context(np.load(path, allow_pickle=False))
     except Exception as exc:  # a zip of untrusted headers: BadZipFile, ValueError, EOFError, ...
-        raise FormatError(f"{path} is not a readable .npz file ({first_line(exc)})") from exc
+        raise unreadable(path, ".npz file", exc) from exc
 
 
 def _entry_header(npz: Any, name: str) -> tuple[tuple[int, ...], np.dtype[Any], int]:
@@ -178,7 +179,7 @@ def _read_npz(path: Path, key: str | None, stack: ExitStack) -> Table:
         if not isinstance(arr, np.ndarray):  # a raw (non-.npy) member shadowing the .npy one
             raise ValueError(f"entry {name!r} is not an .npy array")
     except Exception as exc:
-        raise FormatError(f"{path}:{name} is not a readable array ({first_line(exc)})") from exc
+        raise unreadable(f"{path}:{name}", "array", exc) from exc
     meta: dict[str, Any] = {}
     if META_KEY in npz.files:
         try:

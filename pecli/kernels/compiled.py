@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import sys
 from collections.abc import Callable
 from types import ModuleType
 
@@ -65,12 +66,24 @@ def compiled_module(name: str, values: int) -> ModuleType | None:
     return _load(name)
 
 
+#: Address space that loading numba needs (LLVM, and the BLAS that numba loads through SciPy
+#: when SciPy is installed: ~330 MB mapped on 2 cores, more with more BLAS threads).  Under a
+#: tighter ``ulimit -v`` the load can fail inside the BLAS in a loop that never ends, so it is
+#: not tried; the NumPy kernels give the same bits.
+ADDRESS_SPACE_FOR_NUMBA = 1 << 30
+
+
 def _wanted(pairs: int) -> ModuleType | None:
     return compiled_module("jit", pairs)
 
 
 @functools.cache
 def _load(name: str) -> ModuleType | None:
+    from pecli.resources import address_space_left
+
+    left = address_space_left()
+    if left is not None and left < ADDRESS_SPACE_FOR_NUMBA and "numba" not in sys.modules:
+        return None
     try:
         return importlib.import_module(f"pecli.kernels.{name}")
     except Exception:  # numba absent, or unable to compile here: the NumPy kernel gives the same bits

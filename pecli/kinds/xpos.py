@@ -67,6 +67,21 @@ class Xpos(Recipe):
             )
         if self.length > 2**24:
             raise RecipeError(f"length must be at most 2**24 (float32 positions), got {self.length}")
+        # The scales run from ζ_0^(−p) to ζ_0^(+p), p the largest |t − len//2| / B: beyond the
+        # output type's range they would be written as inf (a table that says nothing).
+        from pecli.dtypes import DTYPES
+
+        reach = max(self.length // 2, self.length - 1 - self.length // 2) / self.scale_base
+        exponent = reach * math.log(1.4 / 0.4)
+        largest = DTYPES[self.dtype].max  # and float32's, where the pipeline computes in float32
+        ceiling = math.log(min(largest, float(np.finfo(f32).max)) if self.compute == "float32" else largest)
+        if exponent >= ceiling:
+            least = math.ceil(reach * self.scale_base * math.log(1.4 / 0.4) / ceiling)
+            raise RecipeError(
+                f"scale_base {self.scale_base:g} over {self.length} positions makes the scales overflow "
+                f"{self.dtype} (ζ_0^{reach:.4g} ≈ e^{exponent:.4g}): use --scale-base {least} or more "
+                "(rotary-embedding-torch's default is 512), or a shorter --len"
+            )
 
     @property
     def shape(self) -> tuple[int, int]:
