@@ -259,6 +259,11 @@ def relative_residual(
     u, s, vt = np.linalg.svd(x, full_matrices=False)
     cut = s[0] * max(x.shape) * np.finfo(np.float64).eps if s.size and s[0] > 0 else 0.0
     rank = int(np.sum(s > cut))
+    if rank == 0:  # every sampled PE(p) is zero: R_k·0 = 0 says nothing of PE(p+k)
+        why = "the rows are all zero: no linear map can be fitted"
+        return Residuals(
+            k_arr.astype(np.int64), np.full(k_arr.size, np.nan), int(p.size), 0, text, [] if maps else None, why
+        )
     u_r = u[:, :rank]
     residual = np.empty(k_arr.size)
     found: list[Arr] = []
@@ -271,7 +276,7 @@ def relative_residual(
             continue
         coef = u_r.T @ y
         norm = float(np.linalg.norm(y))
-        residual[idx] = float(np.linalg.norm(y - u_r @ coef)) / norm if norm > 0 else 0.0
+        residual[idx] = float(np.linalg.norm(y - u_r @ coef)) / norm if norm > 0 else np.nan  # 0/0: unmeasured
         if maps:
             # X = U S Vᵀ  ⇒  Rᵀ = V S⁻¹ Uᵀ Y, and PE(p+k) ≈ R·PE(p) for column vectors.
             found.append((vt[:rank].T @ (coef / s[:rank, None])).T)

@@ -51,6 +51,10 @@ def resolve_span(span: Span | None, first: int, count: int, option: str) -> tupl
     return a - first, b - first
 
 
+#: The most columns ``--pos`` lists, and an ``inspect --json`` window holds unless ``--cols`` says.
+MAX_LISTED_COLUMNS = 65536
+
+
 def row_details(table: Table, pos: int, cols: Span | None = None) -> list[dict[str, Any]]:
     """Row ``pos`` column by column: index and value, plus for a recipe what the column computes.
 
@@ -59,6 +63,13 @@ def row_details(table: Table, pos: int, cols: Span | None = None) -> list[dict[s
     """
     r = position_to_row(table, pos)
     c0, c1 = resolve_span(cols, 0, table.shape[1], "--cols")
+    if c1 - c0 > MAX_LISTED_COLUMNS:  # each column is a line (a dict in JSON): 5·10⁶ of them took 3.6 GB
+        from pecli.errors import TableTooLargeError
+
+        raise TableTooLargeError(
+            f"position {pos} has {c1 - c0} columns, more than the {MAX_LISTED_COLUMNS} --pos lists: "
+            f"pick some with --cols C:D (e.g. --cols {c0}:{c0 + 1024}), or write the table with -o"
+        )
     values = table.rows(r, r + 1)[0]
     explain = _explainer(table, r, pos)
     out: list[dict[str, Any]] = []

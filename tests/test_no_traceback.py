@@ -170,6 +170,33 @@ def test_analyze_says_what_it_could_not_measure(run, tmp_path: Path) -> None:
     assert doc["relative_residual"]["unfitted"] == "the rows hold NaN or Inf: no linear map can be fitted"
 
 
+def test_analyze_of_zeros_claims_nothing(run, tmp_path: Path) -> None:
+    """R_k·0 = 0 for any R_k: a zero table's residual is 0/0, not 0 ("the property holds" before)."""
+    path = tmp_path / "z.npy"
+    np.save(path, np.zeros((50, 8), np.float32))
+    r = run("analyze", path)
+    assert r.exit_code == 0
+    assert "PE(p+k) is not measured: the rows are all zero: no linear map can be fitted" in r.output
+    assert "holds" not in r.output
+
+
+# -- memory estimates that missed --------------------------------------------------------------
+def test_one_position_of_a_very_wide_table(run, tmp_path: Path) -> None:
+    """2 × 5·10⁶: --pos listed every column (3.6 GB, 52 s); it asks for a window instead."""
+    path = tmp_path / "wide.npy"
+    np.save(path, np.zeros((2, 5_000_000), np.float32))
+    r = run("inspect", path, "--pos", "1")
+    assert r.exit_code == 2
+    assert r.output.splitlines() == [
+        "Error: position 1 has 5000000 columns, more than the 65536 --pos lists: "
+        "pick some with --cols C:D (e.g. --cols 0:1024), or write the table with -o"
+    ]
+    r = run("inspect", path, "--pos", "1", "--cols", "4999998:5000000")
+    assert r.exit_code == 0 and "4999999" in r.output
+    doc = json.loads(run("inspect", path, "--json").output)  # every column's edge values took 1.9 GB
+    assert (len(doc["window"]["columns"]), doc["window"]["columns_in_table"]) == (65536, 5_000_000)
+
+
 @pytest.mark.parametrize("args", [["diff", "{x}", "{t}"], ["identify", "{x}"], ["diff", "{x}", "{x}"]])
 def test_numpy_warnings_are_not_notes(tmp_path: Path, table: Path, args: list[str]) -> None:
     """ "All-NaN slice encountered" and its kind speak of NumPy's internals, not of the table."""

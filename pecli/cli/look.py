@@ -150,11 +150,14 @@ def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, prec
     with app.progress(table.shape[0], "statistics", as_json) as advance:
         desc = d.describe(table, advance)
     # A header view shows a taste of the data: edge rows only, unless --rows asks for more.
+    if as_json and cols is None and table.shape[1] > d.MAX_LISTED_COLUMNS:
+        cols = (0, d.MAX_LISTED_COLUMNS)  # a window, not every column of a 5·10⁶-wide table (1.9 GB)
     win = d.window(table, rows, cols, threshold=0)
     if as_json:
         desc["window"] = {
             "positions": [None if r is None else table.start + r for r in win.row_ids],
             "columns": list(range(*win.col_range)),
+            "columns_in_table": table.shape[1],
             "values": [None if r is None else [d.json_number(v) for v in win.values[r]] for r in win.row_ids],
         }
         echo_json(desc)
