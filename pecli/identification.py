@@ -43,6 +43,21 @@ _ENVELOPE_CAP = 1 / 16
 _STORED = "stored recipe"
 
 
+def shell_word(text: str) -> str:
+    """``text`` quoted for a POSIX shell on one line: ``shlex.quote``, or bash/zsh's ``$'…'`` with
+    escapes where it holds control characters (a newline would split the command)."""
+    from shlex import quote
+
+    if all(" " <= c != "\x7f" for c in text):
+        return quote(text)
+    escaped = "".join(
+        {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t"}.get(c)
+        or (f"\\x{ord(c):02x}" if c < " " or c == "\x7f" else c)
+        for c in text
+    )
+    return f"$'{escaped}'"
+
+
 # -- results ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Candidate:
@@ -115,11 +130,13 @@ class Candidate:
         return v is not None and v.holds and v.max_abs <= self.tolerance
 
     def check_command(self, source: str) -> str:
-        """The ``pecli diff`` command that confirms the rebuild (exit status 0)."""
-        from shlex import quote
-
+        """The ``pecli diff`` command that confirms the rebuild (exit status 0), as a shell reads
+        it: a name starting with ``-`` is written ``./-name`` (not an option), one holding a
+        newline or another control character in ``$'…'`` quotes (one line, the same bytes)."""
         tail = f" --atol {self.atol:g}" if self.atol else ""
-        return f"pecli diff {quote(source)} {quote(self.spec)}{tail}"
+        if source.startswith("-") and source != "-" and not source.startswith("-:"):
+            source = "./" + source
+        return f"pecli diff {shell_word(source)} {shell_word(self.spec)}{tail}"
 
     def to_dict(self) -> dict[str, Any]:
         v = self.verification

@@ -544,3 +544,67 @@ def test_the_contract_holds_for_drawn_commands(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_contract_holds_for_twenty_thousand_drawn_commands(tmp_path: Path) -> None:
     _property(tmp_path, int(os.environ.get("PECLI_CONTRACT_DRAWS", "20000")))
+
+
+# -- honest messages ---------------------------------------------------------------------------
+@pytest.mark.parametrize("code", ["F8_E4M3", "F8_E5M2"])
+def test_valid_safetensors_of_8_bit_floats_are_named_not_malformed(run, tmp_path: Path, code: str) -> None:
+    """The safetensors format lists F8_E4M3 and F8_E5M2 (1 byte each): "malformed entry" was wrong."""
+    import struct
+
+    header = json.dumps({"w": {"dtype": code, "shape": [4, 4], "data_offsets": [0, 16]}}).encode()
+    path = tmp_path / "t.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + bytes(16))
+    r = run("inspect", path)
+    assert r.exit_code == 2
+    assert r.output.startswith(f"Error: {path}: tensor 'w' holds {code} values (8-bit floats): pecli reads")
+
+
+def test_complex_safetensors_are_named_not_malformed(run, tmp_path: Path) -> None:
+    import struct
+
+    header = json.dumps({"w": {"dtype": "C64", "shape": [2, 2], "data_offsets": [0, 32]}}).encode()
+    path = tmp_path / "t.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + bytes(32))
+    r = run("inspect", path)
+    assert r.exit_code == 2
+    assert r.output.startswith(f"Error: {path} holds complex64 values")
+
+
+@pytest.mark.parametrize("name", ["-dash.npy", "new\nline.npy", "tab\tand 'quote'.npy"])
+def test_the_check_command_runs_as_printed(run, tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """identify prints `check it with  pecli diff FILE SPEC`: pasted into bash it must be one
+    command and exit 0 (a name starting with '-' was read as an option, a newline split it)."""
+    monkeypatch.chdir(tmp_path)
+    Path(name).write_bytes(b"")
+    assert run("generate", "--len", "40", "--dim", "8", "-o", "./" + name, "--force", "--no-sidecar").exit_code == 0
+    out = run("identify", "./" + name if name.startswith("-") else name).output
+    line = next(line for line in out.splitlines() if line.startswith("check it with"))
+    command = line.removeprefix("check it with").strip()
+    assert "\n" not in command
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    script = f'pecli() {{ {sys.executable} -m pecli "$@"; }}; {command}'
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, (command, done.stdout, done.stderr)
+
+
+def test_metadata_without_a_fingerprint_must_rebuild_the_data(run, tmp_path: Path) -> None:
+    """A recipe stored without a fingerprint (by hand, by other code) was shown as "written by
+    pecli" over any data; it is kept only where its own rows hash as the data's do."""
+    import h5py
+
+    from pecli.formats._common import META_KEY
+
+    path = tmp_path / "t.h5"
+    assert run("generate", "--len", "50", "--dim", "8", "-o", path).exit_code == 0
+    with h5py.File(path, "r+") as f:
+        (name,) = list(f)
+        meta = json.loads(f[name].attrs[META_KEY])
+        del meta["fingerprint"], f[name].attrs[META_KEY]
+        f[name].attrs.create(META_KEY, np.bytes_(json.dumps(meta)))
+    assert "written by    pecli" in run("inspect", path).output  # the data is what the recipe builds
+    with h5py.File(path, "r+") as f:
+        f[name][3, 3] = 0.5  # other data under the same metadata
+    out = run("inspect", path).output
+    assert "written by" not in out and "recipe        none stored" in out
+    assert "(its recipe does not rebuild it): recipe ignored" in out

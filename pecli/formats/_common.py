@@ -284,10 +284,15 @@ def array_table(
     provenance = {k: v for k, v in meta.items() if k in PROVENANCE_KEYS}
     table = Table(data, recipe, source, info, provenance, storage)
     stored = meta.get("fingerprint")
-    if recipe is not None and stored is not None and stored != fingerprint(table):
+    if recipe is not None and stored is None:
+        # Metadata without a fingerprint (written by hand, or by other code) is not taken on its
+        # word: the recipe's own rows must hash as the data's do.
+        stored = fingerprint(Table.from_recipe(recipe))
+    if recipe is not None and stored != fingerprint(table):
         # The data was rewritten after pecli wrote it: the recipe would label other numbers.
         where = info.get("metadata", "the stored metadata")
-        info["note"] = f"{where} was written for other data (its fingerprint does not match): recipe ignored"
+        why = "its fingerprint does not match" if "fingerprint" in meta else "its recipe does not rebuild it"
+        info["note"] = f"{where} was written for other data ({why}): recipe ignored"
         warnings.warn(f"{source}: {info['note']}", StaleMetadataWarning, stacklevel=2)
         table = Table(data, None, source, info, provenance, storage)
     return table

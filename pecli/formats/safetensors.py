@@ -48,6 +48,12 @@ _DTYPES = {
     "I64": "<i8",
     "U64": "<u8",
     "BOOL": "?",
+    "C64": "<c8",
+    # 8-bit floats: valid safetensors, sized here so that a file holding them is read as valid
+    # and refused by name (NumPy has no such dtype; pecli reads F16, BF16, F32 and F64 tables).
+    "F8_E4M3": "u1",
+    "F8_E5M2": "u1",
+    "F8_E8M0": "u1",
 }
 _CODES = {"float16": "F16", "bfloat16": "BF16", "float32": "F32", "float64": "F64"}
 
@@ -151,6 +157,11 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     entry = header[name]
     code, shape, (begin, _) = entry["dtype"], tuple(entry["shape"]), entry["data_offsets"]
     dtype = np.dtype(_DTYPES[code])
+    if code.startswith("F8_"):
+        raise FormatError(
+            f"{path}: tensor {name!r} holds {code} values (8-bit floats): pecli reads floating-point tables "
+            "of F16, BF16, F32 or F64; convert it first (e.g. torch: t.to(torch.float32))"
+        )
     try:
         if 0 in shape:
             data: Any = np.zeros(shape, dtype)
