@@ -287,11 +287,16 @@ class Table:
             rows = prefetch(self.rows(a, z) for a, z in spans)  # block k+1 computed while k is written
         else:
             rows = (self.rows(a, z) for a, z in spans)
+        from pecli.atomic import abandoned
+
         with closing(rows):
             for block in rows:
                 yield block
                 if progress is not None:
                     progress(len(block))
+                stop = abandoned()
+                if stop is not None:  # a signal whose exception a library's callback swallowed: stop now
+                    raise stop
 
 
 class _Section:

@@ -277,6 +277,23 @@ def test_a_signal_swallowed_by_a_library_callback_still_wins(tmp_path: Path, sig
     assert done.stderr.splitlines()[-1].startswith("Interrupted")
 
 
+def test_a_swallowed_signal_stops_a_long_write_at_once(tmp_path: Path) -> None:
+    """The write stops at the next block, not when the whole table is written (a 20-million-row
+    CSV takes minutes): the test of issue 27's CI run that waited 60 s for a SIGINT."""
+    out = tmp_path / "t.csv"
+    out.write_text("keep me\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [str(int(signal.SIGINT)), "generate", "--len", "20000000", "--dim", "64", "-o", str(out), "--force"]
+    began = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_IN_A_CALLBACK, *argv], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 130, done.stderr
+    assert time.monotonic() - began < 30
+    assert out.read_text() == "keep me\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
+
+
 @pytest.mark.slow  # several large writes, each interrupted
 @pytest.mark.parametrize("ext", [".h5", ".pt"])
 def test_signals_while_writing_h5_and_pt(tmp_path: Path, ext: str) -> None:
