@@ -572,4 +572,20 @@ def split_params(params: dict[str, Any], names: tuple[str, ...]) -> dict[str, An
 
 
 def main() -> None:
-    cli.main(prog_name="pecli")
+    """The ``pecli`` program (console script and ``python -m pecli``).
+
+    After a signal (129, 130, 143) the process ends at once, once its temporary files are gone
+    and its streams flushed: Python's own exit would join the worker threads, and a signal that
+    lands inside ``ThreadPoolExecutor``'s bookkeeping leaves a thread no one wakes (1 in 12
+    interrupted CSV writes hung at exit, in ``threading._shutdown``)."""
+    try:
+        cli.main(prog_name="pecli")
+    except SystemExit as done:
+        if done.code in (EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED):
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError, AttributeError):
+                    pass
+            os._exit(done.code)
+        raise
