@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from pecli.errors import FormatError
 
@@ -61,12 +61,12 @@ def stream_copy(path: str | Path | None, suffix: Callable[[bytes], str]) -> Iter
     """
     words = STDIN if path is None else str(path)
     with ExitStack() as stack:
+        if path is not None and _path_identity(path) in _reading:  # before open(), which would
+            _read_once(words)  # wait for ever for a second writer on a FIFO already drained
         fp = _open(path, words, stack)
         ident = _identity(fp)
         if ident in _reading:
-            raise FormatError(
-                f"{words} can be read only once: save it to a file first (e.g. cat > t.npy) and name the file twice"
-            )
+            _read_once(words)
         _reading.add(ident)
         stack.callback(_reading.discard, ident)
         head = _read(fp, HEAD_BYTES, words)
@@ -89,6 +89,20 @@ def _open(path: str | Path | None, words: str, stack: ExitStack) -> IO[bytes]:
     if fp.isatty():
         raise FormatError(f"{words} is a terminal: pipe a table in, e.g. pecli inspect - < pe.npy")
     return fp
+
+
+def _read_once(words: str) -> NoReturn:
+    raise FormatError(
+        f"{words} can be read only once: save it to a file first (e.g. cat > t.npy) and name the file twice"
+    )
+
+
+def _path_identity(path: str | Path) -> tuple[Any, ...] | None:
+    try:
+        st = os.stat(path)  # never blocks, even on a FIFO
+    except (OSError, ValueError):
+        return None
+    return ("file", st.st_dev, st.st_ino)
 
 
 def _identity(fp: IO[bytes]) -> tuple[Any, ...]:

@@ -9,12 +9,15 @@ swallowed signal, a replaced file and exit 0) on the code before the fix.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -342,6 +345,19 @@ def test_a_stream_longer_than_the_room_for_its_copy_stops(monkeypatch: pytest.Mo
     assert one_error(r.stderr).startswith("Error: standard input is longer than the 1 MB that may be copied to")
 
 
+def test_one_fifo_named_twice_is_refused_without_waiting(tmp_path: Path, table: Path) -> None:
+    """The second open() of a drained FIFO waits for a writer that never comes (the property
+    test found `pecli diff FIFO FIFO` hanging): the stream is recognised before it is opened."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with _feeding(fifo, table.read_bytes()):
+        r = call(["diff", str(fifo), str(fifo)])
+    assert (r.escaped, r.code) == (None, 2)
+    assert one_error(r.stderr) == (
+        f"Error: {fifo} can be read only once: save it to a file first (e.g. cat > t.npy) and name the file twice"
+    )
+
+
 def test_a_config_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
     fifo = tmp_path / "config.json"
     os.mkfifo(fifo)
@@ -417,6 +433,7 @@ def _hostile_files(folder: Path) -> dict[str, str]:
     (folder / "cut.npy").write_bytes((folder / "good.npy").read_bytes()[:150])
     (folder / "text.csv").write_text("a,b\n1,x\n")
     (folder / "dir").mkdir()
+    os.mkfifo(folder / "fifo")  # fed by a writer while a draw runs (see _feeding)
     readonly = folder / "ro"
     readonly.mkdir()
     readonly.chmod(0o500)
@@ -429,6 +446,7 @@ def _hostile_files(folder: Path) -> dict[str, str]:
         long=str(folder / ("n" * 300)),
         deep="/".join(["d"] * 2100),
         zero="/dev/zero",
+        fifo=str(folder / "fifo"),
         null="/dev/null",
     )
     return names
@@ -525,6 +543,38 @@ def commands(draw: st.DrawFn, names: dict[str, str], folder: Path) -> tuple[list
     return args, allowed
 
 
+@contextlib.contextmanager
+def _feeding(fifo: Path, data: bytes) -> Iterator[None]:
+    """A writer on ``fifo`` while the block runs, as ``cmd > fifo`` would be: pecli may read it as
+    a stream, or never open it (the writer is then released and the FIFO drained afterwards)."""
+
+    def write() -> None:
+        try:
+            with open(fifo, "wb") as fp:  # blocks until a reader opens it
+                fp.write(data)
+        except OSError:  # the reader went away early (EPIPE): as for any writer
+            pass
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        yield
+    finally:
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # lets a still-waiting writer through
+        try:
+            writer.join(timeout=10)
+            while True:
+                try:
+                    if not os.read(fd, 1 << 16):
+                        break
+                except BlockingIOError:
+                    if not writer.is_alive():
+                        break
+        finally:
+            os.close(fd)
+        assert not writer.is_alive(), "the FIFO's writer is stuck"
+
+
 def _property(folder: Path, draws: int) -> None:
     names = _hostile_files(folder)
     # The tables the draws read must not change: every draw is checked against this folder.
@@ -534,7 +584,8 @@ def _property(folder: Path, draws: int) -> None:
     @given(cmd=commands(names, folder), stdout=st.sampled_from(["file", "file", "full", "closed"]))
     def check(cmd: tuple[list[str], set[str]], stdout: str) -> None:
         args, allowed = cmd
-        r = call(args, stdout=stdout, folder=folder)
+        with _feeding(folder / "fifo", (folder / "good.npy").read_bytes()):
+            r = call(args, stdout=stdout, folder=folder)
         broken = violations(r, allowed)
         if broken:
             failures.append(
