@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from pecli.errors import OutputError
+from pecli.interruption import abandoned
 
 
 def is_special(path: Path) -> bool:
@@ -55,31 +55,6 @@ def os_error_message(exc: OSError, path: Path) -> str:
     return f"cannot write {path}: {exc.strerror or exc}"
 
 
-#: Interruptions that arrived while a write was in progress (see :func:`abandon_writes`).
-_abandoned: list[BaseException] = []
-
-
-def abandon_writes(reason: BaseException) -> None:
-    """Make every write in progress fail with ``reason`` just before its rename.
-
-    A signal handler raises its exception wherever the program is, and inside a library's
-    weakref callback or finaliser (h5py closes files in one) Python prints and swallows it: the
-    write would then finish and replace the previous file.  A handler that also calls this makes
-    the interruption win whatever swallowed it: the temporaries are removed, the targets kept.
-    """
-    _abandoned.append(reason)
-
-
-def abandoned() -> BaseException | None:
-    """The first interruption given to :func:`abandon_writes` since :func:`forget_abandoned`, or None."""
-    return _abandoned[0] if _abandoned else None
-
-
-def forget_abandoned() -> None:
-    """Start afresh (a command line run in a process that was interrupted before: tests, notebooks)."""
-    _abandoned.clear()
-
-
 def _default_mode() -> int:
     # Temporaries are created 0600; a finished file should get the permissions open() would give it.
     umask = os.umask(0)
@@ -106,8 +81,9 @@ def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
                 continue
             _new_temporary(p, temps)
         yield temps
-        if _abandoned:  # interrupted, and the exception was swallowed on its way up
-            raise _abandoned[0]
+        stop = abandoned()
+        if stop is not None:  # interrupted, and the exception was swallowed on its way up
+            raise stop
         mode = _default_mode()
         sync = fsync_enabled()
         if sync:  # the data must be on disk before a name points at it
@@ -206,6 +182,8 @@ def _new_temporary(p: Path, temps: list[Path]) -> None:
     The name joins ``temps`` before the file exists: a Ctrl-C or SIGTERM (raised between any two
     bytecodes) cannot land after the file is made and before it is known, and leave it behind.
     """
+    import secrets  # here, not at import: it loads hashlib and random (~10 ms)
+
     longest = name_max(p.parent)
     while True:
         tmp = p.parent / _temporary_name(p.name, secrets.token_hex(6), longest)

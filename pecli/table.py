@@ -287,7 +287,7 @@ class Table:
             rows = prefetch(self.rows(a, z) for a, z in spans)  # block k+1 computed while k is written
         else:
             rows = (self.rows(a, z) for a, z in spans)
-        from pecli.atomic import abandoned
+        from pecli.interruption import abandoned
 
         with closing(rows):
             for block in rows:

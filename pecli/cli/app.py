@@ -160,7 +160,7 @@ class _Stop(BaseException):
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    from pecli.atomic import abandon_writes
+    from pecli.interruption import abandon_writes
 
     if signum == getattr(signal, "SIGHUP", None):
         stop = _Stop(EXIT_HANGUP, "Interrupted (hang-up): nothing was written.")
@@ -262,8 +262,8 @@ class PecliGroup(click.Group):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
-        from pecli.atomic import abandoned, forget_abandoned
         from pecli.cli.boundary import guard_closed_streams, quiet_unraisable
+        from pecli.interruption import abandoned, forget_abandoned
 
         args = _global_options_first(sys.argv[1:] if args is None else list(args))
         guard_closed_streams()

@@ -192,7 +192,7 @@ def quiet_unraisable(unraisable: Any) -> None:
     """``sys.unraisablehook`` while a command runs: an interruption raised inside a library's
     finaliser or weakref callback (h5py's, torch's) is not printed as "Exception ignored in …"
     (it is recorded, and the write it interrupted is abandoned before its rename: see
-    :func:`pecli.atomic.abandon_writes`); anything else goes to Python's own hook."""
+    :mod:`pecli.interruption`); anything else goes to Python's own hook."""
     if isinstance(unraisable.exc_value, KeyboardInterrupt) or type(unraisable.exc_value).__name__ == "_Stop":
         return
     sys.__unraisablehook__(unraisable)

@@ -1,0 +1,30 @@
+"""Interruptions that must win: a signal's exception can be swallowed on its way up.
+
+A signal handler raises its exception wherever the program is, and inside a library's weakref
+callback or finaliser (h5py closes files in one) Python prints and swallows it.  The command
+line's handler therefore also records it here; writes in progress fail with it before their
+rename (:func:`pecli.atomic.atomic_paths`), streams stop at their next block
+(:meth:`pecli.table.Table.blocks`), and the command exits with its status.  A module of its own,
+importing nothing: the command line's start-up reads it.
+"""
+
+from __future__ import annotations
+
+#: Interruptions that arrived while a command ran (see :func:`abandon_writes`).
+_abandoned: list[BaseException] = []
+
+
+def abandon_writes(reason: BaseException) -> None:
+    """Record ``reason``: writes in progress fail with it before their rename, streams stop at
+    their next block, whatever swallowed the exception the handler raised."""
+    _abandoned.append(reason)
+
+
+def abandoned() -> BaseException | None:
+    """The first interruption given to :func:`abandon_writes` since :func:`forget_abandoned`, or None."""
+    return _abandoned[0] if _abandoned else None
+
+
+def forget_abandoned() -> None:
+    """Start afresh (a command line run in a process that was interrupted before: tests, notebooks)."""
+    _abandoned.clear()
