@@ -140,6 +140,10 @@ def format_names(readable: bool) -> Callable[[], tuple[str, ...]]:
     return load
 
 
+#: The recipe options that say where a recipe starts from, not a parameter of any kind.
+STARTING_POINTS = ("preset", "hf_config", "kind")
+
+
 class RecipeOption(click.Option):
     """An option that is a recipe parameter (or ``--preset``/``--kind``): commands find them by type.
 
@@ -162,7 +166,7 @@ class RecipeOption(click.Option):
         return found
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        if self.name in ("preset", "kind"):
+        if self.name in STARTING_POINTS:  # no kind's parameter, and on every command's page
             return super().get_help_record(ctx)
         owners = self.kinds_with_field()
         if len(owners) < 2 and not ctx.meta.get(SHOW_EVERY_RECIPE_OPTION):

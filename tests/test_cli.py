@@ -347,3 +347,26 @@ def test_a_table_a_million_columns_wide_prints_its_edges(run, tmp_path) -> None:
     grid = r.stdout.splitlines()
     assert any(line.rstrip().endswith("999999") and "…" in line for line in grid), r.stdout
     assert max(len(line) for line in grid if "0.0000" in line or "999999" in line) <= 80
+
+
+def test_hf_config_is_on_the_help_of_every_command_that_builds_a_recipe(run) -> None:
+    """Where a recipe starts from (--preset, --hf-config, --kind) is no kind's parameter: each is
+    on every page (--hf-config was hidden as an option "of fewer than two kinds")."""
+    for command in ("generate", "export", "inspect", "identify", "analyze", "plot"):
+        out = run(command, "--help").output
+        assert all(opt in out for opt in ("--preset NAME", "--hf-config CONFIG", "--kind")), command
+
+
+def test_recipe_options_with_a_source_are_spelled_as_typed(run, tmp_path) -> None:
+    path = tmp_path / "t.npy"
+    assert run("generate", "--len", "4", "--dim", "4", "-o", path).exit_code == 0
+    r = run("inspect", path, "--padding-idx", "1")
+    assert r.exit_code == 2
+    assert f"(--padding-idx given with {path})" in r.output  # was --padding_idx
+
+
+def test_help_options_keeps_bracketed_text(run) -> None:
+    """`[f0, f0, f1, f1, …]` was read as Rich markup and dropped ("pairs =  (GPT-J")."""
+    out = run("help", "options").output
+    assert "pairs = [f0, f0, f1, f1, …] (GPT-J, lucidrains)" in out
+    assert "half = [f0…f_{h−1}, f0…f_{h−1}] (HF rotate_half" in " ".join(out.split())

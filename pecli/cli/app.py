@@ -519,7 +519,9 @@ def table_input(
 
     given = [n for n in recipe_params(ctx) if n not in allow]
     if source is not None and given:
-        opts = ", ".join("--len" if n == "length" else f"--{n}" for n in given)
+        from pecli.kinds.base import spell
+
+        opts = ", ".join(spell(n) for n in given)
         raise click.UsageError(f"give a SOURCE or recipe options, not both ({opts} given with {source})", ctx)
     if source is None:
         if not recipe_params(ctx):

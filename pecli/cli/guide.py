@@ -32,7 +32,9 @@ def help_command(ctx: click.Context, topic: str | None, kind: str | None) -> Non
         click.echo(recipe_help(ctx, kind), nl=False)
         return
     if topic == "options":
-        app.show([vocabulary_text(group)])
+        from pecli.render import Line
+
+        app.show([Line(vocabulary_text(group))])  # literal: "[f0, f0, f1, f1, …]" is no markup
         return
     command = group.get_command(ctx.parent, topic)
     if command is None or kind is not None:
