@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -466,6 +465,14 @@ OUTPUTS = [
 ]
 OUTPUTS += ["nodir/x.npy", "o" * 252 + ".npy", "p" * 240 + ".h5", "bad.xyz"]
 
+#: Output names of any length and characters (no "/" or NUL: one name in the folder), with a
+#: table format's extension or none: newlines, escapes, leading dashes, 300-byte names.
+NAMES = st.builds(
+    lambda stem, ext: stem + ext,
+    st.text(st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)), min_size=1, max_size=140),
+    st.sampled_from(["", ".npy", ".csv", ".h5", ".safetensors", ".json", ".h"]),
+).filter(lambda name: name not in (".", "..", "fifo"))  # a FIFO output would wait for a reader, as in any shell
+
 
 def _place(out: str, folder: Path) -> str:
     return out if out.startswith("/") or out == "-" else str(folder / out)
@@ -512,7 +519,7 @@ def commands(draw: st.DrawFn, names: dict[str, str], folder: Path) -> tuple[list
     if kind == "generate":
         args = ["generate", *draw(recipe)]
         if draw(st.booleans()):
-            out = draw(st.sampled_from(OUTPUTS))
+            out = draw(st.one_of(st.sampled_from(OUTPUTS), NAMES))
             args += ["-o", _place(out, folder)]
             allowed |= _changes(out)
             if out == "-" or draw(st.booleans()):
@@ -529,7 +536,7 @@ def commands(draw: st.DrawFn, names: dict[str, str], folder: Path) -> tuple[list
     elif kind in ("identify", "analyze"):
         args = [kind, draw(source), *draw(st.sampled_from([[], ["--json"]]))]
     elif kind == "export":
-        out = draw(st.sampled_from(OUTPUTS))
+        out = draw(st.one_of(st.sampled_from(OUTPUTS), NAMES))
         args = ["export", draw(source), "-o", _place(out, folder)]
         allowed |= _changes(out)
         if draw(st.booleans()):
@@ -546,37 +553,37 @@ def commands(draw: st.DrawFn, names: dict[str, str], folder: Path) -> tuple[list
 @contextlib.contextmanager
 def _feeding(fifo: Path, data: bytes) -> Iterator[None]:
     """A writer on ``fifo`` while the block runs, as ``cmd > fifo`` would be: pecli may read it as
-    a stream, or never open it (the writer is then released and the FIFO drained afterwards)."""
+    a stream, or never open it (the writer is then released and the FIFO drained afterwards).
 
-    def write() -> None:
-        try:
-            with open(fifo, "wb") as fp:  # blocks until a reader opens it
-                fp.write(data)
-        except OSError:  # the reader went away early (EPIPE): as for any writer
-            pass
-
-    writer = threading.Thread(target=write, daemon=True)
-    writer.start()
+    The writer is another process: a thread's pending open() would take the lowest free
+    descriptor, which is 1 while a draw runs with stdout closed."""
+    writer = subprocess.Popen(
+        [sys.executable, "-c", "import sys; open(sys.argv[1], 'wb').write(sys.stdin.buffer.read())", str(fifo)],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert writer.stdin is not None
+    writer.stdin.write(data)
+    writer.stdin.close()
     try:
         yield
     finally:
         fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # lets a still-waiting writer through
         try:
-            writer.join(timeout=10)
-            while True:
+            deadline = time.monotonic() + 10
+            while writer.poll() is None and time.monotonic() < deadline:
                 try:
-                    if not os.read(fd, 1 << 16):
-                        break
+                    os.read(fd, 1 << 16)
                 except BlockingIOError:
-                    if not writer.is_alive():
-                        break
+                    time.sleep(0.001)
         finally:
             os.close(fd)
-        assert not writer.is_alive(), "the FIFO's writer is stuck"
+        assert writer.wait(timeout=10) is not None, "the FIFO's writer is stuck"
 
 
 def _property(folder: Path, draws: int) -> None:
     names = _hostile_files(folder)
+    data = (folder / "good.npy").read_bytes()
     # The tables the draws read must not change: every draw is checked against this folder.
     failures: list[str] = []
 
@@ -584,7 +591,8 @@ def _property(folder: Path, draws: int) -> None:
     @given(cmd=commands(names, folder), stdout=st.sampled_from(["file", "file", "full", "closed"]))
     def check(cmd: tuple[list[str], set[str]], stdout: str) -> None:
         args, allowed = cmd
-        with _feeding(folder / "fifo", (folder / "good.npy").read_bytes()):
+        fifo = folder / "fifo"
+        with _feeding(fifo, data) if str(fifo) in args else contextlib.nullcontext():
             r = call(args, stdout=stdout, folder=folder)
         broken = violations(r, allowed)
         if broken:
