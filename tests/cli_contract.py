@@ -109,7 +109,7 @@ def call(args: list[str], *, stdout: str = "file", stdin: bytes | None = None, f
     return Run(args, code, text, escaped, changed)
 
 
-def violations(run: Run, allowed: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
+def violations(run: Run, allowed: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """What ``run`` broke of the contract; ``allowed``: the paths (relative) it may change."""
     found = []
     if run.escaped is not None:

@@ -102,10 +102,9 @@ class App:
 
         texts = None if self.styled else plain_text(renderables, self.width)
         if texts is not None:  # what Rich would print, without importing its console
-            stdout = sys.stdout  # a local: the failure boundary finds the stream among the frame's locals
             for text in texts:  # each written and flushed as Rich does (`| head -1` ends after the title: 141)
-                stdout.write(text)
-                stdout.flush()
+                sys.stdout.write(text)
+                sys.stdout.flush()
             return
         for r in renderables:
             if isinstance(r, Line):
@@ -276,8 +275,7 @@ class PecliGroup(click.Group):
         try:
             try:
                 rv = super().main(args, prog_name or "pecli", complete_var, False, **extra)
-                stdout = sys.stdout  # flushed here, where a full disk under it is still an error, not at exit
-                stdout.flush()
+                sys.stdout.flush()  # here, where a full disk under it is still an error, not at exit
             except BaseException as exc:
                 stop = abandoned()
                 if stop is not None and exc is not stop:
