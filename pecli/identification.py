@@ -39,6 +39,9 @@ from pecli.table import Progress, Table, TableLike, as_table
 Verdict = Literal["match", "close", "unknown", "learned"]
 #: Candidates matching the sample that are compared with the whole table, at most.
 VERIFY_MAX = 8
+#: Widest table identify takes: it builds and fits every kind at the table's width (~10 s at this
+#: width, a minute at a million columns), and no framework builds a positional table wider.
+IDENTIFY_MAX_COLUMNS = 1 << 17
 _ENVELOPE_CAP = 1 / 16
 _STORED = "stored recipe"
 
@@ -410,6 +413,12 @@ def identify(table: TableLike, *, nearest: int = 5, progress: Progress | None = 
     n, d = table.shape
     if n == 0 or d == 0:
         raise PecliInputError(f"{table.source} is empty ({n}×{d}): there is nothing to identify")
+    if d > IDENTIFY_MAX_COLUMNS:
+        raise PecliInputError(
+            f"{table.source} has {d} columns, more than the {IDENTIFY_MAX_COLUMNS} identify tries recipes at "
+            "(it builds and fits every kind at the table's width, minutes to hours beyond that): "
+            "compare it with the recipe you expect instead (pecli diff SOURCE RECIPE)"
+        )
     sample = Sample.read(table)
     if sample.dtype != table.dtype.name:
         sample.notes.append(

@@ -165,14 +165,6 @@ def header(table: Table) -> dict[str, Any]:
 MAX_COMPUTED_STATS = 1 << 28
 
 
-#: A file whose table declares this many times more bytes than it stores gets no statistics (if it
-#: declares over ``MIN_SPARSE_BYTES``): its unwritten chunks read as the fill value, one lookup
-#: per chunk, which for 10**9 one-row chunks takes hours.  Real compressed data never comes near:
-#: deflate cannot beat ~1032:1 (gzip -9 of an all-zero table measures 1009:1), sinusoid tables reach
-#: ~1.3:1, LZF ~100:1.
-MAX_DECLARED_PER_STORED = 10_000
-#: Below this a table is read in a few seconds even as one-value chunks: statistics as usual.
-MIN_SPARSE_BYTES = 1 << 20
 #: Statistics read whole rows (for the row norms) and work in float64: a wider row gets none.
 MAX_STATS_ROW_BYTES = 64 << 20
 
@@ -194,13 +186,9 @@ def _stats_skipped(table: Table) -> str | None:
             f"statistics skipped: the recipe makes {n * d:.3g} values; export it and inspect the file, "
             "or look at one position with --pos"
         )
-    stored = table.info.get("storage size")
-    declared = table.nbytes
-    if isinstance(stored, int) and declared > MIN_SPARSE_BYTES and stored * MAX_DECLARED_PER_STORED < declared:
-        return (
-            f"statistics skipped: {human_bytes(declared)} declared, {human_bytes(stored)} stored — unwritten "
-            "chunks read as the fill value; look at rows with --rows or --pos"
-        )
+    unstored = table.mostly_unstored()
+    if unstored is not None:
+        return f"statistics skipped: {unstored}; look at rows with --rows or --pos"
     row = d * table.dtype.itemsize
     if row > MAX_STATS_ROW_BYTES:
         return f"statistics skipped: one row is {human_bytes(row)}, and statistics read whole rows"

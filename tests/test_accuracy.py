@@ -179,3 +179,48 @@ def test_a_libm_off_by_hundreds_of_ulps_near_midpoints_still_gives_the_kernels_b
     print(f"{flipped} of {x.size} sines rounded otherwise as given; after the certificate: 0")
     assert flipped > 0
     assert s.tobytes() == s0.tobytes() and c.tobytes() == c0.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("base", "scale", "count", "den"), [(10000.0, 1.0, 9000, 18000), (1e4, 1.0, 5000, 4099), (1e4, 0.5, 6000, 5999)]
+)
+def test_frequencies_stepped_by_ratio_stay_within_2_104_of_exact(
+    base: float, scale: float, count: int, den: int
+) -> None:
+    """ω/2π as double-double, for runs longer than RATIO_RUN (ratios multiplied, not exps):
+    every frequency within 2⁻¹⁰⁴ relative of mpmath's, at 60 digits."""
+    from pecli.kernels.exact import RATIO_RUN, frequencies
+
+    assert count > RATIO_RUN
+    mpmath.mp.dps = 60
+    exponents = tuple((i, den) for i in range(count))
+    omega, w_hi, w_lo = frequencies(base, scale, exponents)
+    ln = mpmath.log(mpmath.mpf(base) / mpmath.mpf(scale))
+    for i in [*range(0, count, 97), RATIO_RUN - 1, RATIO_RUN, RATIO_RUN + 1, count - 1]:
+        om = mpmath.mpf(scale) * mpmath.exp(-ln * i / den)
+        w = om / (2 * mpmath.pi)
+        assert abs(mpmath.mpf(w_hi[i]) + mpmath.mpf(w_lo[i]) - w) <= w * mpmath.mpf(2) ** -104, i
+        assert omega[i] == float(om), i
+
+
+def test_a_table_too_wide_to_rotate_is_correctly_rounded_and_the_same_in_any_row_range() -> None:
+    """Wider than ROTATE_MAX_FREQUENCIES (and than a block, in column pieces): the exact kernel,
+    each float32 value the correct rounding of mpmath's, and rows built alone equal the table's."""
+    from pecli.kernels.exact import BLOCK_CELLS
+    from pecli.kernels.rotation import ROTATE_MAX_FREQUENCIES
+
+    dim = 2 * BLOCK_CELLS + 6
+    recipe = Sinusoidal(6, dim, start=999_990)
+    assert recipe.sin_columns > ROTATE_MAX_FREQUENCIES
+    table = recipe.rows(0, 6)
+    assert np.array_equal(recipe.rows(4, 5)[0], table[4])
+    mpmath.mp.dps = 60
+    cols = sorted({0, 1, BLOCK_CELLS - 1, BLOCK_CELLS, BLOCK_CELLS + 1, dim - 1, *rng.integers(0, dim, 60).tolist()})
+    for r in (0, 5):
+        for j in cols:
+            i, fn = recipe.column(j)
+            angle = (999_990 + r) * mpmath.power(10000, mpmath.mpf(-2 * i) / dim)
+            exact = mpmath.sin(angle) if fn == "sin" else mpmath.cos(angle)
+            with mpmath.workprec(24):  # float32's 24 bits, rounded to nearest once
+                rounded = float(+exact)
+            assert table[r, j] == np.float32(rounded), (r, j)

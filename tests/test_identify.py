@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from pecli import Sinusoidal
+from pecli.errors import PecliInputError
 from pecli.fitting import Sample
 from pecli.formats import open_table
 from pecli.identification import Identification, identify
@@ -356,3 +357,18 @@ def test_a_longrope_cache_is_named_by_its_factor_and_length_not_by_a_fitted_atte
     params = found.best.recipe.params(everything=True)
     assert (params["scaling"], params["factor"], params["original_max_position_embeddings"]) == ("longrope", 4.0, 2048)
     assert params["attention_factor"] is None
+
+
+def test_a_table_wider_than_identify_tries_is_refused_at_once(run, tmp_path: Path) -> None:
+    """Identify builds and fits every kind at the table's width: a 2·10⁷-wide random table ran
+    past 300 s and 6.7 GB.  Beyond IDENTIFY_MAX_COLUMNS it says so and names diff instead."""
+    from pecli.identification import IDENTIFY_MAX_COLUMNS
+
+    wide = tmp_path / "wide.npy"
+    np.save(wide, np.zeros((2, IDENTIFY_MAX_COLUMNS + 1), dtype=np.float32))
+    r = run("identify", wide)
+    assert r.exit_code == 2
+    assert r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, r.stderr
+    assert f"has {IDENTIFY_MAX_COLUMNS + 1} columns" in r.stderr and "pecli diff SOURCE RECIPE" in r.stderr
+    with pytest.raises(PecliInputError, match="more than the"):
+        identify(np.ones((1, IDENTIFY_MAX_COLUMNS + 1)))

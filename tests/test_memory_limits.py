@@ -29,8 +29,8 @@ from pecli.resources import available_memory, memory_limit
 from pecli.table import Table
 
 MB = 1 << 20
-#: What the patched machine has available: small enough that a 30,000-wide sinusoid row
-#: (~250 MB of kernel scratch) is refused, large enough for everything moderate.
+#: What the patched machine has available: small enough that a 60,000-wide sinusoid row
+#: (~170 MB of rotation-kernel scratch) is refused, large enough for everything moderate.
 LIMIT = 100 * MB
 
 
@@ -41,7 +41,15 @@ def small_machine(monkeypatch: pytest.MonkeyPatch) -> int:
 
 
 def snapshot(d: Path) -> dict[str, str]:
-    return {str(p.relative_to(d)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.rglob("*"))}
+    """Each file's hash (a file over 64 MB, a sparse giant: its size, blocks and mtime)."""
+
+    def mark(p: Path) -> str:
+        st = p.stat()
+        if st.st_size > 64 * MB:
+            return f"{st.st_size}/{st.st_blocks}/{st.st_mtime_ns}"
+        return hashlib.sha256(p.read_bytes()).hexdigest()
+
+    return {str(p.relative_to(d)): mark(p) for p in sorted(d.rglob("*"))}
 
 
 def refused(run, d: Path, args: list[str], *needles: str) -> str:
@@ -58,8 +66,8 @@ def refused(run, d: Path, args: list[str], *needles: str) -> str:
 
 
 # -- 1. a width whose rows cannot fit is refused before any work --------------------------------
-WIDE = "30000"
-ROW_REFUSED = ("computing one row of 30000 float32 values", "but only 104.9 MB of memory is available", "--dim")
+WIDE = "60000"
+ROW_REFUSED = ("computing one row of 60000 float32 values", "but only 104.9 MB of memory is available", "--dim")
 
 
 @pytest.mark.parametrize(
@@ -72,7 +80,7 @@ ROW_REFUSED = ("computing one row of 30000 float32 values", "but only 104.9 MB o
         ["export", f"sinusoidal:len=8,dim={WIDE}", "-o", "t.h5"],
         ["inspect", "--len", "8", "--dim", WIDE],
         ["inspect", "--len", "8", "--dim", WIDE, "--pos", "1"],
-        ["inspect", "--grid", "4x4", "--dim", "60000", "--json"],
+        ["inspect", "--grid", "4x4", "--dim", "800000", "--json"],
         ["identify", f"sinusoidal:len=8,dim={WIDE}"],
         ["analyze", f"sinusoidal:len=8,dim={WIDE}"],
         ["diff", f"sinusoidal:len=8,dim={WIDE}", f"sinusoidal:len=8,dim={WIDE},base=500"],
@@ -94,7 +102,8 @@ def test_a_row_that_cannot_fit_is_refused_by_every_command(
 def test_absurd_widths_are_refused_by_arithmetic(
     run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dim: int
 ) -> None:
-    """The real machine's memory, no patch: a billion columns need terabytes of scratch."""
+    """The real machine's memory, no patch: a billion float32 columns need 84 GB (the row, its
+    frequencies and the kernel's pieces), a trillion 84 TB."""
     monkeypatch.chdir(tmp_path)
     for args in (
         ["generate", "--len", "8", "--dim", str(dim)],
@@ -102,17 +111,58 @@ def test_absurd_widths_are_refused_by_arithmetic(
         ["inspect", "--len", "8", "--dim", str(dim), "--pos", "1"],
         ["inspect", "--grid", "4x4", "--dim", str(dim)],
     ):
-        message = refused(run, tmp_path, args, f"computing one row of {dim} float32 values", "TB")
+        message = refused(run, tmp_path, args, f"computing one row of {dim} float32 values", "needs")
         assert message.rstrip().endswith("use a smaller --dim"), message
 
 
-def test_the_row_estimate_counts_the_kernels_scratch() -> None:
-    """Measured: one exact float32 row costs ~4.1 kB per column (the rotation kernel), 64 rows
-    ~7.5 kB; float64 ~130 B per cell of a row block; the estimate stays above both."""
-    d = 200_000
-    assert Sinusoidal(8, d).work_bytes(1) >= 4100 * d
-    assert Sinusoidal(300, d).work_bytes(64) >= 7500 * d
-    assert Sinusoidal(8, d, dtype="float64").work_bytes(1) >= 130 * d
+def peak_scratch(recipe: pecli.kinds.base.Recipe, r0: int, r1: int) -> int:
+    """Bytes ``recipe.rows(r0, r1)`` allocated at its peak beyond the rows it returned, measured
+    by tracemalloc (NumPy's allocations are traced) from cold caches."""
+    import gc
+    import tracemalloc
+
+    from pecli.kernels import exact, rotation
+
+    for cache in (exact._frequencies, rotation._z0_cached, rotation._steps_cached):
+        cache.cache_clear()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        out = recipe.rows(r0, r1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak - out.nbytes
+
+
+@pytest.mark.parametrize(
+    ("recipe", "rows"),
+    [
+        (Sinusoidal(4, 65536), 1),  # rotated: the cached rotations' fixed cost per frequency
+        (Sinusoidal(2000, 65536), 2000),
+        (Sinusoidal(5000, 8192), 5000),
+        (Sinusoidal(3, 70_000), 3),  # wider than ROTATE_MAX_FREQUENCIES: exact, in column pieces
+        (Sinusoidal(3, 600_000, dtype="float64"), 3),  # a row wider than a block
+        (Sinusoidal(3, 600_000, dtype="bfloat16"), 3),
+        (Sinusoidal(20_000, 3000, dtype="float16"), 20_000),
+    ],
+    ids=lambda v: f"{v.shape[1]}x{v.dtype}" if isinstance(v, Sinusoidal) else str(v),
+)
+def test_the_row_estimate_is_above_the_measured_scratch(recipe: Sinusoidal, rows: int) -> None:
+    """The estimate a refusal rests on stays above what building the rows really allocates."""
+    assert peak_scratch(recipe, 0, rows) <= recipe.scratch_bytes(rows)
+
+
+def test_a_wide_row_costs_memory_in_pieces_not_in_its_width() -> None:
+    """A row of 300,000 frequencies is computed in column pieces: its scratch is the frequencies
+    (160 B each) and a block per thread, not ~100 float64 temporaries of the whole row (the exact
+    kernel took 4.1 kB a column, and one row of 5·10⁶ float32 values was refused for 41.8 GB)."""
+    recipe = Sinusoidal(2, 600_000)
+    assert peak_scratch(recipe, 0, 1) < 100 * 600_000
+    assert recipe.scratch_bytes(1) < 200 * 600_000
+
+
+def test_the_table_streams_in_small_blocks() -> None:
     # Narrow computed tables stream in ~4 MB blocks, one being computed by each thread and one
     # being written (issue 25), with a few MB of scratch.
     from pecli.kernels.threads import set_threads
@@ -127,8 +177,8 @@ def test_the_row_estimate_counts_the_kernels_scratch() -> None:
 
 
 def test_recipe_rows_and_tables_refuse_before_allocating(small_machine: int) -> None:
-    recipe = Sinusoidal(8, 30_000)
-    with pytest.raises(TableTooLargeError, match="computing one row of 30000 float32 values"):
+    recipe = Sinusoidal(8, 60_000)
+    with pytest.raises(TableTooLargeError, match="computing one row of 60000 float32 values"):
         recipe.rows(0, 1)  # identify's candidates and diff's explanations call a recipe directly
     with pytest.raises(TableTooLargeError, match="use a smaller --dim"):
         Table.from_recipe(recipe)
@@ -208,7 +258,7 @@ def _child(code: str, cap_bytes: int | None = None, env: dict[str, str] | None =
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc are Linux's")
-@pytest.mark.parametrize("dim", ["500000", "1000000000", "1000000000000"])
+@pytest.mark.parametrize("dim", ["100000000", "1000000000", "1000000000000"])
 def test_an_address_space_cap_counts_as_the_memory_available(dim: str, tmp_path: Path) -> None:
     """Under ``ulimit -v`` 3 GiB: a clean refusal (exit 2), never a MemoryError traceback."""
     code = f"""
@@ -224,11 +274,28 @@ def test_an_address_space_cap_counts_as_the_memory_available(dim: str, tmp_path:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc are Linux's")
+def test_a_wide_table_that_fits_under_the_address_space_cap_is_written(tmp_path: Path) -> None:
+    """8 rows of 500,000 float32 values need ~100 MB: written under a 3 GiB cap (the estimate of
+    the old kernel, 4 GB of scratch, refused them)."""
+    out = tmp_path / "t.npy"
+    code = f"""
+        import sys
+        from pecli.cli import cli
+        sys.argv = ["pecli", "generate", "--len", "8", "--dim", "500000", "-o", r"{out}", "-q"]
+        cli.main(prog_name="pecli")
+    """
+    r = _child(code, cap_bytes=3 << 30)
+    assert r.returncode == 0, r.stderr
+    expected = Sinusoidal(8, 500_000).rows(5, 6)[0]
+    assert np.array_equal(np.load(out)[5], expected)
+
+
 def test_the_environment_limit_reaches_the_command_line(tmp_path: Path) -> None:
     code = """
         import sys
         from pecli.cli import cli
-        sys.argv = ["pecli", "generate", "--len", "8", "--dim", "20000"]
+        sys.argv = ["pecli", "generate", "--len", "8", "--dim", "30000"]
         cli.main(prog_name="pecli")
     """
     r = _child(code, env={"PECLI_MEMORY_LIMIT": "64M"})
@@ -416,3 +483,39 @@ def test_the_fingerprint_of_a_wide_table_reads_a_block_at_a_time() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 24 << 20, f"{peak / 2**20:.0f} MB"
+
+
+# -- 3. tables that declare far more than they store -----------------------------------------------
+def _sparse_npy(path: Path, rows: int, dim: int) -> Path:
+    with open(path, "wb") as fp:
+        np.lib.format.write_array_header_1_0(fp, {"descr": "<f4", "fortran_order": False, "shape": (rows, dim)})
+        fp.truncate(fp.tell() + rows * dim * 4)
+    if path.stat().st_blocks * 512 >= path.stat().st_size:
+        pytest.skip("this file system does not keep sparse files")
+    return path
+
+
+def _empty_h5(path: Path, rows: int, dim: int) -> Path:
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("pe", shape=(rows, dim), dtype="f4", chunks=(1024, dim))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "needle"), [(_sparse_npy, "the file's holes read as zeros"), (_empty_h5, "unwritten chunks")]
+)
+def test_diff_of_a_table_that_stores_almost_nothing_is_refused_at_once(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make, needle: str
+) -> None:
+    """A 1.6 TB sparse .npy (4 kB on disk) and an HDF5 file declaring 10¹² rows: diff read them
+    for hours (the .npy's mapped pages reached 13 GB of RSS in a minute).  Now one line, at once;
+    inspect shows the rows and skips the statistics."""
+    monkeypatch.chdir(tmp_path)
+    big = make(tmp_path / ("big.npy" if make is _sparse_npy else "big.h5"), 10**11, 4)
+    message = refused(run, tmp_path, ["diff", big.name, "sinusoidal:len=100000000000,dim=4"], needle, "declared")
+    assert "diff would read every declared value" in message
+    refused(run, tmp_path, ["diff", big.name, big.name], needle)
+    r = run("inspect", big.name)
+    assert r.exit_code == 0, r.output
+    assert "statistics skipped: 1.6 TB declared" in r.stdout and needle in r.stdout

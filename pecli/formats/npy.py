@@ -74,11 +74,15 @@ def _read_npy(path: Path, key: str | None, stack: ExitStack) -> Table:
     except Exception as exc:  # NumPy parses an untrusted header: SyntaxError, TokenError, EOFError, ...
         raise unreadable(path, ".npy file", exc) from exc
     _check_float_width(arr.dtype, str(path))
+    st = path.stat()
     info: dict[str, Any] = {
         "format": f"npy (version {version[0]}.{version[1]})",
         "order": "Fortran" if arr.flags.f_contiguous and not arr.flags.c_contiguous else "C",
-        "file_size": path.stat().st_size,
+        "file_size": st.st_size,
     }
+    stored = getattr(st, "st_blocks", None)
+    if stored is not None and stored * 512 < st.st_size:  # a sparse file: its holes read as zeros
+        info["storage size"] = stored * 512
     return array_table(arr, str(path), info, sidecar_of=path)
 
 

@@ -14,6 +14,7 @@ closer to a rounding midpoint than ~2⁻⁵³.
 from __future__ import annotations
 
 import decimal
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -65,7 +66,13 @@ def frequency_turns(base: float, dim: int, count: int) -> tuple[Arr, Arr, Arr]:
     return frequencies(base, 1.0, tuple((2 * i, dim) for i in range(count)))
 
 
-@lru_cache(maxsize=64)
+#: Frequencies computed by ratio from the last one before :func:`frequencies` evaluates an exp again.
+RATIO_RUN = 4096
+
+
+_computing = threading.Lock()
+
+
 def frequencies(base: float, scale: float, exponents: tuple[tuple[int, int], ...]) -> tuple[Arr, Arr, Arr]:
     """``ω_i = scale · (base/scale)^(−n_i/d_i)`` for each exponent fraction ``(n_i, d_i)``.
 
@@ -74,18 +81,41 @@ def frequencies(base: float, scale: float, exponents: tuple[tuple[int, int], ...
 
     Returns ``(omega, w_hi, w_lo)`` where ``w_hi + w_lo`` is ``ω_i/2π`` to about 2⁻¹⁰⁶ relative,
     computed with the standard library's correctly rounded decimal ``ln``/``exp`` (no float64
-    ``pow`` error enters the angle).  Cached: a table build asks for it once per row block.
+    ``pow`` error enters the angle).  Cached: a table build asks for it once per row block, and
+    the threads building blocks at once wait for the first to compute it (computing it in each
+    cost a table 10⁶ columns wide 18 s instead of 7 on two cores).
     """
+    with _computing:
+        return _frequencies(base, scale, exponents)
+
+
+@lru_cache(maxsize=64)
+def _frequencies(base: float, scale: float, exponents: tuple[tuple[int, int], ...]) -> tuple[Arr, Arr, Arr]:
+    dec = decimal.Decimal
     ctx = decimal.Context(prec=60)
-    dscale = decimal.Decimal(scale)  # Decimal(float) is exact
-    ln_base = ctx.subtract(ctx.ln(decimal.Decimal(base)), ctx.ln(dscale))
+    dscale = dec(scale)  # Decimal(float) is exact
+    ln_base = ctx.subtract(ctx.ln(dec(base)), ctx.ln(dscale))
     count = len(exponents)
     omega = np.empty(count)
     w_hi = np.empty(count)
     w_lo = np.empty(count)
+    # Consecutive exponents over one denominator (the usual 2i/d) step by a ratio: one 60-digit
+    # multiply instead of an exp (8x faster; 500,000 columns took 26 s).  Each multiply is off by
+    # at most 10⁻⁵⁹ relative and a fresh exp starts every RATIO_RUN terms, so the drift stays under
+    # 10⁻⁵⁵, far below the 2⁻¹⁰⁶ ≈ 10⁻³² promised.
+    ratios: dict[tuple[int, int], decimal.Decimal] = {}
+    raw, prev, run = dec(0), (0, 0), RATIO_RUN
     for i, (num, den) in enumerate(exponents):
-        om = ctx.exp(ctx.multiply(ln_base, ctx.divide(decimal.Decimal(-num), decimal.Decimal(den))))
-        om = ctx.multiply(om, dscale)
+        if den == prev[1] and run < RATIO_RUN:
+            step = (num - prev[0], den)
+            ratio = ratios.get(step)
+            if ratio is None:
+                ratio = ratios[step] = ctx.exp(ctx.multiply(ln_base, ctx.divide(dec(-step[0]), dec(den))))
+            raw, run = ctx.multiply(raw, ratio), run + 1
+        else:
+            raw, run = ctx.exp(ctx.multiply(ln_base, ctx.divide(dec(-num), dec(den)))), 0
+        prev = (num, den)
+        om = ctx.multiply(raw, dscale)
         w = ctx.divide(om, TWO_PI_DEC)
         omega[i] = float(om)
         w_hi[i] = float(w)
@@ -108,12 +138,17 @@ def sincos(positions: Arr, w_hi: Arr, w_lo: Arr) -> tuple[Arr, Arr]:
     """
     n, m = len(positions), len(w_hi)
     step = max(1, CHUNK_PAIRS // max(1, m))
-    if n <= step:
+    if n <= step and m <= CHUNK_PAIRS:
         return _sincos_chunk(positions[:, None], w_hi[None, :], w_lo[None, :])
+    # Rows wider than a pass are cut into column pieces too: a row of 10⁷ frequencies at once
+    # would hold ~100 temporaries of 80 MB.
+    width = min(m, CHUNK_PAIRS)
     sin_out, cos_out = np.empty((n, m)), np.empty((n, m))
     for a in range(0, n, step):
         chunk = positions[a : a + step, None]
-        sin_out[a : a + step], cos_out[a : a + step] = _sincos_chunk(chunk, w_hi[None, :], w_lo[None, :])
+        for c in range(0, m, width):
+            z = slice(c, c + width)
+            sin_out[a : a + step, z], cos_out[a : a + step, z] = _sincos_chunk(chunk, w_hi[None, z], w_lo[None, z])
     return sin_out, cos_out
 
 
@@ -228,10 +263,14 @@ def row_blocks(rows: int, cells_per_row: int) -> list[tuple[int, int]]:
 def fill_exact(sin_out: Arr, cos_out: Arr, first: int, w_hi: Arr, w_lo: Arr) -> None:
     """Row ``r`` of ``sin_out``/``cos_out`` ← sin/cos of position ``first + r`` (cos: the first
     ``cos_out.shape[1]`` frequencies), rounded once from the exact value."""
-    n_cos = cos_out.shape[1]
-    for a, b in row_blocks(sin_out.shape[0], sin_out.shape[1]):
+    n_sin, n_cos = sin_out.shape[1], cos_out.shape[1]
+    width = min(max(1, n_sin), BLOCK_CELLS)  # a row wider than a block goes in column pieces
+    for a, b in row_blocks(sin_out.shape[0], width):
         positions = np.arange(first + a, first + b, dtype=np.float64)
-        s, c = sincos(positions, w_hi, w_lo)
-        # Assignment casts float64 → dtype: the one rounding (round-half-even, also for float16).
-        sin_out[a:b] = s
-        cos_out[a:b] = c[:, :n_cos]
+        for c0 in range(0, n_sin, width):
+            c1, k1 = min(c0 + width, n_sin), min(c0 + width, n_cos)
+            s, c = sincos(positions, w_hi[c0:c1], w_lo[c0:c1])
+            # Assignment casts float64 → dtype: the one rounding (round-half-even, also for float16).
+            sin_out[a:b, c0:c1] = s
+            if k1 > c0:
+                cos_out[a:b, c0:k1] = c[:, : k1 - c0]

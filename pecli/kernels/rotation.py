@@ -28,6 +28,9 @@ of exact, absolutely.
   kind) do not come here for float16: their table is rotated in float32 and each value rounded
   once to float16, the few that float32 cannot decide from float64 (:mod:`pecli.kernels.halves`),
   so it is correctly rounded (and faster: NumPy casts to float16 one value at a time).
+- Tables of more than :data:`ROTATE_MAX_FREQUENCIES` frequencies (any dtype) are computed by
+  the exact kernel, value by value, column piece by column piece: correctly rounded, and memory
+  that does not grow with the width.
 - float64 (and any other dtype): ``9.1u`` is thousands of ulp for values near zero, so those
   keep the exact kernel (``pecli.kernels.exact.fill_exact``), row blocks split between threads;
   compiled by numba for large float64 tables when the ``fast`` extra is installed
@@ -61,6 +64,11 @@ _CHUNK_CELLS = 1 << 15
 _GROUP = 64
 #: Work (rows × frequencies) below which threads cost more than they save.
 _THREAD_CELLS = 1 << 16
+#: Frequencies above which a table is not rotated but computed exactly, value by value: the
+#: rotations' fixed cost (``B + G`` exact rows, ~1.2 kB a frequency, cached) would outgrow memory
+#: and a wide table's few rows.  A fact of the table's width, so every row range of a table takes
+#: the same path (the same bits).
+ROTATE_MAX_FREQUENCIES = 1 << 15
 
 
 def block_rows(n_freq: int) -> int:
@@ -109,7 +117,7 @@ def fill_sincos(
         np.ascontiguousarray(w_lo[:n_sin], dtype=np.float64),
     )
     dtype = sin_out.dtype
-    rotate = dtype == cos_out.dtype and dtype in (np.float32, np.float16)
+    rotate = dtype == cos_out.dtype and dtype in (np.float32, np.float16) and n_sin <= ROTATE_MAX_FREQUENCIES
     b = block_rows(n_sin) if rotate else 1
     parts = _split_rows(first_position, rows, b, n_sin, threads)
     both64 = dtype == cos_out.dtype == np.float64

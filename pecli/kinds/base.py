@@ -29,11 +29,6 @@ SCHEMA = "pecli/1"
 #: float64 temporaries a kernel holds per cell of the row block it works on (measured: the exact
 #: kernel peaks at ~130 bytes per cell of a one-row block, the float32/float64 pipelines at ~70).
 SCRATCH_BYTES_PER_CELL = 160
-#: Bytes per column the sinusoid rotation kernel (exact float32/float16 rows) needs whatever the
-#: number of rows: its cached rotations of 64 block offsets and of the first block (complex128)
-#: and their exact evaluation in float64.  Measured at 200,000 columns: 4.1 kB per column for one
-#: row, 7.5 kB for 64 rows or more.
-ROTATION_BYTES_PER_COLUMN = 8192
 #: Below this many bytes of work the available memory is not even asked (a /proc read per block).
 CHECK_WORK_ABOVE = 64 << 20
 
@@ -210,27 +205,22 @@ class Recipe:
         """Bytes of temporaries that building ``rows`` rows at once needs besides the rows themselves.
 
         The default: float64 temporaries of each row block a thread works on (blocks of at most
-        ``BLOCK_CELLS`` cells, but never less than a row).  Kinds that compute sinusoids (those
-        with :meth:`wavelengths`) cost more when exact in float32/float16: the rotation kernel's
-        per-column cost, whatever the number of rows.  A kind may override this with its own.
+        ``BLOCK_CELLS`` cells, but never less than a row).  A kind whose kernels cost otherwise
+        (the sinusoidal kind's rotation) overrides this with its own.
         """
         from pecli.kernels.exact import BLOCK_CELLS
         from pecli.kernels.threads import cpu_threads
 
         n, d = self.shape
         rows = max(1, min(rows, n))
-        if _from_float32(self):
+        if built_from_float32(self):
             # Built as float32 (see _rounded_rows): those rows and their scratch, the doubtful cells'
             # indices (rare: 8 bytes a cell bounds them), and a chunk of them computed in float64.
             from pecli.kernels.halves import exact_chunk
 
             f32 = replace(self, dtype="float32")  # type: ignore[type-var]
-            return f32.scratch_bytes(rows) + rows * d * 12 + (8 + SCRATCH_BYTES_PER_CELL) * exact_chunk(d)
-        sinusoids = type(self).wavelengths is not Recipe.wavelengths
-        if sinusoids and self.pipeline() == "exact" and self.dtype in ("float32", "float16"):
-            # The rotation kernel: its fixed per-column cost, and a row of temporaries per thread.
-            threads = max(1, min(cpu_threads(), rows))
-            return (ROTATION_BYTES_PER_COLUMN + SCRATCH_BYTES_PER_CELL * threads) * d
+            doubtful = min(exact_chunk(d), rows * d)  # a chunk of them, never more than the rows have
+            return f32.scratch_bytes(rows) + rows * d * 12 + (8 + SCRATCH_BYTES_PER_CELL) * doubtful
         block = max(d, min(rows * d, BLOCK_CELLS))
         threads = max(1, min(cpu_threads(), -(-rows * d // block)))
         return SCRATCH_BYTES_PER_CELL * block * threads
@@ -479,7 +469,7 @@ def _checked_rows(rows: Callable[[Any, int, int], np.ndarray]) -> Callable[[Any,
             count = 0  # not row numbers: ``rows`` says what is wrong
         if count:
             self.ensure_rows_fit(count)
-        if _from_float32(self):
+        if built_from_float32(self):
             return _rounded_rows(self, rows, r0, r1)
         return rows(self, r0, r1)
 
@@ -491,7 +481,7 @@ def _checked_rows(rows: Callable[[Any, int, int], np.ndarray]) -> Callable[[Any,
 _REBUILT_ROWS = 16
 
 
-def _from_float32(recipe: Recipe) -> bool:
+def built_from_float32(recipe: Recipe) -> bool:
     """Whether the recipe's table is float32 rows rounded once to 16 bits (:mod:`pecli.kernels.halves`):
     every bfloat16 table; a float16 one when it reproduces a float32 pipeline (the float32 values,
     cast) or is exact with cells of its own to compute the few doubtful values from (correctly
