@@ -180,6 +180,12 @@ class Identification:
     sample: str
     candidates_tried: int
 
+    def _repr_html_(self) -> str:
+        """The report ``pecli identify`` prints, as HTML (a notebook shows it)."""
+        from pecli.render import as_html, identify_view
+
+        return as_html(identify_view(self))
+
     @property
     def confidence_label(self) -> str:
         if self.verdict in ("unknown", "learned"):

@@ -81,6 +81,20 @@ class Line(str):
         return line
 
 
+def as_html(renderables: list[Any], width: int = 100) -> str:
+    """``renderables`` as the HTML of what the terminal shows (colours inline, in a ``<pre>``): a
+    result's ``_repr_html_``, so a notebook shows a comparison or an identification as ``pecli``
+    prints it."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(record=True, file=io.StringIO(), width=width, color_system="truecolor", force_terminal=True)
+    for r in renderables:
+        console.print(r)
+    return console.export_html(inline_styles=True, code_format='<pre style="font-family: monospace">{code}</pre>')
+
+
 def plain_text(renderables: list[Any], width: int) -> list[str] | None:
     """The text Rich prints for each of ``renderables`` on a console of ``width`` that styles
     nothing (not a terminal), when each is a :class:`Line` or a grid that fits; else ``None``

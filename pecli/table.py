@@ -453,14 +453,19 @@ def check_float_dtype(dtype: Any, source: str) -> None:
         )
 
 
-#: What the library's functions take for a table: a :class:`Table`, or an array
-#: (:meth:`Table.from_array`: NumPy, DLPack, anything ``np.asarray`` takes).
+#: What the library's functions take for a table: a :class:`Table`, a recipe (its table,
+#: computed as needed) or an array (:meth:`Table.from_array`: NumPy, DLPack, anything
+#: ``np.asarray`` takes).
 TableLike = Any
 
 
 def as_table(x: TableLike, name: str) -> Table:
-    """``x`` itself when it is a Table, else :meth:`Table.from_array` of it."""
-    return x if isinstance(x, Table) else Table.from_array(x, name)
+    """``x`` itself when it is a Table, a recipe's table, else :meth:`Table.from_array` of it."""
+    if isinstance(x, Table):
+        return x
+    if isinstance(x, Recipe):
+        return Table.from_recipe(x)
+    return Table.from_array(x, name)
 
 
 def first_position(a: Table, b: Table) -> int:

@@ -189,3 +189,70 @@ def test_a_tensor_goes_in_through_dlpack_and_a_bad_array_is_a_clear_error() -> N
         pecli.compare(t.to(torch.bfloat16), x)
     with pytest.raises(pecli.PecliInputError, match="holds int32 values: pecli reads floating-point tables"):
         pecli.compare(np.ones((4, 4), np.int32), x)
+
+
+@pytest.mark.parametrize(
+    ("cls", "python", "text"),
+    [
+        (
+            "Rope",
+            {"short_factor": [1.0, 1.05, 1, 2], "long_factor": (1.5, 2.0, 2.5, 3.0)},
+            {"short_factor": "1.0,1.05,1,2", "long_factor": "[1.5, 2.0, 2.5, 3.0]"},
+        ),
+        ("Sincos2d", {"grid": (4, 6)}, {"grid": "4x6"}),
+        ("Rope2d", {"feat_shape": [8, 8]}, {"feat_shape": "8x8"}),
+        ("Mrope", {"mrope_section": (16, 24, 24)}, {"mrope_section": "16,24,24"}),
+        ("Axial", {"axes_dim": [16, 56, 56]}, {"axes_dim": "16;56;56"}),
+    ],
+)
+def test_recipe_fields_take_python_values_as_well_as_the_clis_text(cls: str, python: dict, text: dict) -> None:
+    """``Rope(short_factor=[1.0, 1.05])`` was refused with "must be text like '1.0,1.05'": a
+    script passes lists, tuples or arrays and gets the recipe (and the table) the CLI text gives."""
+    import numpy as np
+
+    common = {
+        "Rope": {"length": 8, "dim": 8, "scaling": "longrope", "factor": 2.0, "original_max_position_embeddings": 4},
+        "Sincos2d": {"dim": 16},
+        "Rope2d": {"dim": 32, "bands": "lang"},
+        "Mrope": {"dim": 128, "sequence": "text=4"},
+        "Axial": {"tokens": "text=8;image=4x4"},
+    }[cls]
+    kind = getattr(pecli, cls)
+    from_python, from_text = kind(**common, **python), kind(**common, **text)
+    assert from_python == from_text
+    assert np.array_equal(from_python.build(), from_text.build())
+    as_array = {k: np.asarray(v) for k, v in python.items()}
+    assert kind(**common, **as_array) == from_text
+    with pytest.raises(pecli.RecipeError, match=r"must (be|look like)"):
+        kind(**common, **{k: [True, "x"] for k in python})
+
+
+def test_a_notebook_shows_a_comparison_and_an_identification_as_the_cli_prints_them(run, tmp_path, monkeypatch) -> None:
+    """``_repr_html_`` is the terminal's report as HTML: its text is, word for word, what
+    ``pecli diff`` and ``pecli identify`` print for the same tables."""
+    import html
+    import re
+
+    from pecli.render import as_html, diff_view, identify_view
+    from tests.conftest import WIDTH
+
+    def text(markup: str) -> list[str]:
+        return html.unescape(re.sub(r"<[^>]+>", "", markup)).split()
+
+    monkeypatch.chdir(tmp_path)
+    for name, recipe in (("a.npy", pecli.Rope(length=64, dim=16)), ("b.npy", pecli.Rope(length=64, dim=16, base=5e5))):
+        pecli.write_table(pecli.Table.from_recipe(recipe), name)
+    with pecli.open_table("a.npy") as a, pecli.open_table("b.npy") as b:
+        comparison = pecli.compare(a, b)
+    assert comparison._repr_html_() == as_html(diff_view(comparison))
+    printed = run("diff", "a.npy", "b.npy").stdout.split()
+    assert "base" in printed
+    assert text(as_html(diff_view(comparison), width=int(WIDTH))) == printed
+
+    np.save("cache.npy", pecli.Rope(length=64, dim=16).build())
+    with pecli.open_table("cache.npy") as cache:
+        found = pecli.identify(cache)
+    assert found._repr_html_() == as_html(identify_view(found))
+    printed = run("identify", "cache.npy").stdout.split()
+    assert "MATCH:" in printed
+    assert text(as_html(identify_view(found), width=int(WIDTH))) == printed

@@ -92,6 +92,12 @@ class Comparison:
         """0 same, 1 different (a shape mismatch is a difference)."""
         return 0 if self.same else 1
 
+    def _repr_html_(self) -> str:
+        """The report ``pecli diff`` prints, as HTML (a notebook shows it)."""
+        from pecli.render import as_html, diff_view
+
+        return as_html(diff_view(self))
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data (NaN and ±inf become ``None``)."""
 

@@ -32,7 +32,7 @@ from pecli.kernels.compiled import flat_sincos
 from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32, pow32, rounded32
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
+from pecli.kinds.base import Recipe, check_row_range, choice, int_param, listed, positive_float
 from pecli.kinds.rope import Rope
 
 AxialLayout = Literal["half", "pairs"]
@@ -115,7 +115,7 @@ def token_ids(sequence: str, axes: int, r0: int = 0, r1: int | None = None) -> n
 def axes_list(value: object) -> str:
     """``axes_dim`` as ``"a;b;c"``: even whole numbers ≥ 2 (given as ``"16;56;56"``, ``"16,56,56"``,
     ``"[16, 56, 56]"`` or a list)."""
-    text = ";".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+    text = listed(value, ";")
     items = str(text).strip().strip("[]()").replace(",", ";").replace(" ", ";").split(";")
     try:
         sizes = [int(s) for s in items if s.strip()]

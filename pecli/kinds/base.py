@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -52,6 +52,20 @@ def refuse_unknown(cls: type[Recipe], params: Iterable[str], what: str) -> None:
         raise RecipeError(
             f"{what} has no {', '.join(map(spell_param, extra))}: it takes {', '.join(map(spell_param, names))}"
         )
+
+
+def listed(value: object, sep: str) -> object:
+    """A list, tuple or 1-D array of numbers as the text the command line takes for it (``[14, 14]``
+    → ``"14x14"`` with ``sep="x"``, ``[1.0, 1.05]`` → ``"1.0,1.05"``), so a script passes Python
+    values and the CLI text; anything else is returned unchanged for the kind's parser to judge."""
+    import numbers
+
+    if isinstance(value, (str, bytes)) or (not isinstance(value, Sequence) and getattr(value, "ndim", None) != 1):
+        return value
+    items = list(value)  # type: ignore[call-overload]
+    if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in items):
+        return value
+    return sep.join(str(int(v)) if isinstance(v, numbers.Integral) else repr(float(v)) for v in items)
 
 
 def int_param(name: str, value: object, minimum: int, hint: str) -> int:

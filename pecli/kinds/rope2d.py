@@ -42,7 +42,7 @@ from pecli.fitting import Sample
 from pecli.kernels.exact import row_blocks
 from pecli.kernels.pipelines import f32, pow32, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, positive_float
+from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
 
 Bands = Literal["lang", "pixel"]
 Rope2dPart = Literal["cat", "sin", "cos", "angle"]
@@ -54,8 +54,9 @@ AXES_ALLOWED = (2, 3)
 
 
 def grid_sizes(name: str, value: object) -> tuple[int, ...]:
-    """``HxW`` (or ``TxHxW``) as a tuple of sizes, or a one-line :class:`RecipeError` naming the option."""
-    parts = str(value).lower().replace("×", "x").split("x")
+    """``HxW`` (or ``TxHxW``, or a list or tuple of sizes) as a tuple of sizes, or a one-line
+    :class:`RecipeError` naming the option."""
+    parts = str(listed(value, "x")).lower().replace("×", "x").split("x")
     try:
         sizes = tuple(int(p) for p in parts)
     except ValueError:

@@ -22,7 +22,7 @@ from pecli.fitting import Arr, Ids, Sample
 from pecli.kernels.exact import frequencies, row_blocks, sincos
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, positive_float
+from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
 
 Compute = Literal["exact", "float64", "float32"]
 Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp", "cogvideox"]
@@ -81,6 +81,7 @@ class Sincos2d(Recipe):
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        set_(self, "grid", listed(self.grid, "x"))  # (14, 14) from a script: "14x14"
         set_(self, "dim", int_param("dim", self.dim, 1, "give the embedding width, e.g. --dim 768"))
         set_(self, "base", positive_float("base", self.base, "the temperature, usually 10000", not_one=True))
         for name, literal in (("order", Order), ("dtype", DType), ("compute", Compute)):

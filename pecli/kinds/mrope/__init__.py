@@ -35,7 +35,7 @@ from pecli.fitting import Arr, Sample, cosine_frequencies, fit_base, round_numbe
 from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32, rotary32
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, check_row_range, choice, int_param, optional_float, positive_float
+from pecli.kinds.base import Recipe, check_row_range, choice, int_param, listed, optional_float, positive_float
 from pecli.kinds.mrope.ids import AXES, Segment, plan, position_ids, segments, sequence_of
 from pecli.kinds.rope import Rope
 
@@ -48,7 +48,7 @@ MropeCompute = Literal["float32", "exact"]
 def section_list(name: str, value: object, half: int) -> str:
     """``mrope_section`` as ``"t;h;w"``: three whole numbers ≥ 1 summing to ``dim/2`` (given as
     ``"16;24;24"``, ``"16,24,24"``, ``"[16, 24, 24]"`` or a list)."""
-    text = ";".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+    text = listed(value, ";")
     items = str(text).strip().strip("[]()").replace(",", ";").replace(" ", ";").split(";")
     try:
         sizes = [int(s) for s in items if s.strip()]

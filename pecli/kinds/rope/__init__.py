@@ -22,7 +22,17 @@ from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32, rotary32
 from pecli.kernels.rope_scaling import inv_freq_float32, inv_freq_float64, yarn_mscale
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, optional_float, positive_float, spell
+from pecli.kinds.base import (
+    Recipe,
+    check_row_range,
+    choice,
+    flag,
+    int_param,
+    listed,
+    optional_float,
+    positive_float,
+    spell,
+)
 
 if TYPE_CHECKING:
     from pecli.fitting import Sample
@@ -72,9 +82,11 @@ _EXAMPLES = {
 
 def factor_list(name: str, value: object, count: int) -> str:
     """A list of ``count`` positive numbers given as ``"a,b,c"`` (also ``;`` or spaces, optional
-    brackets); stored as ``"a;b;c"`` so the ``KIND:PARAM=VALUE,...`` operand syntax keeps it whole."""
+    brackets), or a list, tuple or array of numbers; stored as ``"a;b;c"`` so the
+    ``KIND:PARAM=VALUE,...`` operand syntax keeps it whole."""
+    value = listed(value, ",")
     if not isinstance(value, str):
-        raise RecipeError(f"{name} must be text like '1.0,1.05,1.1', got {value!r}")
+        raise RecipeError(f"{name} must be numbers, as a list or as text like '1.0,1.05,1.1', got {value!r}")
     text = value.strip().strip("[]()")
     items = [t for t in text.replace(";", ",").replace(" ", ",").split(",") if t.strip()]
     try:
