@@ -418,6 +418,12 @@ def read_rows(table: Table, row_ids: Sequence[int] | Ids, cols: Ids | None = Non
     of at most one block (``BLOCK_BYTES``), anything further apart separately.
     """
     ids = np.asarray(row_ids, dtype=np.intp)
+    recipe = table.data
+    if cols is not None and isinstance(recipe, Recipe) and table.positions is None and recipe.direct_cells():
+        # A few columns of a computed table: those cells alone (a picture of a 10⁶-wide table).
+        grid_rows, grid_cols = np.meshgrid(ids, np.asarray(cols, dtype=np.intp), indexing="ij")
+        values = recipe.cells(grid_rows.ravel(), grid_cols.ravel())
+        return np.asarray(values, dtype=np.float64).reshape(ids.size, len(cols))
     width = table.shape[1] if cols is None else len(cols)
     out = np.empty((ids.size, width))
     limit = table.block_rows()

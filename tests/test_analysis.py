@@ -209,3 +209,30 @@ def test_estimated_wavelengths_by_zero_crossings() -> None:
     assert found.method == "zero crossings"
     np.testing.assert_allclose(found.wavelength[:2], [50, 125], rtol=0.02)
     assert np.isnan(found.wavelength[2])  # longer than the table
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_sample_of_a_wide_table_computes_its_cells_alone_with_the_tables_bits(
+    dtype: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plot` of a 10⁹ × 10⁶ recipe built each sampled row whole (10⁹ values, 63 s) where the
+    picture needs 1000 columns of it: a recipe that computes cells directly gives those cells, the
+    same bits as its rows (float32 too wide to rotate: the exact kernel rounded once)."""
+    from pecli.kinds.base import Recipe
+
+    recipe = Sinusoidal(40, 70_001, dtype=dtype, start=10**9 - 40)
+    assert recipe.direct_cells()
+    table = Table.from_recipe(recipe)
+    expected = recipe.rows(0, 40).astype(np.float64)
+    built: list[tuple[int, int]] = []
+    real_rows = Sinusoidal.rows
+
+    def counted(self: Recipe, a: int, b: int) -> np.ndarray:
+        built.append((a, b))
+        return real_rows(self, a, b)
+
+    monkeypatch.setattr(Sinusoidal, "rows", counted)
+    sample = heatmap_sample(table, max_rows=10, max_cols=64)
+    assert built == []  # no row was built for the picture
+    assert np.array_equal(sample.values, expected[sample.row_ids][:, sample.col_ids])
+    assert not Sinusoidal(8, 512).direct_cells()  # rotated float32: rows are cheaper than cells

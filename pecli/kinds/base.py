@@ -192,6 +192,11 @@ class Recipe:
         the kind's own rule for some sequence (else ``None``)."""
         return None
 
+    def direct_cells(self) -> bool:
+        """Whether :meth:`cells` computes scattered cells directly, without building their rows
+        (then a sample of a few columns of a wide table costs those columns only)."""
+        return False
+
     def cells(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """The values at the cells ``(rows[j], cols[j])`` (in any order), as :meth:`rows`
         gives them.  This default builds each run of consecutive rows; a kind that computes

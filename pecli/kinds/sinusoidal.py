@@ -302,10 +302,18 @@ class Sinusoidal(Recipe):
         cos_cols, sin_cols = out[..., :n_cos], out[..., n_cos : n_cos + n_sin]  # cos-first
         return sin_cols, cos_cols
 
+    def direct_cells(self) -> bool:
+        """Exact float64 tables, and exact float32 ones too wide to rotate: their rows are the
+        exact kernel's values rounded once, which :meth:`cells` computes cell by cell."""
+        return self.compute == "exact" and (
+            self.dtype == "float64" or (self.dtype == "float32" and self.sin_columns > ROTATE_MAX_FREQUENCIES)
+        )
+
     def cells(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """An exact float64 recipe's cells each from its own (position, frequency) pair: the bits
-        :meth:`rows` gives, ~50 ns a cell (a 16-bit table's doubtful values); others build rows."""
-        if self.compute != "exact" or self.dtype != "float64":
+        """The cells of a :meth:`direct_cells` recipe each from its own (position, frequency)
+        pair: the bits :meth:`rows` gives, ~50 ns a cell (a 16-bit table's doubtful values, a
+        picture of a table 10⁶ columns wide); others build rows."""
+        if not self.direct_cells():
             return Recipe.cells(self, rows, cols)  # (slots: no zero-argument super())
         check_row_range(self.shape[0], int(rows.min(initial=0)), int(rows.max(initial=-1)) + 1)
         sin_at, cos_at = self._placed(np.arange(self.dim))  # the column of each frequency's sin, cos
@@ -318,7 +326,7 @@ class Sinusoidal(Recipe):
         values[f < 0] = 0.0  # an odd width's zero column
         if self.padding_idx is not None:
             values[rows == self.padding_idx] = 0.0
-        return values
+        return values.astype(self.dtype, copy=False)  # float32: the one rounding, as rows() does
 
     def pipeline_values(
         self, positions: np.ndarray, kernel: Callable[..., None] | None = None
