@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pecli.analysis import decay, heatmap_sample, relative_residual, wavelengths
     from pecli.diff import Comparison, compare, explain
     from pecli.formats import open_table, write_table
+    from pecli.hfconfig import recipe_from_config
     from pecli.identification import Identification, identify
     from pecli.inspection import describe, row_details
     from pecli.kinds import recipe_from_metadata
@@ -68,6 +69,7 @@ __all__ = [
     "identify",
     "make_recipe",
     "open_table",
+    "recipe_from_config",
     "recipe_from_metadata",
     "relative_residual",
     "row_details",
@@ -87,6 +89,7 @@ _LAZY = {
     "Sinusoidal": "pecli.kinds.sinusoidal",
     "Xpos": "pecli.kinds.xpos",
     "recipe_from_metadata": "pecli.kinds",
+    "recipe_from_config": "pecli.hfconfig",
     **dict.fromkeys(("PRESETS", "get_preset", "make_recipe"), "pecli.presets"),
     "identify": "pecli.identification",
     "Identification": "pecli.identification",

@@ -125,8 +125,14 @@ def read_config(path: str | Path) -> dict[str, Any]:
     return doc
 
 
-def recipe_from_config(config: dict[str, Any], where: str = "config.json") -> Recipe:
-    """The recipe of the table the model's config describes (see the module docstring)."""
+def recipe_from_config(config: dict[str, Any] | str | Path, where: str | None = None) -> Recipe:
+    """The recipe of the table a transformers model's config describes (see the module
+    docstring): ``config`` is the parsed dict, or the path of a ``config.json`` or of the model's
+    directory (read with :func:`read_config`).  ``where`` names it in errors."""
+    if not isinstance(config, dict):
+        where = where or str(config)
+        config = read_config(config)
+    where = where or "config.json"
     model_type = config.get("model_type")
     if model_type is not None and not isinstance(model_type, str):
         raise PecliInputError(f'{where}: model_type must be text such as "llama", got {model_type!r}')

@@ -112,6 +112,25 @@ class Table:
             info["reshaped"] = f"{shape} → {arr.shape}"
         return cls(arr, None, name, info, {}, storage)
 
+    def to_torch(self, device: Any = "cpu", dtype: Any = None) -> Any:
+        """The whole table as a torch tensor on ``device`` (needs torch): in the table's own
+        dtype (a bfloat16 table as ``torch.bfloat16``, bit for bit) unless ``dtype`` is given,
+        which torch then casts to.  Refused, like ``build()``, when it cannot fit in memory."""
+        try:
+            import torch
+        except ImportError:
+            raise PecliInputError("to_torch needs torch, which is not installed: pip install torch") from None
+        n = self.shape[0]
+        self.ensure_rows_fit(n, fix="take rows with Table.section(...) first, or write the table with write_table")
+        values = np.ascontiguousarray(self.rows(0, n))
+        if values.dtype.name == "bfloat16":  # ml_dtypes' bfloat16, which torch cannot import: its bits
+            tensor = torch.from_numpy(values.view(np.int16)).view(torch.bfloat16)
+        else:
+            tensor = torch.from_numpy(values)
+            if self.storage == "bfloat16":  # read as float32, exactly: back to the dtype it holds
+                tensor = tensor.to(torch.bfloat16)
+        return tensor.to(device=device, dtype=dtype)
+
     def converted(self, dtype: str) -> Table:
         """The same table in another dtype.
 

@@ -256,3 +256,19 @@ def test_a_notebook_shows_a_comparison_and_an_identification_as_the_cli_prints_t
     printed = run("identify", "cache.npy").stdout.split()
     assert "MATCH:" in printed
     assert text(as_html(identify_view(found), width=int(WIDTH))) == printed
+
+
+def test_a_table_goes_out_as_a_torch_tensor_in_its_own_dtype(tmp_path) -> None:
+    """``Table.to_torch``: float32 as float32, bfloat16 as torch.bfloat16 bit for bit (computed,
+    or read back from a file that stores bfloat16), cast by torch when a dtype is asked."""
+    torch = pytest.importorskip("torch")
+    recipe = pecli.Rope(length=32, dim=16, dtype="bfloat16")
+    tensor = pecli.Table.from_recipe(recipe).to_torch()
+    assert tensor.dtype == torch.bfloat16 and tuple(tensor.shape) == (32, 16)
+    assert np.array_equal(tensor.view(torch.int16).numpy(), recipe.build().view(np.int16))
+    pecli.write_table(pecli.Table.from_recipe(recipe), tmp_path / "cache.safetensors")
+    with pecli.open_table(tmp_path / "cache.safetensors") as stored:
+        assert torch.equal(stored.to_torch(), tensor)
+    exact = pecli.Sinusoidal(length=8, dim=8)
+    as64 = pecli.Table.from_recipe(exact).to_torch(dtype=torch.float64)
+    assert as64.dtype == torch.float64 and np.array_equal(as64.numpy(), exact.build().astype(np.float64))

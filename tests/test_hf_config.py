@@ -168,3 +168,15 @@ def test_missing_and_unreadable_files(run, tmp_path: Path) -> None:
     assert r.exit_code == 2 and "is not readable JSON" in r.stderr
     r = run("generate", "--hf-config", tmp_path, "--preset", "llama")
     assert r.exit_code == 2 and "give --preset or --hf-config, not both" in r.stderr
+
+
+def test_a_script_reads_a_config_by_its_path_or_its_directory(tmp_path: Path) -> None:
+    """``pecli.recipe_from_config`` is exported and takes what ``--hf-config`` takes: the file,
+    the model's directory, or the parsed dict; an error names the path."""
+    import pecli
+
+    path = write(tmp_path, LLAMA31)
+    for given in (path, str(path), tmp_path, LLAMA31):
+        assert pecli.recipe_from_config(given) == get_preset("llama3").recipe()
+    with pytest.raises(pecli.PecliInputError, match=r"missing\.json does not exist"):
+        pecli.recipe_from_config(tmp_path / "missing.json")
