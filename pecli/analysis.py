@@ -16,19 +16,21 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
+from pecli.dtypes import json_number
 from pecli.errors import PecliInputError
 from pecli.fitting import nonzero_runs, pair_frequencies
 from pecli.kinds.base import Recipe
 from pecli.kinds.sinusoidal import Sinusoidal
 from pecli.table import BLOCK_BYTES, Table, read_rows, spread_windows
 
-Arr = NDArray[np.float64]
-Ids = NDArray[np.intp]
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr, Ids
+
 
 #: Base positions p that :func:`decay` averages over when it samples a long table.
 DECAY_POSITIONS = 2048
@@ -140,9 +142,7 @@ class Decay:
     sample: str
 
     def to_dict(self) -> dict[str, Any]:
-        def num(x: float) -> float | None:
-            return float(x) if math.isfinite(x) else None
-
+        num = json_number
         return {
             "k": [int(k) for k in self.k],
             "dot": [num(x) for x in self.dot],
@@ -216,7 +216,7 @@ class Residuals:
     def to_dict(self) -> dict[str, Any]:
         return {
             "k": [int(k) for k in self.k],
-            "residual": [float(x) if math.isfinite(x) else None for x in self.residual],
+            "residual": [json_number(x) for x in self.residual],
             "rows": self.rows,
             "rank": self.rank,
             "sample": self.sample,

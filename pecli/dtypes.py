@@ -25,6 +25,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # NumPy is imported where it is used: the kinds' base class needs none at import
     import numpy as np
+    from numpy.typing import NDArray
+
+    #: The array types of annotations, defined once for the package: float64 values, row or column ids.
+    Arr = NDArray[np.float64]
+    Ids = NDArray[np.intp]
 
 #: The names a recipe's ``dtype`` may take, narrowest first.
 DType = Literal["float16", "bfloat16", "float32", "float64"]
@@ -137,4 +142,30 @@ def _to_float32_odd(x: np.ndarray) -> np.ndarray:
     return f
 
 
-__all__ = ["DTYPES", "DType", "Precision", "is_bfloat16", "is_float", "numpy_dtype", "precision_of", "round_to"]
+def json_number(x: Any) -> float | int | None:
+    """A number for JSON: the shortest text that round-trips in its own dtype (a NumPy float32
+    ``0.9092974``, not ``0.90929740667…``); NaN, ±Inf and None → ``null``, which JSON has for
+    them (documented in docs/inspect.md)."""
+    import numpy as np
+
+    if x is None:
+        return None
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if not np.isfinite(x):
+        return None
+    # str() of a NumPy float32 is its shortest round-trip repr.
+    return float(str(x)) if isinstance(x, np.floating) else float(x)
+
+
+__all__ = [
+    "DTYPES",
+    "DType",
+    "Precision",
+    "is_bfloat16",
+    "is_float",
+    "json_number",
+    "numpy_dtype",
+    "precision_of",
+    "round_to",
+]

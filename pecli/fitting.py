@@ -24,18 +24,16 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from pecli.dtypes import DTYPES
 from pecli.table import Table, read_rows, spread_windows
 
 if TYPE_CHECKING:
+    from pecli.dtypes import Arr, Ids
     from pecli.kinds.base import Recipe
 
-Arr = NDArray[np.float64]
-Ids = NDArray[np.intp]
 #: ``(rows, positions)``: contiguous rows of a table and the position of each.
-Window = tuple[Arr, Arr]
+Window = tuple["Arr", "Arr"]
 
 T = TypeVar("T")
 

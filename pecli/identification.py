@@ -24,17 +24,21 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from pecli.dtypes import json_number
 from pecli.errors import PecliInputError, RecipeError
-from pecli.fitting import Arr, Sample
+from pecli.fitting import Sample
 from pecli.kinds import kinds
 from pecli.kinds.base import Recipe
 from pecli.presets import PRESETS, Preset
 from pecli.proof import Verification, round_up, verify_all
 from pecli.table import Progress, Table, TableLike, as_table
+
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr
 
 Verdict = Literal["match", "close", "unknown", "learned"]
 #: Candidates matching the sample that are compared with the whole table, at most.
@@ -150,11 +154,11 @@ class Candidate:
             "recipe": self.recipe.to_metadata(),
             "spec": self.spec,
             "atol": self.atol,
-            "max_abs": _num(self.max_abs),
-            "rel_rms": _num(self.rel_rms),
+            "max_abs": json_number(self.max_abs),
+            "rel_rms": json_number(self.rel_rms),
             "tolerance": self.tolerance,
             "rows": self.rows,
-            "verified": None if v is None else {"rows": v.rows, "max_abs": _num(v.max_abs), "beyond": v.beyond},
+            "verified": None if v is None else {"rows": v.rows, "max_abs": json_number(v.max_abs), "beyond": v.beyond},
         }
 
 
@@ -226,10 +230,6 @@ class Identification:
             "sample": self.sample,
             "candidates_tried": self.candidates_tried,
         }
-
-
-def _num(x: float) -> float | None:
-    return x if math.isfinite(x) else None
 
 
 # -- tolerances ------------------------------------------------------------------------------

@@ -9,24 +9,12 @@ from typing import Any
 
 import numpy as np
 
+from pecli.dtypes import json_number
 from pecli.errors import PecliInputError
 from pecli.table import Progress, Table, TableLike, as_table
 
 Span = tuple[int | None, int | None]
 """A half-open span ``A:B`` of positions or columns; ``None`` means the table's edge."""
-
-
-def json_number(x: Any) -> float | int | None:
-    """A table value for JSON: the shortest text that round-trips in its own dtype; NaN/±Inf → None.
-
-    JSON has no NaN or Infinity, so they are written as ``null`` (documented in docs/inspect.md).
-    """
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if not np.isfinite(x):
-        return None
-    # str() of a NumPy float32 is its shortest round-trip repr ('0.9092974', not 0.90929740667…).
-    return float(str(x)) if isinstance(x, np.floating) else float(x)
 
 
 def position_to_row(table: Table, pos: int, option: str = "--pos") -> int:
@@ -122,9 +110,7 @@ class Stats:
             self.norm_max = max(self.norm_max, float(norms.max()))
 
     def as_dict(self) -> dict[str, float | int | None]:
-        def fin(x: float) -> float | None:
-            return x if math.isfinite(x) else None
-
+        fin = json_number
         return {
             "min": fin(self.min),
             "max": fin(self.max),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,7 +19,8 @@ from numpy.typing import NDArray
 from pecli.kinds.base import Recipe
 from pecli.table import Progress, Table
 
-Arr = NDArray[np.float64]
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr
 
 
 def isclose(a: Arr, b: Arr, atol: float, rtol: float, equal_nan: bool) -> NDArray[np.bool_]:

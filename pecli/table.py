@@ -5,16 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from pecli.dtypes import is_float, numpy_dtype, precision_of, round_to
 from pecli.errors import FormatError, PecliInputError
 from pecli.kernels.threads import ordered_blocks, prefetch
 from pecli.kinds.base import CHECK_WORK_ABOVE, Recipe, check_row_range
 from pecli.resources import ensure_fits_in_memory, human_bytes
+
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr, Ids
 
 #: Rows per block when a table is streamed (writers, statistics): about this many bytes.
 BLOCK_BYTES = 4 << 20
@@ -28,8 +30,6 @@ _CHECK_MEMORY_ABOVE = CHECK_WORK_ABOVE
 #: What to do when rows of a file do not fit in memory (pecli reads whole rows).
 _WIDE_ROWS_FIX = "free memory or use a machine with more: pecli reads whole rows of a table"
 
-Arr = NDArray[np.float64]
-Ids = NDArray[np.intp]
 #: Sampled rows at most this far apart are read as one range (one read beats several tiny ones).
 READ_GAP = 4
 

@@ -131,6 +131,7 @@ def _show_arrays(app: App, source: str, arrays: list[Any], as_json: bool) -> Non
 def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, precision: int, as_json: bool) -> None:
     from pecli import inspection as d
     from pecli import render
+    from pecli.dtypes import json_number
 
     if pos is not None:
         if rows is not None:
@@ -141,7 +142,7 @@ def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, prec
             payload = {
                 **d.header(table),
                 "position": pos,
-                "columns": [{**e, "value": d.json_number(e["value"])} for e in details],
+                "columns": [{**e, "value": json_number(e["value"])} for e in details],
             }
             echo_json(payload)
         else:
@@ -158,7 +159,7 @@ def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, prec
             "positions": [None if r is None else table.start + r for r in win.row_ids],
             "columns": list(range(*win.col_range)),
             "columns_in_table": table.shape[1],
-            "values": [None if r is None else [d.json_number(v) for v in win.values[r]] for r in win.row_ids],
+            "values": [None if r is None else [json_number(v) for v in win.values[r]] for r in win.row_ids],
         }
         echo_json(desc)
         return

@@ -36,6 +36,7 @@ fitting it is no evidence and it is not reported.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -70,7 +71,8 @@ from pecli.diff.transforms import (
 )
 from pecli.table import Table, TableLike, as_table, first_position, read_rows
 
-Arr = NDArray[np.float64]
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr
 
 
 @dataclass(frozen=True)

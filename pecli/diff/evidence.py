@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,7 +15,9 @@ from pecli.dtypes import precision_of
 from pecli.errors import PecliInputError
 from pecli.table import Table
 
-Arr = NDArray[np.float64]
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr
+
 
 #: Rows of each table that :func:`explain` looks at (all of them for shorter tables).
 SAMPLE_ROWS = 4096
@@ -177,7 +179,7 @@ def zero_rows(x: Arr) -> NDArray[np.bool_]:
 
 # -- fitting ---------------------------------------------------------------------------------
 Index = NDArray[np.intp] | slice
-Expected = Callable[[Index], Arr]
+Expected = Callable[[Index], "Arr"]
 """B's sampled rows after a suspect is applied, for a row selection (so a screen can build just a few)."""
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,7 +34,9 @@ from pecli.diff.evidence import Criteria, Explanation, screen_rows, worst_gap
 from pecli.kinds.base import Recipe
 from pecli.table import Table
 
-Arr = NDArray[np.float64]
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr
+
 Rows = Callable[[int, int], np.ndarray]
 
 #: Widest table whose recipe's neighbours also get a real parameter refitted (cost grows with width).

@@ -10,14 +10,12 @@ When they differ, :mod:`pecli.diff.causes` says what the likely cause is.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Generator
 from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from pecli import table as _table
 from pecli.diff.causes import (
@@ -28,15 +26,12 @@ from pecli.diff.causes import (
     explain_sample,
 )
 from pecli.diff.statistics import Accumulator, Collector, Element, RowDiff, narrower_float
-from pecli.dtypes import numpy_dtype
+from pecli.dtypes import json_number, numpy_dtype
 from pecli.errors import PecliInputError, RecipeError
-from pecli.inspection import json_number
 from pecli.kernels.threads import cpu_threads, prefetch, touch
 from pecli.kinds.base import Recipe
 from pecli.proof import verify_all
 from pecli.table import Progress, Table, TableLike, as_table, first_position
-
-Arr = NDArray[np.float64]
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -109,8 +104,8 @@ class Comparison:
                 "dim": e.dim,
                 "a": _value(e.a, self.dtype_a),
                 "b": _value(e.b, self.dtype_b),
-                "abs": _num(e.abs),
-                "rel": _num(e.rel),
+                "abs": json_number(e.abs),
+                "rel": json_number(e.rel),
             }
 
         return {
@@ -125,34 +120,30 @@ class Comparison:
             "compared": self.compared,
             "mismatched": self.mismatched,
             "nonfinite_mismatched": self.nonfinite_mismatched,
-            "max_abs": _num(self.max_abs),
+            "max_abs": json_number(self.max_abs),
             "max_abs_at": element(self.max_abs_at),
-            "max_rel": _num(self.max_rel),
+            "max_rel": json_number(self.max_rel),
             "max_rel_at": element(self.max_rel_at),
-            "max_ulp": _num(self.max_ulp),
+            "max_ulp": json_number(self.max_ulp),
             "max_ulp_at": element(self.max_ulp_at),
-            "rms": _num(self.rms),
+            "rms": json_number(self.rms),
             "worst": [element(e) for e in self.worst],
             "worst_rows": [
-                {"position": r.position, "max_abs": _num(r.max_abs), "mismatched": r.mismatched}
+                {"position": r.position, "max_abs": json_number(r.max_abs), "mismatched": r.mismatched}
                 for r in self.worst_rows
             ],
             "explanations": [
-                {"name": x.name, "detail": x.detail, "residual": _num(x.residual), "proved": x.proved}
+                {"name": x.name, "detail": x.detail, "residual": json_number(x.residual), "proved": x.proved}
                 for x in self.explanations
             ],
             "nearest": self.nearest or None,
         }
 
 
-def _num(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None
-
-
 def _value(x: float, dtype: str) -> float | int | None:
     # Shortest text that round-trips in the table's own dtype (0.9092974, not 0.9092974066734314).
     kind = np.dtype(dtype).kind
-    return json_number(np.dtype(dtype).type(x)) if kind in "fiu" else _num(x)
+    return json_number(np.dtype(dtype).type(x)) if kind in "fiu" else json_number(x)
 
 
 # -- compare ---------------------------------------------------------------------------------

@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pecli.proof import isclose
 
-Arr = NDArray[np.float64]
-Ids = NDArray[np.intp]
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr, Ids
+
 
 FLOAT_ULPS = ("float16", "float32", "float64")
 #: Elements per chunk on the fast route: a few arrays of this size stay in a core's L2 cache.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,7 +30,8 @@ from pecli.dtypes import precision_of
 from pecli.errors import RecipeError
 from pecli.table import Table
 
-Arr = NDArray[np.float64]
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr
 
 
 # -- the suspects ----------------------------------------------------------------------------

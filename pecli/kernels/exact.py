@@ -16,12 +16,13 @@ from __future__ import annotations
 import decimal
 import threading
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import NDArray
 
-Arr = NDArray[np.float64]
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr
+
 
 #: 2π to 60 significant digits (checked against mpmath in the tests).
 TWO_PI_DEC = decimal.Decimal("6.28318530717958647692528676655900576839433879875021164194989")

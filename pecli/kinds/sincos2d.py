@@ -12,17 +12,20 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.fitting import Arr, Ids, Sample
+from pecli.fitting import Sample
 from pecli.kernels.exact import frequencies, row_blocks, sincos
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
+
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr, Ids
 
 Compute = Literal["exact", "float64", "float32"]
 Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp", "cogvideox"]

@@ -26,8 +26,11 @@ from pecli.kernels.rotation import ROTATE_MAX_FREQUENCIES, fill_sincos
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Mistake, Recipe, check_row_range, choice, int_param, positive_float
 
+if TYPE_CHECKING:
+    from pecli.dtypes import Ids
+
 if TYPE_CHECKING:  # the inverse direction (identify) loads pecli.fitting when it runs
-    from pecli.fitting import Ids, Sample
+    from pecli.fitting import Sample
 
 Layout = Literal["interleaved", "split", "cos-first"]
 Freq = Literal["paper", "t2t", "half"]

@@ -25,19 +25,22 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import numpy as np
 
 from pecli.dtypes import DType, round_to
 from pecli.errors import RecipeError
-from pecli.fitting import Arr, Sample, cosine_frequencies, fit_base, round_number
+from pecli.fitting import Sample, cosine_frequencies, fit_base, round_number
 from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32, rotary32
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param, listed, optional_float, positive_float
 from pecli.kinds.mrope.ids import AXES, Segment, plan, position_ids, segments, sequence_of
 from pecli.kinds.rope import Rope
+
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr
 
 #: Ids of more tokens than this are not read back into a sequence (a Python pass over every id).
 MAX_SEQUENCE_IDS = 1 << 20

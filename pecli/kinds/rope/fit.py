@@ -7,14 +7,17 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any, cast, get_args
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.fitting import Arr, Sample, cosine_frequencies, fit_base, round_number
+from pecli.fitting import Sample, cosine_frequencies, fit_base, round_number
 from pecli.kinds.rope import Rope, RopeCompute, RopeLayout, RopePart
+
+if TYPE_CHECKING:
+    from pecli.dtypes import Arr
 
 # ==================================================================================== fitting
 #: θ values models use, tried as round candidates besides the fitted one.
