@@ -43,9 +43,10 @@ if TYPE_CHECKING:
 Verdict = Literal["match", "close", "unknown", "learned"]
 #: Candidates matching the sample that are compared with the whole table, at most.
 VERIFY_MAX = 8
-#: Widest table identify takes: it builds and fits every kind at the table's width (~10 s at this
-#: width, a minute at a million columns), and no framework builds a positional table wider.
-IDENTIFY_MAX_COLUMNS = 1 << 17
+#: Widest table identify takes: it builds and fits every kind at the table's width, about a minute
+#: per million columns (an 8 × 300,000 ALiBi bias: 17 s), so this is four minutes; twice the widest
+#: bias a long-context model's cache has (2²¹ keys).  A 2·10⁷-wide table would take half an hour.
+IDENTIFY_MAX_COLUMNS = 1 << 22
 _ENVELOPE_CAP = 1 / 16
 _STORED = "stored recipe"
 
@@ -422,7 +423,7 @@ def identify(table: TableLike, *, nearest: int = 5, progress: Progress | None = 
     if d > IDENTIFY_MAX_COLUMNS:
         raise PecliInputError(
             f"{table.source} has {d} columns, more than the {IDENTIFY_MAX_COLUMNS} identify tries recipes at "
-            "(it builds and fits every kind at the table's width, minutes to hours beyond that): "
+            "(it builds and fits every kind at the table's width: about a minute per million columns): "
             "compare it with the recipe you expect instead (pecli diff SOURCE RECIPE)"
         )
     sample = Sample.read(table)

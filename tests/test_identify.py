@@ -361,7 +361,8 @@ def test_a_longrope_cache_is_named_by_its_factor_and_length_not_by_a_fitted_atte
 
 def test_a_table_wider_than_identify_tries_is_refused_at_once(run, tmp_path: Path) -> None:
     """Identify builds and fits every kind at the table's width: a 2·10⁷-wide random table ran
-    past 300 s and 6.7 GB.  Beyond IDENTIFY_MAX_COLUMNS it says so and names diff instead."""
+    past 300 s and 6.7 GB.  Beyond IDENTIFY_MAX_COLUMNS (2²², above the widest ALiBi bias a
+    long-context cache has) it says so and names diff instead."""
     from pecli.identification import IDENTIFY_MAX_COLUMNS
 
     wide = tmp_path / "wide.npy"

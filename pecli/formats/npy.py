@@ -80,8 +80,10 @@ def _read_npy(path: Path, key: str | None, stack: ExitStack) -> Table:
         "order": "Fortran" if arr.flags.f_contiguous and not arr.flags.c_contiguous else "C",
         "file_size": st.st_size,
     }
-    stored = getattr(st, "st_blocks", None)
-    if stored is not None and stored * 512 < st.st_size:  # a sparse file: its holes read as zeros
+    # A sparse file's holes read as zeros.  No blocks at all is a file system that does not count
+    # them (some FUSE mounts), not a file of holes: a .npy file holds its header at least.
+    stored = getattr(st, "st_blocks", 0)
+    if 0 < stored * 512 < st.st_size:
         info["storage size"] = stored * 512
     return array_table(arr, str(path), info, sidecar_of=path)
 
