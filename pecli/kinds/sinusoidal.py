@@ -20,11 +20,20 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.kernels.compiled import flat_sincos, pipeline32
-from pecli.kernels.exact import frequencies, row_blocks, sincos_pairs
+from pecli.kernels.exact import BLOCK_CELLS, frequencies, row_blocks, sincos_pairs
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.rotation import ROTATE_MAX_FREQUENCIES, fill_sincos
-from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Mistake, Recipe, check_row_range, choice, int_param, positive_float
+from pecli.kernels.threads import cpu_threads, run_blocks
+from pecli.kinds.base import (
+    SCRATCH_BYTES_PER_CELL,
+    Mistake,
+    Recipe,
+    built_from_float32,
+    check_row_range,
+    choice,
+    int_param,
+    positive_float,
+)
 
 if TYPE_CHECKING:
     from pecli.dtypes import Ids
@@ -45,8 +54,9 @@ ROTATION_BYTES = 4096
 ROTATION_BYTES_PER_THREAD = 768
 #: Bytes a frequency costs while the table is built: ω and its double-double ``ω/2π`` (24) and its
 #: exponent fraction in the cache key of :func:`pecli.kernels.exact.frequencies` (a tuple of two
-#: ints, ~120).
-FREQUENCY_BYTES = 160
+#: ints, ~104): 128 measured alone at 10⁷ frequencies, but the whole command there peaked at ~190 a
+#: frequency beyond its rows (the decimal arithmetic's freed memory is not handed back).
+FREQUENCY_BYTES = 224
 
 #: What each layout means, in diff's words.
 _LAYOUT_WORDS = {
@@ -246,10 +256,6 @@ class Sinusoidal(Recipe):
         most ``BLOCK_CELLS`` cells per thread, however wide.  Both count the frequencies
         themselves (their double-double values and the exponents they are cached under).
         Pipelines: the default estimate."""
-        from pecli.kernels.exact import BLOCK_CELLS
-        from pecli.kernels.threads import cpu_threads
-        from pecli.kinds.base import SCRATCH_BYTES_PER_CELL, built_from_float32
-
         if self.compute != "exact" or built_from_float32(self):
             return Recipe.scratch_bytes(self, rows)
         n, d = self.shape
