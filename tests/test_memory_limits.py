@@ -142,8 +142,9 @@ def peak_scratch(recipe: pecli.kinds.base.Recipe, r0: int, r1: int) -> int:
         (Sinusoidal(2000, 65536), 2000),
         (Sinusoidal(5000, 8192), 5000),
         (Sinusoidal(3, 70_000), 3),  # wider than ROTATE_MAX_FREQUENCIES: exact, in column pieces
-        (Sinusoidal(3, 600_000, dtype="float64"), 3),  # a row wider than a block
-        (Sinusoidal(3, 600_000, dtype="bfloat16"), 3),
+        # A row wider than a block (tracemalloc slows the 300,000 frequencies' decimal loop: 20 s each).
+        pytest.param(Sinusoidal(3, 600_000, dtype="float64"), 3, marks=pytest.mark.slow),
+        pytest.param(Sinusoidal(3, 600_000, dtype="bfloat16"), 3, marks=pytest.mark.slow),
         (Sinusoidal(20_000, 3000, dtype="float16"), 20_000),
     ],
     ids=lambda v: f"{v.shape[1]}x{v.dtype}" if isinstance(v, Sinusoidal) else str(v),
@@ -153,6 +154,7 @@ def test_the_row_estimate_is_above_the_measured_scratch(recipe: Sinusoidal, rows
     assert peak_scratch(recipe, 0, rows) <= recipe.scratch_bytes(rows)
 
 
+@pytest.mark.slow  # 300,000 frequencies under tracemalloc: 20 s
 def test_a_wide_row_costs_memory_in_pieces_not_in_its_width() -> None:
     """A row of 300,000 frequencies is computed in column pieces: its scratch is the frequencies
     (160 B each) and a block per thread, not ~100 float64 temporaries of the whole row (the exact
