@@ -34,3 +34,8 @@ class PecliWarning(UserWarning):
 class StaleMetadataWarning(PecliWarning):
     """A recipe stored with a table no longer describes its data: it is ignored (the CLI prints
     this as a one-line note on stderr)."""
+
+
+class PluginWarning(PecliWarning):
+    """A kind or format from another package was left out (it failed to load, is not what its
+    entry-point group holds, or takes a name pecli already has)."""

@@ -133,9 +133,9 @@ def format_names(readable: bool) -> Callable[[], tuple[str, ...]]:
     """A loader of every format name and alias the registry accepts (readable ones only, or all)."""
 
     def load() -> tuple[str, ...]:
-        from pecli.formats import FORMATS
+        from pecli.formats import formats
 
-        return tuple(n for f in FORMATS.values() if f.read is not None or not readable for n in (f.name, *f.aliases))
+        return tuple(n for f in formats().values() if f.read is not None or not readable for n in (f.name, *f.aliases))
 
     return load
 
@@ -318,11 +318,48 @@ view_options = stack(
 )
 
 
-#: -o/--output, on every command that writes (one option, one meaning).
-OUTPUT_HELP = (
-    "Where to write, in the format the extension names: a table (.npy .npz .h5 .csv .tsv .json .safetensors "
-    ".pt .h; '-' for stdout) or, for plot, a picture (.png .svg)."
-)
+class FactOption(click.Option):
+    """An option whose help states facts of a registry (the formats' extensions), read from it
+    when help is shown, never when pecli starts."""
+
+    def __init__(self, decls: list[str], *, facts: Callable[[], str], **kwargs: Any) -> None:
+        self.facts: Callable[[], str] = facts
+        self._help: str | None = None
+        super().__init__(decls, **kwargs)
+
+    @property
+    def help(self) -> str:
+        if self._help is None:
+            self._help = self.facts()
+        return self._help
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        self._help = value
+
+
+def extensions(test: Callable[[Any], bool] = lambda f: True) -> str:
+    """The first extension of every format that passes ``test``: ``.npy .csv .tsv``."""
+    from pecli.formats import formats
+
+    return " ".join(f.extensions[0] for f in formats().values() if test(f))
+
+
+def titles(test: Callable[[Any], bool]) -> str:
+    """What every format that passes ``test`` is called: ``HDF5``."""
+    from pecli.formats import formats
+
+    return " or ".join(f.called for f in formats().values() if test(f))
+
+
+def output_help() -> str:
+    """-o/--output, on every command that writes (one option, one meaning)."""
+    from pecli.plot import FORMATS as PICTURES
+
+    return (
+        f"Where to write, in the format the extension names: a table ({extensions()}; '-' for stdout) or, "
+        f"for plot, a picture ({' '.join(PICTURES)})."
+    )
 
 
 def _nonempty_output(value: str | None) -> str | None:
@@ -346,7 +383,8 @@ output_options = stack(
         metavar="PATH",
         callback=lambda ctx, param, value: _nonempty_output(value),
         shell_complete=complete_file,
-        help=OUTPUT_HELP,
+        cls=FactOption,
+        facts=output_help,
     ),
     click.option(
         "--to",
@@ -374,22 +412,29 @@ output_options = stack(
         "--compress",
         type=CompressType(),
         default=None,
-        help="HDF5 only: gzip-compress (level 4, or gzip:LEVEL). Off by default: sin/cos data "
-        "shrinks only ~30% for ~30x the write time.",
+        cls=FactOption,
+        facts=lambda: (
+            f"{titles(lambda f: f.compresses)} only: gzip-compress (level 4, or gzip:LEVEL). Off by "
+            "default: sin/cos data shrinks only ~30% for ~30x the write time."
+        ),
     ),
     click.option(
         "--digits",
         type=click.IntRange(1, 17),
         default=None,
         metavar="N",
-        help="CSV/TSV/JSON: significant digits (default: enough to read back bit-exactly).",
+        cls=FactOption,
+        facts=lambda: f"{extensions(lambda f: f.text)}: significant digits (default: enough to read back bit-exactly).",
     ),
     force_option,
     click.option(
         "--sidecar/--no-sidecar",
         default=True,
         show_default=True,
-        help="For .npy, .csv and .tsv, store the recipe in PATH.json beside the file.",
+        cls=FactOption,
+        facts=lambda: (
+            f"For {extensions(lambda f: f.metadata == 'sidecar')}, store the recipe in PATH.json beside the file."
+        ),
     ),
 )
 OUTPUT_PARAMS = ("output", "fmt", "key", "compress", "digits", "force", "sidecar")

@@ -62,17 +62,24 @@ def _imports(name: str, path: Path) -> list[tuple[str, list[str]]]:
 
 
 def _graph() -> dict[str, set[str]]:
-    """Module → the pecli modules importing it runs (a submodule runs its packages' ``__init__`` too)."""
+    """Module → the pecli modules importing it runs (a submodule runs its packages' ``__init__`` too).
+
+    A module's own packages are already running when it runs, so the ``__init__`` an import runs
+    on the way is no edge to them; but a module that imports a name from its own package (``from
+    pecli.formats import choose_key`` in ``pecli.formats.npy``) depends on it, and counts."""
     graph: dict[str, set[str]] = {m: set() for m in MODULES}
     for name, path in MODULES.items():
         for module, names in _imports(name, path):
-            targets = {f"{module}.{n}" for n in names if f"{module}.{n}" in MODULES}
-            if module in MODULES and not targets:
-                targets.add(module)
-            for target in list(targets):
+            named = {f"{module}.{n}" for n in names if f"{module}.{n}" in MODULES}
+            if module in MODULES and (not named or set(names) - {n.rpartition(".")[2] for n in named}):
+                named.add(module)  # the module itself, or names defined in it
+            targets = set(named)
+            for target in named:
                 parts = target.split(".")
                 targets.update(".".join(parts[:i]) for i in range(1, len(parts)))
-            graph[name] |= {t for t in targets if t in MODULES and t != name and not name.startswith(t + ".")}
+            graph[name] |= {
+                t for t in targets if t in MODULES and t != name and (t in named or not name.startswith(t + "."))
+            }
     return graph
 
 
@@ -121,6 +128,15 @@ def test_the_graph_sees_imports_inside_functions() -> None:
 
 def test_no_import_cycles() -> None:
     assert _cycles(_graph()) == []
+
+
+def test_the_graph_counts_a_module_importing_from_its_own_package() -> None:
+    # pecli.formats imports each format module; one importing choose_key back from pecli.formats
+    # was a cycle the graph did not see (issue 26).
+    graph = _graph()
+    assert "pecli.formats.npy" in graph["pecli.formats"]
+    children = [m for m in MODULES if m.startswith("pecli.formats.")]
+    assert not any("pecli.formats" in graph[c] for c in children)
 
 
 def test_no_private_name_is_imported_from_another_module() -> None:

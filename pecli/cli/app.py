@@ -543,12 +543,17 @@ def show_table(app: App, table: Table, rows: Any, cols: Any, precision: int) -> 
 
 def write_output(app: App, table: Table, out: dict[str, Any]) -> None:
     """Write ``table`` as the output options in ``out`` say (to a path, or stdout for ``-``)."""
-    from pecli.formats import WriteOptions, resolve_format, write_table
+    from pecli.formats import Format, WriteOptions, resolve_format, write_table
 
     options = WriteOptions(key=out["key"], compress=out["compress"], digits=out["digits"])
     output, fmt = out["output"], out["fmt"]
-    if out["compress"] is not None and (output == "-" or resolve_format(output, fmt, "--to").name != "h5"):
-        raise PecliError("--compress applies to HDF5 output only (.h5/.hdf5)")
+    if out["compress"] is not None and (output == "-" or not resolve_format(output, fmt, "--to").compresses):
+        from pecli.options import extensions, titles
+
+        def can(f: Format) -> bool:
+            return f.compresses
+
+        raise PecliError(f"--compress applies to {titles(can)} output only ({extensions(can)})")
     if output == "-":
         if fmt is None:
             raise PecliError("writing to stdout needs --to, e.g. --to npy or --to csv")

@@ -9,7 +9,7 @@ import click
 
 from pecli.cli.app import EPILOG, App, PecliError, echo_json, table_input
 from pecli.options import (
-    OUTPUT_HELP,
+    FactOption,
     PecliCommand,
     alias_option,
     complete_file,
@@ -18,6 +18,7 @@ from pecli.options import (
     input_format_option,
     json_option,
     max_k_option,
+    output_help,
     quiet_option,
     threads_option,
     top_option,
@@ -134,7 +135,9 @@ def analyze(
 @click.command(cls=PecliCommand, epilog=EPILOG)
 @click.argument("source", required=False, metavar="[SOURCE]", shell_complete=complete_source)
 @recipe_options
-@click.option("-o", "--output", required=True, metavar="PATH", help=OUTPUT_HELP, shell_complete=complete_file)
+@click.option(
+    "-o", "--output", required=True, metavar="PATH", cls=FactOption, facts=output_help, shell_complete=complete_file
+)
 @click.option(
     "--what",
     type=click.Choice(["heatmap", "curves", "decay"]),

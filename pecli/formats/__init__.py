@@ -3,10 +3,11 @@
 Every format stores the same metadata (``table_metadata``): inline where the format has room
 (HDF5 attributes, npz entry, safetensors ``__metadata__``, JSON field, .pt dict entry, C comment),
 otherwise in a ``FILE.json`` sidecar (.npy, .csv, .tsv).  Adding a format is one module with a
-``Format`` entry, listed in ``FORMATS`` below, plus its tests.
+``Format`` entry (every fact of the format is a field there), named in ``BUILT_IN`` below, plus
+its tests; another package adds one through the entry-point group ``pecli.formats``.
 
 A stream (standard input, a pipe) is read through a temporary copy (:mod:`pecli.streams`) in
-the formats listed in ``STREAMABLE``, named by the caller or told by its first bytes.
+the formats whose entry says ``streamable``, named by the caller or told by its first bytes.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ import os
 import re
 import shutil
 import stat
-import struct
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -27,10 +27,10 @@ from pecli.atomic import atomic_paths, is_special, name_max
 from pecli.errors import FormatError, OutputError, PecliInputError, TableTooLargeError
 from pecli.formats._common import (
     DEFAULT_KEY,
-    META_KEY,
     ArrayInfo,
     Format,
     WriteOptions,
+    choose_key,
     is_foreign_file,
     is_pecli_sidecar,
     sidecar_text,
@@ -48,20 +48,54 @@ from pecli.table import Progress, Table
 __all__ = [
     "DEFAULT_KEY",
     "FORMATS",
-    "STREAMABLE",
     "ArrayInfo",
     "Format",
     "WriteOptions",
     "choose_key",
+    "formats",
     "list_arrays",
     "open_stream",
     "open_table",
     "resolve_format",
     "sniff_format",
+    "streamable",
     "write_table",
 ]
 
-FORMATS: dict[str, Format] = {f.name: f for f in (NPY, NPZ, H5, CSV, TSV, JSON, SAFETENSORS, TORCH, CHEADER)}
+#: pecli's own formats, in the order lists show them.
+BUILT_IN: dict[str, Format] = {f.name: f for f in (NPY, NPZ, H5, CSV, TSV, JSON, SAFETENSORS, TORCH, CHEADER)}
+_every: dict[str, Format] = {}
+
+
+def formats() -> dict[str, Format]:
+    """Every format by name (also ``FORMATS``): pecli's own, then those other packages register
+    under the entry-point group ``pecli.formats`` (:mod:`pecli.plugins`), read on first call."""
+    if not _every:
+        from pecli import plugins
+
+        found = plugins.load(
+            plugins.FORMATS_GROUP, lambda v: isinstance(v, Format), "a pecli.formats.Format", set(BUILT_IN)
+        )
+        # The entry point's name is the format's (as a kind's is the kind's).
+        _every.update(BUILT_IN)
+        _every.update({name: replace(f, name=name) if f.name != name else f for name, f in found.items()})
+    return _every
+
+
+def __getattr__(name: str) -> dict[str, Format]:
+    # ``FORMATS``: the whole registry, plugins included (see :func:`formats`).
+    if name == "FORMATS":
+        return formats()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _find(test: Callable[[Format], bool]) -> Format | None:
+    """The first format that passes ``test``: pecli's own first, other packages' only when none does."""
+    for registry in (BUILT_IN, formats()):
+        found = next((f for f in registry.values() if test(f)), None)
+        if found is not None:
+            return found
+    return None
 
 
 def resolve_format(path: str, name: str | None, option: str = "--from") -> Format:
@@ -69,37 +103,16 @@ def resolve_format(path: str, name: str | None, option: str = "--from") -> Forma
     path's extension says; ``option`` is the name the error tells the user to give."""
     if name is not None:
         wanted = name.lower()
-        for fmt in FORMATS.values():
-            if wanted == fmt.name or wanted in fmt.aliases:
-                return fmt
-        raise FormatError(f"unknown format {name!r}: choose one of {', '.join(FORMATS)}")
+        named = _find(lambda f: wanted == f.name or wanted in f.aliases)
+        if named is None:
+            raise FormatError(f"unknown format {name!r}: choose one of {', '.join(formats())}")
+        return named
     lower = Path(path).name.lower()
-    for fmt in FORMATS.values():
-        if any(lower.endswith(ext) for ext in fmt.extensions):
-            return fmt
-    known = ", ".join(e for f in FORMATS.values() for e in f.extensions)
+    found = _find(lambda f: any(lower.endswith(ext) for ext in f.extensions))
+    if found is not None:
+        return found
+    known = ", ".join(e for f in formats().values() for e in f.extensions)
     raise FormatError(f"cannot tell the format of {path!r} from its extension: use one of {known} or {option}")
-
-
-def choose_key(path: Path, key: str | None, arrays: list[ArrayInfo]) -> str:
-    """The array to read: the one asked for, else 'pe', else the file's only table."""
-    names = [a.key for a in arrays]
-    if key is not None:
-        if key not in names:
-            shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "") or "none"
-            raise FormatError(f"{path} has no array {key!r}: its arrays are {shown}")
-        return key
-    if DEFAULT_KEY in names:
-        return DEFAULT_KEY
-    tables = [a.key for a in arrays if len([s for s in a.shape if s != 1]) <= 2 and a.key != META_KEY]
-    if len(names) == 1:
-        return names[0]
-    if not names:
-        raise FormatError(f"{path} holds no arrays")
-    if len(tables) == 1:
-        return tables[0]
-    shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
-    raise FormatError(f"{path} holds several arrays ({shown}): choose one as {path}:KEY")
 
 
 def _check_readable(p: Path) -> None:
@@ -142,73 +155,36 @@ def open_table(path: str | Path, fmt: str | None = None, key: str | None = None)
         yield table
 
 
-#: Formats read from a stream (their readers need the bytes in order, nothing more).
-STREAMABLE = ("npy", "npz", "safetensors", "json", "csv", "tsv")
-#: What a format a stream cannot hold is called in its message (its name otherwise).
-_NEEDS_A_FILE = {"h5": "HDF5", "pt": "PyTorch .pt"}
-_HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
-_MAX_SAFETENSORS_HEADER = 100_000_000
+def streamable() -> tuple[str, ...]:
+    """The formats read from a stream: their readers need the bytes in order, nothing more."""
+    return tuple(f.name for f in formats().values() if f.streamable and f.read is not None)
 
 
 def sniff_format(head: bytes) -> str | None:
-    """The format the first bytes of a table show, by its name in ``FORMATS``; None when they
-    show none.  Text is CSV, or TSV when its first line holds a tab.
+    """The format the first bytes of a table show, by its name in ``FORMATS`` (each format's own
+    ``sniff``); None when they show none.  Text is CSV, or TSV when its first line holds a tab.
 
     >>> sniff_format(b"\\x93NUMPY\\x01\\x00"), sniff_format(b"d0\\td1\\n0\\t1\\n"), sniff_format(b"\\x00\\x01")
     ('npy', 'tsv', None)
     """
-    if head.startswith(b"\x93NUMPY"):
-        return "npy"
-    if head.startswith(b"PK\x03\x04"):
-        # torch.save writes a zip too; its first entry is ARCHIVE/data.pkl, an npz's NAME.npy.
-        size = int.from_bytes(head[26:28], "little")
-        first = head[30 : 30 + size]
-        return "pt" if not first.endswith(b".npy") and b"data.pkl" in head else "npz"
-    if head.startswith(_HDF5_MAGIC):
-        return "h5"
-    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
-        return "pt"  # a pickle: the legacy torch.save format
-    if len(head) > 8 and head[8:9] == b"{":
-        (size,) = struct.unpack("<Q", head[:8])
-        if 2 <= size <= _MAX_SAFETENSORS_HEADER:  # text's first 8 bytes make a far larger number
-            return "safetensors"
-    text = _text_start(head)
-    if text is None:
-        return None
-    if text.lstrip()[:1] in ("[", "{"):
-        return "json"
-    return "tsv" if "\t" in text.partition("\n")[0] else "csv"
+
+    def candidates() -> Iterator[Format]:
+        # Signatures first, pecli's own then other packages'; text, which any text passes, last.
+        yield from (f for f in BUILT_IN.values() if not f.text)
+        yield from (f for name, f in formats().items() if name not in BUILT_IN)
+        yield from (f for f in BUILT_IN.values() if f.text)
+
+    return next((f.name for f in candidates() if f.sniff is not None and f.sniff(head)), None)
 
 
-def _check_stream_start(head: bytes, name: str, words: str) -> None:
-    """Refuse a stream whose first bytes cannot begin a ``name`` file before copying any of it
-    (``/dev/zero`` read with ``--from npy`` would otherwise be copied for ever)."""
+def _check_stream_start(head: bytes, f: Format, words: str) -> None:
+    """Refuse a stream whose first bytes cannot begin a file of format ``f`` before copying any of
+    it (``/dev/zero`` read with ``--from npy`` would otherwise be copied for ever)."""
+    if f.could_begin(head):
+        return
     seen = sniff_format(head)
-    text = name in ("csv", "tsv", "json")
-    fits = _text_start(head) is not None if text else seen == name or (name == "npz" and seen == "pt")
-    if not fits:
-        raise FormatError(
-            f"{words} does not begin like {name} data"
-            + (
-                " (it is not UTF-8 text)"
-                if text
-                else f" ({'it looks like ' + seen if seen else 'no ' + name + ' signature'})"
-            )
-            + ": check --from, or pipe in the file itself"
-        )
-
-
-def _text_start(head: bytes) -> str | None:
-    """``head`` as text, or None when it is not UTF-8 text (a control byte, an invalid sequence)."""
-    import codecs
-
-    try:
-        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)  # a cut character is fine
-    except UnicodeDecodeError:
-        return None
-    if any(c < " " and c not in "\t\r\n" for c in text):
-        return None
-    return text
+    why = "it is not UTF-8 text" if f.text else f"it looks like {seen}" if seen else f"no {f.name} signature"
+    raise FormatError(f"{words} does not begin like {f.name} data ({why}): check --from, or pipe in the file itself")
 
 
 @contextmanager
@@ -224,15 +200,15 @@ def open_stream(path: str | Path | None = None, fmt: str | None = None, key: str
     def suffix(head: bytes) -> str:
         nonlocal chosen
         if chosen is not None:
-            _check_stream_start(head, chosen.name, words)
+            _check_stream_start(head, chosen, words)
         if chosen is None:
             name = sniff_format(head)
             if name is None:
                 raise FormatError(
                     f"cannot tell the format of {words} from its first bytes: pipe in "
-                    f"{', '.join(STREAMABLE[:-1])} or {STREAMABLE[-1]} data"
+                    f"{', '.join(streamable()[:-1])} or {streamable()[-1]} data"
                 )
-            chosen = _streamable(FORMATS[name], words)
+            chosen = _streamable(formats()[name], words)
         return chosen.extensions[0]
 
     with stream_copy(path, suffix) as copy, ExitStack() as stack:
@@ -258,8 +234,8 @@ def open_stream(path: str | Path | None = None, fmt: str | None = None, key: str
 def _streamable(f: Format, words: str) -> Format:
     if f.read is None:
         raise FormatError(f"{f.name} is a write-only format: pecli cannot read {words}")
-    if f.name not in STREAMABLE:
-        name, ext = _NEEDS_A_FILE.get(f.name, f.name), f.extensions[0]
+    if f.name not in streamable():
+        name, ext = f.called, f.extensions[0]
         raise FormatError(
             f"{name} needs a seekable file: save {words} to a file first, e.g. cat > t{ext}, and read t{ext}"
         )

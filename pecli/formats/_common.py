@@ -28,6 +28,8 @@ DEFAULT_KEY = "pe"
 #: Metadata that says what was done to a table after it was built (``export --dtype``,
 #: ``--resample``), kept through reads and writes with or without a recipe.
 PROVENANCE_KEYS = ("converted_from", "resampled_from", "resampled_with")
+#: The first bytes of a zip archive (an .npz; torch.save writes zips too).
+ZIP_MAGIC = b"PK\x03\x04"
 #: Entry/attribute holding the JSON metadata in formats that store it next to the data.
 META_KEY = "pecli_recipe"
 
@@ -55,8 +57,15 @@ Reader = Callable[[Path, str | None, ExitStack], Table]
 Lister = Callable[[Path], list[ArrayInfo]]
 
 
+#: A test of a file's first bytes (at least its first 64 kB, fewer when the file is shorter).
+Sniffer = Callable[[bytes], bool]
+
+
 @dataclass(frozen=True)
 class Format:
+    """A file format: every fact pecli knows of it, on one entry of the registry
+    (:data:`pecli.formats.FORMATS`, which finds the entries of other packages too)."""
+
     name: str
     extensions: tuple[str, ...]
     summary: str
@@ -74,6 +83,62 @@ class Format:
     #: A library this format needs beyond pecli's own dependencies.
     requires: str | None = None
     aliases: tuple[str, ...] = field(default_factory=tuple)
+    #: Whether its first bytes say it is this format and no other (how an unnamed stream is told).
+    sniff: Sniffer | None = None
+    #: Whether bytes could begin a file of this format (``--from NAME`` on a stream is refused at
+    #: once when they cannot); the same test as ``sniff`` unless given.
+    begins: Sniffer | None = None
+    #: Its reader needs the bytes in order only, so a stream is read through a temporary copy;
+    #: False: it seeks (HDF5, torch's zip), so a stream is refused.
+    streamable: bool = False
+    #: What its messages call it (its name otherwise): "HDF5", "PyTorch .pt".
+    title: str | None = None
+    #: Whether ``--compress`` applies to it.
+    compresses: bool = False
+    #: A text format: UTF-8 numbers, written with ``--digits`` significant digits.
+    text: bool = False
+
+    def could_begin(self, head: bytes) -> bool:
+        test = self.begins or self.sniff
+        return test is not None and test(head)
+
+    @property
+    def called(self) -> str:
+        return self.title or self.name
+
+
+def text_start(head: bytes) -> str | None:
+    """``head`` as text, or None when it is not UTF-8 text (a control byte, an invalid sequence)."""
+    import codecs
+
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)  # a cut character is fine
+    except UnicodeDecodeError:
+        return None
+    if any(c < " " and c not in "\t\r\n" for c in text):
+        return None
+    return text
+
+
+def choose_key(path: Path, key: str | None, arrays: list[ArrayInfo]) -> str:
+    """The array to read: the one asked for, else 'pe', else the file's only table."""
+    names = [a.key for a in arrays]
+    if key is not None:
+        if key not in names:
+            shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "") or "none"
+            raise FormatError(f"{path} has no array {key!r}: its arrays are {shown}")
+        return key
+    if DEFAULT_KEY in names:
+        return DEFAULT_KEY
+    tables = [a.key for a in arrays if len([s for s in a.shape if s != 1]) <= 2 and a.key != META_KEY]
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise FormatError(f"{path} holds no arrays")
+    if len(tables) == 1:
+        return tables[0]
+    shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
+    raise FormatError(f"{path} holds several arrays ({shown}): choose one as {path}:KEY")
 
 
 def table_metadata(table: Table) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from pecli.formats._common import (
     Format,
     WriteOptions,
     array_table,
+    choose_key,
     decode_metadata,
     first_line,
     unreadable,
@@ -39,6 +40,8 @@ from pecli.table import Progress, Table
 
 #: Rows per chunk aim for ~1 MiB chunks (h5py's guidance: 10 KiB–1 MiB).
 _CHUNK_BYTES = 1 << 20
+#: The signature an HDF5 file begins with (at offset 0: pecli writes no user block).
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 
 
 def _write_h5(table: Table, path: Path, options: WriteOptions, progress: Progress | None) -> None:
@@ -386,8 +389,6 @@ def _read_h5_unprobed(path: Path, key: str | None, stack: ExitStack) -> Table:
 def _read_h5_unchecked(path: Path, key: str | None, stack: ExitStack) -> Table:
     import h5py
 
-    from pecli.formats import choose_key
-
     f = _open(path, stack)
     if key is not None:
         name = key.strip("/")
@@ -441,4 +442,7 @@ H5 = Format(
     lambda dt: dt.itemsize,
     list_keys=_list_h5,
     aliases=("hdf5",),
+    sniff=lambda head: head.startswith(HDF5_MAGIC),
+    title="HDF5",
+    compresses=True,
 )

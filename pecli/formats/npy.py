@@ -17,15 +17,18 @@ from pecli.dtypes import DTYPES
 from pecli.errors import FormatError
 from pecli.formats._common import (
     META_KEY,
+    ZIP_MAGIC,
     ArrayInfo,
     Format,
     WriteOptions,
     array_table,
+    choose_key,
     decode_metadata,
     first_line,
     table_metadata,
     unreadable,
 )
+from pecli.formats.torch import is_torch_zip
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Progress, Table
 
@@ -169,7 +172,6 @@ def _list_npz(path: Path) -> list[ArrayInfo]:
 
 
 def _read_npz(path: Path, key: str | None, stack: ExitStack) -> Table:
-    from pecli.formats import choose_key
 
     npz = _open_npz(path, stack)
     name = choose_key(path, key, _npz_arrays(npz))
@@ -199,6 +201,14 @@ def _read_npz(path: Path, key: str | None, stack: ExitStack) -> Table:
     return array_table(arr, f"{path}:{name}", info, meta)
 
 
+def _is_npy(head: bytes) -> bool:
+    return head.startswith(b"\x93NUMPY")
+
+
+def _is_npz(head: bytes) -> bool:
+    return head.startswith(ZIP_MAGIC) and not is_torch_zip(head)
+
+
 NPY = Format(
     "npy",
     (".npy",),
@@ -208,6 +218,8 @@ NPY = Format(
     _read_npy,
     "sidecar",
     lambda dt: dt.itemsize,
+    sniff=_is_npy,
+    streamable=True,
 )
 NPZ = Format(
     "npz",
@@ -219,4 +231,7 @@ NPZ = Format(
     "inline",
     lambda dt: dt.itemsize,
     list_keys=_list_npz,
+    sniff=_is_npz,
+    begins=lambda head: head.startswith(ZIP_MAGIC),
+    streamable=True,
 )

@@ -25,6 +25,7 @@ from pecli.formats._common import (
     Format,
     WriteOptions,
     array_table,
+    choose_key,
     decode_metadata,
     first_line,
     load_json,
@@ -150,7 +151,6 @@ def _list(path: Path) -> list[ArrayInfo]:
 
 
 def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
-    from pecli.formats import choose_key
 
     header, offset = _header(path)
     name = choose_key(path, key, _arrays(header))
@@ -185,6 +185,18 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     return array_table(data, f"{path}:{name}" if key else str(path), info, meta, storage=storage)
 
 
+#: The largest header a sniffed safetensors file may declare (text's first 8 bytes make a far larger number).
+_MAX_SNIFFED_HEADER = 100_000_000
+
+
+def _header_size_first(head: bytes) -> bool:
+    """An 8-byte little-endian header size, then the header's ``{``."""
+    if len(head) <= 8 or head[8:9] != b"{":
+        return False
+    size = int.from_bytes(head[:8], "little")
+    return 2 <= size <= _MAX_SNIFFED_HEADER
+
+
 SAFETENSORS = Format(
     "safetensors",
     (".safetensors",),
@@ -195,4 +207,6 @@ SAFETENSORS = Format(
     "inline",
     lambda dt: dt.itemsize,
     list_keys=_list,
+    sniff=_header_size_first,
+    streamable=True,
 )

@@ -24,6 +24,7 @@ from pecli.formats._common import (
     round_trips_float32,
     table_metadata,
     text_digits,
+    text_start,
 )
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Progress, Table
@@ -537,6 +538,21 @@ def _digits(dtype: np.dtype[Any]) -> int:
     return precision.digits if precision is not None else 17
 
 
+def _is_text(head: bytes) -> bool:
+    return text_start(head) is not None
+
+
+def _text_kind(head: bytes) -> str | None:
+    """json, tsv or csv, as text's first bytes show it: JSON starts with ``[`` or ``{``, TSV has a
+    tab in its first line."""
+    text = text_start(head)
+    if text is None:
+        return None
+    if text.lstrip()[:1] in ("[", "{"):
+        return "json"
+    return "tsv" if "\t" in text.partition("\n")[0] else "csv"
+
+
 CSV = Format(
     "csv",
     (".csv",),
@@ -546,6 +562,10 @@ CSV = Format(
     _delimited_reader(",", "csv"),
     "sidecar",
     lambda dt: 0.8 * _digits(dt),
+    sniff=lambda head: _text_kind(head) == "csv",
+    begins=_is_text,
+    streamable=True,
+    text=True,
 )
 TSV = Format(
     "tsv",
@@ -556,6 +576,10 @@ TSV = Format(
     _delimited_reader("\t", "tsv"),
     "sidecar",
     lambda dt: 0.8 * _digits(dt),
+    sniff=lambda head: _text_kind(head) == "tsv",
+    begins=_is_text,
+    streamable=True,
+    text=True,
 )
 JSON = Format(
     "json",
@@ -566,4 +590,8 @@ JSON = Format(
     _read_json,
     "inline",
     lambda dt: 0.8 * (_digits(dt) + 1),
+    sniff=lambda head: _text_kind(head) == "json",
+    begins=_is_text,
+    streamable=True,
+    text=True,
 )

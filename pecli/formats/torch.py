@@ -13,7 +13,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from pecli.errors import FormatError
-from pecli.formats._common import META_KEY, ArrayInfo, Format, WriteOptions, array_table, decode_metadata, first_line
+from pecli.formats._common import (
+    META_KEY,
+    ZIP_MAGIC,
+    ArrayInfo,
+    Format,
+    WriteOptions,
+    array_table,
+    choose_key,
+    decode_metadata,
+    first_line,
+)
 from pecli.formats._common import table_metadata as _table_metadata
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Progress, Table
@@ -81,7 +91,6 @@ def _list(path: Path) -> list[ArrayInfo]:
 
 
 def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
-    from pecli.formats import choose_key
 
     torch = _torch()
     obj = _load(path)
@@ -105,6 +114,18 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     return array_table(tensor.numpy(), f"{path}:{name}" if key else str(path), info, meta, storage=storage)
 
 
+def is_torch_zip(head: bytes) -> bool:
+    """A zip whose first entry is torch.save's ``ARCHIVE/data.pkl`` (an npz's is ``NAME.npy``)."""
+    size = int.from_bytes(head[26:28], "little")
+    first = head[30 : 30 + size]
+    return head.startswith(ZIP_MAGIC) and not first.endswith(b".npy") and b"data.pkl" in head
+
+
+def _is_torch_file(head: bytes) -> bool:
+    """torch.save's zip, or a pickle (its legacy format)."""
+    return is_torch_zip(head) or (head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"))
+
+
 TORCH = Format(
     "pt",
     (".pt", ".pth"),
@@ -116,4 +137,6 @@ TORCH = Format(
     lambda dt: dt.itemsize,
     list_keys=_list,
     requires="torch",
+    sniff=_is_torch_file,
+    title="PyTorch .pt",
 )

@@ -4,7 +4,8 @@ Every module of this package except ``base`` defines one :class:`~pecli.kinds.ba
 subclass; :func:`kinds` (also ``KINDS``) maps each one's ``kind`` name to it, the default kind (``sinusoidal``)
 first.  A kind owns its parameters, its row builder, its facts and its inverse (``fit``), like an
 einops backend: adding a kind is adding a module here (plus, if it wants them, its command-line
-options in ``pecli/options.py`` and its presets in ``pecli/presets.py``).
+options in ``pecli/cli/recipe_options.py`` and its presets in ``pecli/presets/``).  Another package
+adds a kind through the entry-point group ``pecli.kinds`` (:mod:`pecli.plugins`).
 """
 
 from __future__ import annotations
@@ -24,13 +25,33 @@ DEFAULT_KIND = "sinusoidal"
 def _discover() -> dict[str, type[Recipe]]:
     import pkgutil
 
+    from pecli import plugins
+
     found: dict[str, type[Recipe]] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: (m.name != DEFAULT_KIND, m.name)):
         if info.name == "base" or info.name.startswith("_"):
             continue
         for cls in _recipe_classes(importlib.import_module(f"{__name__}.{info.name}")):
             found[cls.kind] = cls
+    # Other packages' kinds (entry-point group ``pecli.kinds``), after pecli's own.
+    for name, cls in plugins.load(
+        plugins.KINDS_GROUP, _is_kind, "a pecli.kinds.base.Recipe subclass", set(found)
+    ).items():
+        if cls.kind != name:
+            import warnings
+
+            from pecli.errors import PluginWarning
+
+            warnings.warn(
+                f"plugin {name!r} is left out: its recipe's kind is {cls.kind!r}", PluginWarning, stacklevel=2
+            )
+            continue
+        found[name] = cls
     return found
+
+
+def _is_kind(value: object) -> bool:
+    return isinstance(value, type) and issubclass(value, Recipe) and value is not Recipe
 
 
 def _recipe_classes(module: ModuleType) -> list[type[Recipe]]:

@@ -148,6 +148,8 @@ class Rope(Recipe):
 
     kind: ClassVar[str] = "rope"
     core: ClassVar[tuple[str, ...]] = ("length", "dim", "base", "layout", "part", "scaling", "dtype")
+    #: Its pipelines, the framework's first (what ``--compute`` takes).
+    computes: ClassVar[tuple[RopeCompute, ...]] = get_args(RopeCompute)
     example: ClassVar[str] = "--kind rope --len 4096 --dim 128"
 
     def __post_init__(self) -> None:
@@ -334,7 +336,7 @@ class Rope(Recipe):
         """Rotary caches whose frequencies the table follows (see :func:`pecli.kinds.rope.fit.fit_rope`)."""
         from pecli.kinds.rope.fit import fit_rope
 
-        yield from fit_rope(sample)
+        yield from fit_rope(cls, sample)
 
     @classmethod
     def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:

@@ -7,17 +7,17 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast, get_args
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, cosine_frequencies, fit_base, round_number
-from pecli.kinds.rope import Rope, RopeCompute, RopeLayout, RopePart
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr
+    from pecli.kinds.rope import Rope, RopeLayout, RopePart
 
 # ==================================================================================== fitting
 #: θ values models use, tried as round candidates besides the fitted one.
@@ -187,7 +187,7 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
     return sorted(set(out))
 
 
-def fit_rope(sample: Sample) -> Iterator[Rope]:
+def fit_rope(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
     """Rotary caches whose measured frequencies the table follows.
 
     1. Layout: the ``d/2`` distinct columns are repeated as halves (``half``) or in pairs.
@@ -195,14 +195,15 @@ def fit_rope(sample: Sample) -> Iterator[Rope]:
        are ``angle``; otherwise ``cos``/``sin``, whose amplitude is the attention factor (yarn,
        longrope) and whose frequencies follow from ``x[p+k] + x[p−k] = 2·x[p]·cos kω``.
     3. The frequencies give θ and the scaling (:func:`_scalings`); the phases of row 0 the start.
-    Every candidate is only proposed: identify rebuilds it and compares.
+    Every candidate is only proposed: identify rebuilds it and compares.  ``cls`` is the kind
+    (given, not imported: the kind's module imports this one).
     """
     n, d = sample.n, sample.d
     if n == 1:  # inv_freq: one row of dim/2 falling positive values
         inv = sample.values[0]
         if d >= 2 and np.all(inv > 0) and np.all(np.diff(inv) <= 0):
             for params in _scalings(inv, 2 * d, 1, 1.0):
-                yield from _variants(sample, {"length": 1, "dim": 2 * d, "part": "inv_freq", **params})
+                yield from _variants(cls, sample, {"length": 1, "dim": 2 * d, "part": "inv_freq", **params})
         return
     if d < 2:
         return
@@ -238,9 +239,9 @@ def fit_rope(sample: Sample) -> Iterator[Rope]:
             )
             where = "stand once" if layout == "once" else f"repeat in the {layout} layout"
             for params in _scalings(inv, dim, sample.n, amplitude):
-                for start in _start_of(x, np.asarray(_inv_of(params, dim, n), dtype=np.float64), part, amplitude):
+                for start in _start_of(x, np.asarray(_inv_of(cls, params, dim, n), dtype=np.float64), part, amplitude):
                     spec = {"length": n, "dim": dim, "layout": layout, "part": part, "start": start, **params}
-                    for recipe in _variants(sample, spec, amplitude):
+                    for recipe in _variants(cls, sample, spec, amplitude):
                         sample.clue(
                             f"the {dim // 2} distinct columns {where}; {wave}; their frequencies fit θ = "
                             f"{recipe.base:.10g}"
@@ -257,24 +258,24 @@ def _amplitude(x: Arr) -> float:
     return 1.0 if abs(measured - 1.0) <= 1e-3 else measured
 
 
-def _inv_of(params: dict[str, Any], dim: int, n: int) -> Arr:
+def _inv_of(cls: type[Rope], params: dict[str, Any], dim: int, n: int) -> Arr:
     """The exact inv_freq of a candidate, for placing its start (``start = 0`` assumed for dynamic)."""
     try:
-        return Rope(n, dim, compute="exact", **params).inv_freq()
+        return cls(n, dim, compute="exact", **params).inv_freq()
     except RecipeError:
         out: Arr = np.power(params["base"], -np.arange(dim // 2) * 2.0 / dim)
         return out
 
 
-def _variants(sample: Sample, params: dict[str, Any], amplitude: float = 1.0) -> Iterator[Rope]:
+def _variants(cls: type[Rope], sample: Sample, params: dict[str, Any], amplitude: float = 1.0) -> Iterator[Rope]:
     """The candidate in HF's float32 pipeline and exact; when the measured amplitude is not the
     scaling's own attention factor, with the amplitude as an explicit factor, and also with the
     scaling's own when the two are within 1e-3 (the amplitude is measured to ~1e-5: LongRoPE's
     sqrt(1 + ln 4 / ln 4096) = 1.0801234 was fitted as 1.0801135 and proved "within the
     envelope", wrong from row 1 on; identify prefers the one that rebuilds the table to rounding)."""
-    for compute in get_args(RopeCompute):
+    for compute in cls.computes:
         try:
-            recipe = Rope(**params, compute=compute, dtype=cast(DType, sample.dtype))
+            recipe = cls(**params, compute=compute, dtype=cast(DType, sample.dtype))
         except RecipeError:
             continue
         if params.get("part") in ("cos", "sin") and not math.isclose(

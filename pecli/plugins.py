@@ -1,0 +1,57 @@
+"""Kinds and formats from other packages, found through entry points (PEP 621's
+``[project.entry-points]``), as pytest finds its plugins.
+
+A package adds a kind by naming its :class:`~pecli.kinds.base.Recipe` subclass in the group
+``pecli.kinds``, and a format by naming its :class:`~pecli.formats.Format` entry in the group
+``pecli.formats``::
+
+    [project.entry-points."pecli.kinds"]
+    ramp = "pecli_ramp:Ramp"
+    [project.entry-points."pecli.formats"]
+    npy-text = "pecli_ramp:TEXT_FORMAT"
+
+The entry's name is the kind's (or the format's) name.  They are read only when a registry is
+needed whole, or a name is not one of pecli's own: ``pecli generate --len 120 --dim 8`` reads no
+package metadata.  A plugin that fails to load, is not what its group holds, or takes a name pecli
+already has, is left out with a :class:`~pecli.errors.PluginWarning` naming it; pecli goes on.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pecli.errors import PluginWarning
+
+T = TypeVar("T")
+
+#: The entry-point groups pecli reads.
+KINDS_GROUP, FORMATS_GROUP = "pecli.kinds", "pecli.formats"
+
+
+def load(group: str, accepts: Callable[[Any], bool], what: str, taken: set[str]) -> dict[str, Any]:
+    """``{name: object}`` of the entry points of ``group`` whose object ``accepts``; ``what`` names
+    that in a warning, ``taken`` the names that are pecli's own."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, Any] = {}
+    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+        source = f"plugin {ep.name!r} ({ep.value}" + (f", from {ep.dist.name}" if ep.dist is not None else "") + ")"
+        if ep.name in taken or ep.name in found:
+            warnings.warn(f"{source} is left out: the name {ep.name!r} is taken", PluginWarning, stacklevel=2)
+            continue
+        try:
+            value = ep.load()
+        except Exception as exc:  # a broken plugin must not break pecli
+            message = f"{source} is left out: loading it raised {type(exc).__name__}: {exc}"
+            warnings.warn(message, PluginWarning, stacklevel=2)
+            continue
+        if not accepts(value):
+            warnings.warn(f"{source} is left out: it is not {what}", PluginWarning, stacklevel=2)
+            continue
+        found[ep.name] = value
+    return found
+
+
+__all__ = ["FORMATS_GROUP", "KINDS_GROUP", "load"]

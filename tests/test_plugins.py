@@ -1,0 +1,181 @@
+"""Kinds and formats from another package (entry-point groups ``pecli.kinds`` and
+``pecli.formats``): a tiny plugin is installed as pip would leave it (the package beside its
+``.dist-info`` with ``entry_points.txt``, on the path) and used from the command line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+PLUGIN = '''
+"""A kind and a format that live outside pecli."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from pecli import Table
+from pecli.formats import Format
+from pecli.kinds.base import Recipe, int_param
+
+
+@dataclass(frozen=True)
+class Ramp(Recipe):
+    """A ramp: value (start + p) * slope / (c + 1) at position p, column c."""
+
+    length: int
+    dim: int
+    slope: float = 1.0
+    start: int = 0
+    dtype: Literal["float32", "float64"] = "float32"
+
+    kind: ClassVar[str] = "ramp"
+    core: ClassVar[tuple[str, ...]] = ("length", "dim", "slope", "dtype")
+    example: ClassVar[str] = "--kind ramp --len 8 --dim 4"
+
+    def __post_init__(self) -> None:
+        int_param("length", self.length, 1, "--len 8")
+        int_param("dim", self.dim, 1, "--dim 4")
+        object.__setattr__(self, "slope", float(self.slope))
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.length, self.dim
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        p = np.arange(self.start + r0, self.start + r1, dtype=np.float64)[:, None]
+        return (p * self.slope / np.arange(1, self.dim + 1)).astype(self.dtype)
+
+
+def _write(table: Table, fp: Any, options: Any, progress: Any) -> None:
+    n, d = table.shape
+    fp.write(f"ROWS {n} {d} {table.dtype.name}\\n".encode())
+    for block in table.blocks(progress):
+        for row in block:
+            fp.write((" ".join(repr(float(v)) for v in row) + "\\n").encode())
+
+
+def _read(path: Any, key: Any, stack: Any) -> Table:
+    lines = path.read_text().splitlines()
+    _, n, d, dtype = lines[0].split()
+    values = np.array([[float(v) for v in line.split()] for line in lines[1:]], dtype=dtype)
+    return Table.from_array(values.reshape(int(n), int(d)), name=str(path))
+
+
+ROWS = Format(
+    "rows",
+    (".rows",),
+    "plain rows of text under a ROWS n d dtype line",
+    "stream",
+    _write,
+    _read,
+    "none",
+    lambda dt: 8.0,
+    sniff=lambda head: head.startswith(b"ROWS "),
+    streamable=True,
+)
+NOT_A_FORMAT = 42
+'''
+
+ENTRY_POINTS = """
+[pecli.kinds]
+ramp = pecli_ramp:Ramp
+sinusoidal = pecli_ramp:Ramp
+
+[pecli.formats]
+rows = pecli_ramp:ROWS
+broken = pecli_ramp:NOT_A_FORMAT
+missing = pecli_ramp_missing:ANYTHING
+"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("site")
+    (root / "pecli_ramp.py").write_text(textwrap.dedent(PLUGIN), encoding="utf-8")
+    info = root / "pecli_ramp-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pecli-ramp\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
+    return root
+
+
+def pecli(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    return subprocess.run(
+        [sys.executable, "-m", "pecli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_a_plugin_kind_builds_and_writes_its_table(site: Path, tmp_path: Path) -> None:
+    r = pecli(site, tmp_path, "export", "ramp:len=5,dim=3,slope=2", "-o", "r.npy")
+    assert r.returncode == 0, r.stderr
+    expected = (np.arange(5.0)[:, None] * 2 / np.array([1.0, 2.0, 3.0])).astype(np.float32)
+    np.testing.assert_array_equal(np.load(tmp_path / "r.npy"), expected)
+    # The stored recipe is read back by the plugin's kind: inspect names it.
+    r = pecli(site, tmp_path, "inspect", "r.npy", "--json")
+    assert r.returncode == 0, r.stderr
+    assert '"kind": "ramp"' in r.stdout and '"slope": 2.0' in r.stdout
+
+
+def test_a_plugin_kind_is_a_choice_of_kind_and_in_help(site: Path, tmp_path: Path) -> None:
+    r = pecli(site, tmp_path, "generate", "--kind", "ramp", "--len", "3", "--dim", "2", "--decimals", "2")
+    assert r.returncode == 0, r.stderr
+    assert "1.00" in r.stdout and "0.50" in r.stdout
+    r = pecli(site, tmp_path, "help", "recipes", "ramp")
+    assert r.returncode == 0 and "A ramp" in r.stdout, r.stderr
+
+
+def test_a_plugin_format_writes_and_reads_from_the_command_line(site: Path, tmp_path: Path) -> None:
+    r = pecli(site, tmp_path, "generate", "--len", "4", "--dim", "2", "-o", "t.rows")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "t.rows").read_text().startswith("ROWS 4 2 float32\n")
+    r = pecli(site, tmp_path, "diff", "t.rows", "sinusoidal:len=4,dim=2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = pecli(site, tmp_path, "generate", "--len", "4", "--dim", "2", "-o", "-", "--to", "rows")
+    assert r.returncode == 0 and r.stdout.startswith("ROWS 4 2"), r.stderr
+    # Its sniff tells a stream's format, like pecli's own formats'.
+    piped = (tmp_path / "t.rows").read_bytes()
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pecli", "inspect", "-", "--json"],
+        input=piped,
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b'"shape": [\n    4,\n    2\n  ]' in done.stdout or b'"shape": [4, 2]' in done.stdout
+
+
+def test_broken_or_clashing_plugins_are_left_out_with_a_note(site: Path, tmp_path: Path) -> None:
+    r = pecli(site, tmp_path, "generate", "--len", "2", "--dim", "2", "-o", "t.rows")
+    assert r.returncode == 0, r.stderr
+    notes = r.stderr.splitlines()
+    assert any("'broken'" in n and "is not a pecli.formats.Format" in n for n in notes), r.stderr
+    assert any("'missing'" in n and "ModuleNotFoundError" in n for n in notes), r.stderr
+    # A plugin cannot take the name of pecli's own kind: the sinusoid is still pecli's.
+    r = pecli(site, tmp_path, "help", "recipes", "sinusoidal")
+    assert "'sinusoidal'" in r.stderr and "taken" in r.stderr
+    assert "A ramp" not in r.stdout
+
+
+def test_the_main_job_reads_no_plugin_metadata(site: Path, tmp_path: Path) -> None:
+    # pecli generate --len 120 --dim 8 needs one kind and no format: importlib.metadata stays unloaded.
+    code = (
+        "import sys, runpy; sys.argv = ['pecli', 'generate', '--len', '120', '--dim', '8'];\n"
+        "try:\n    runpy.run_module('pecli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print('importlib.metadata' in sys.modules, file=sys.stderr)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
