@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from pecli.errors import PecliInputError, RecipeError
+from pecli.kernels.rope_scaling import SCALINGS, scaling_named
 from pecli.kinds.base import Recipe
-from pecli.kinds.rope import SCALING_PARAMS
 
 #: What transformers 5.23's config classes use when ``config.json`` leaves a key out, per
 #: ``model_type``: ``head_dim`` (None: ``hidden_size // num_attention_heads``), ``rope_theta``
@@ -209,14 +209,12 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
     rope_type = (
         _agree(where, "rope type", ("rope_type", rope.get("rope_type")), ("type", rope.get("type"))) or "default"
     )
-    if rope_type == "su":  # Phi-3's first name for LongRoPE
-        rope_type = "longrope"
-    if rope_type == "mrope":  # transformers 4.x's name for Qwen2-VL's rope: 5.x says default + mrope_section
-        rope_type = "default"
-    if rope_type not in SCALING_PARAMS:
+    scaling = scaling_named(rope_type)
+    if scaling is None:
         raise PecliInputError(
-            f"{where}: rope_type {rope_type!r} is not one pecli builds: it builds {', '.join(SCALING_PARAMS)}"
+            f"{where}: rope_type {rope_type!r} is not one pecli builds: it builds {', '.join(SCALINGS)}"
         )
+    rope_type = scaling.name
     theta = _agree(
         where,
         "rope_theta",
@@ -255,24 +253,24 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
     if "mrope_section" in rope or model_type in MROPE_MODELS:
         return _mrope(config, rope, rope_type, dim, theta, max_pos, where)
     params: dict[str, Any] = {"length": max_pos, "dim": dim, "base": theta, "scaling": rope_type}
-    for key in SCALING_PARAMS[rope_type]:
+    for key in scaling.reads:
         if rope.get(key) is not None:
             params[key] = rope[key]
     ignored = sorted(
         k
         for k in rope
-        if k not in SCALING_PARAMS[rope_type] and k not in ("rope_type", "type", "rope_theta", "partial_rotary_factor")
+        if k not in scaling.reads and k not in ("rope_type", "type", "rope_theta", "partial_rotary_factor")
     )
     if ignored and rope_type != "default":
         raise PecliInputError(f"{where}: rope_type {rope_type} does not use {ignored[0]!r}: drop it, or fix rope_type")
-    if rope_type in ("llama3", "yarn", "longrope"):
+    if scaling.original_from_config:
         # standardize_rope_params: a top-level original_max_position_embeddings (Phi-3) wins.
         params["original_max_position_embeddings"] = config.get(
             "original_max_position_embeddings", rope.get("original_max_position_embeddings", max_pos)
         )
-    if rope_type in ("yarn", "longrope") and params.get("factor") is None:
+    if scaling.factor_from_lengths and params.get("factor") is None:
         params["factor"] = max_pos / params["original_max_position_embeddings"]  # as _compute_*_parameters do
-    if rope_type == "dynamic":
+    if scaling.original_is_max_position:
         params["original_max_position_embeddings"] = max_pos  # HF's dynamic NTK rescales past it
     for key in ("short_factor", "long_factor"):
         if isinstance(params.get(key), list):

@@ -197,3 +197,55 @@ def test_each_kind_states_its_facts(kind: str) -> None:
     # The kind's own example builds a table from the command line.
     result = CliRunner().invoke(cli, ["generate", *cls.example.split(), "--rows", "0:1"])
     assert result.exit_code == 0, result.output
+
+
+def _every_import(path: Path) -> list[str]:
+    """Every module a file names in an import, ``if TYPE_CHECKING:`` blocks included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.append(node.module)
+    return out
+
+
+def test_no_kernel_imports_a_kind_even_for_typing() -> None:
+    # Kernels are below the kinds: a kind calls them with its parameters (issue 26).
+    found = {
+        name: [m for m in _every_import(path) if m.startswith("pecli.kinds")]
+        for name, path in MODULES.items()
+        if name.startswith("pecli.kernels")
+    }
+    assert {k: v for k, v in found.items() if v} == {}
+
+
+def test_scaling_names_are_compared_in_the_scaling_registry_only() -> None:
+    """``scaling == "yarn"`` or ``rope_type in ("llama3", …)`` outside ``pecli.kernels.rope_scaling``
+    is a fact of a scaling kept in a second place: the registry's entry should say it."""
+    from pecli.kernels.rope_scaling import SCALINGS
+
+    names = {n for t in SCALINGS.values() for n in (t.name, *t.aliases)} - {"default"}
+    found = []
+    for name, path in MODULES.items():
+        if name == "pecli.kernels.rope_scaling":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                constants = [
+                    c.value
+                    for side in (node.left, *node.comparators)
+                    for c in ast.walk(side)
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                ]
+                found += [f"{name}:{node.lineno} {c}" for c in constants if c in names]
+    assert found == []
+
+
+def test_the_scaling_type_lists_the_registry() -> None:
+    from typing import get_args
+
+    from pecli.kernels.rope_scaling import SCALINGS, Scaling
+
+    assert get_args(Scaling) == tuple(SCALINGS)

@@ -1,24 +1,68 @@
-"""HF transformers' rotary ``inv_freq`` and its scalings (``modeling_rope_utils.py``, 5.23), two ways.
+"""HF transformers' rotary scalings (``modeling_rope_utils.py``, 5.23): the one registry of them.
 
-:func:`inv_freq_float32` is the framework's float32 pipeline step by step (scalars rounded to
-float32 as torch does; ``pow`` evaluated in float64 and rounded once; ``x / t`` with a Python
-``x`` is torch's ``t.reciprocal() * x``); :func:`inv_freq_float64` the same formulas in float64
-with ``base^(−2i/dim)`` correctly rounded (the reference).  They read a rotary recipe's
-parameters (:class:`pecli.kinds.rope.Rope`).
+:data:`SCALINGS` holds every fact of each scaling type (the keys it reads, those it needs, its
+checks, its attention factor, how a model's config fills it in, and its ``inv_freq``), and the rope
+kind, the fitter and the config reader all read it; no other module compares scaling names.
+
+``inv_freq`` two ways: :func:`inv_freq_float32` is the framework's float32 pipeline step by step
+(scalars rounded to float32 as torch does; ``pow`` evaluated in float64 and rounded once; ``x / t``
+with a Python ``x`` is torch's ``t.reciprocal() * x``); :func:`inv_freq_float64` the same formulas
+in float64 with ``base^(−2i/dim)`` correctly rounded (the reference).  They read a rotary recipe's
+parameters (:class:`RotaryParams`, which :class:`pecli.kinds.rope.Rope` is).
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 import numpy as np
 
+from pecli.errors import RecipeError
 from pecli.kernels.exact import frequencies
 from pecli.kernels.pipelines import f32, pow32
 
-if TYPE_CHECKING:  # the recipe whose parameters these read (it imports this module, not the reverse)
-    from pecli.kinds.rope import Rope
+#: The scaling types, as ``--scaling`` and a config's ``rope_type`` name them (the keys of :data:`SCALINGS`).
+Scaling = Literal["default", "linear", "dynamic", "yarn", "longrope", "llama3"]
+
+
+class RotaryParams(Protocol):
+    """The parameters a scaling reads (a rotary recipe's)."""
+
+    @property
+    def dim(self) -> int: ...
+    @property
+    def base(self) -> float: ...
+    @property
+    def scaling(self) -> str: ...
+    @property
+    def seq_len(self) -> int: ...
+    @property
+    def factor(self) -> float | None: ...
+    @property
+    def original_max_position_embeddings(self) -> int | None: ...
+    @property
+    def low_freq_factor(self) -> float | None: ...
+    @property
+    def high_freq_factor(self) -> float | None: ...
+    @property
+    def beta_fast(self) -> float | None: ...
+    @property
+    def beta_slow(self) -> float | None: ...
+    @property
+    def attention_factor(self) -> float | None: ...
+    @property
+    def mscale(self) -> float | None: ...
+    @property
+    def mscale_all_dim(self) -> float | None: ...
+    @property
+    def short_factor(self) -> str | None: ...
+    @property
+    def long_factor(self) -> str | None: ...
+    @property
+    def truncate(self) -> bool: ...
 
 
 def yarn_mscale(scale: float, mscale: float = 1.0) -> float:
@@ -28,7 +72,7 @@ def yarn_mscale(scale: float, mscale: float = 1.0) -> float:
     return 0.1 * mscale * math.log(scale) + 1.0
 
 
-def yarn_range(r: Rope) -> tuple[float, float]:
+def yarn_range(r: RotaryParams) -> tuple[float, float]:
     """HF's ``find_correction_range(beta_fast, beta_slow, dim, base, original_max, truncate)``."""
     dim, base = r.dim, r.base
     orig = r.original_max_position_embeddings
@@ -53,48 +97,50 @@ def factors(text: str | None) -> list[float]:
     return [float(t) for t in text.split(";")]
 
 
-def inv_freq_float32(r: Rope) -> np.ndarray:
-    """``inv_freq`` as HF computes it in float32 (scalars rounded to float32 as torch does; pow
-    evaluated in float64 and rounded once; ``x / t`` with a Python ``x`` is torch's
-    ``t.reciprocal() * x``)."""
-    dim = r.dim
+# -- inv_freq in HF's float32 pipeline: each scaling from the exponents e and the default inv_freq -----
+def _linear32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+    return default / factor
 
-    # torch.arange(0, dim, 2, dtype=int64).float() / dim
-    e = np.arange(0, dim, 2).astype(f32) / f32(dim)
-    default = f32(1) / pow32(r.base, e)
-    factor = f32(r.factor) if r.factor is not None else f32(1)
-    if r.scaling == "default":
-        return default
-    if r.scaling == "linear":
-        return default / factor
-    if r.scaling == "dynamic":
-        orig = r.original_max_position_embeddings
-        assert orig is not None and r.factor is not None
-        if r.seq_len > orig:
-            # forward path: seq_len is a 0-dim int64 tensor, so every step is a float32 tensor op
-            s = factor * f32(r.seq_len)
-            s = s / f32(orig)
-            s = s - f32(r.factor - 1)
-            # pow(Tensor, Scalar): torch keeps the Python exponent in double for a float tensor
-            s = f32(np.power(np.float64(s), dim / (dim - 2)))
-            base = f32(r.base) * s
-        else:  # init path (seq_len = max_position_embeddings): Python floats
-            base = f32(r.base * ((r.factor * orig / orig) - (r.factor - 1)) ** (dim / (dim - 2)))
-        return f32(1) / pow32(base, e)
-    if r.scaling == "yarn":
-        pos = pow32(r.base, e)
-        extrapolation = f32(1) / pos
-        interpolation = f32(1) / (factor * pos)
-        low, high = yarn_range(r)
-        ramp = np.clip((np.arange(dim // 2, dtype=f32) - f32(low)) / f32(high - low), f32(0), f32(1))
-        extra = f32(1) - ramp
-        return np.asarray(interpolation * (f32(1) - extra) + extrapolation * extra)
-    if r.scaling == "longrope":
-        orig = r.original_max_position_embeddings
-        assert orig is not None
-        ext = np.array(factors(r.long_factor if r.seq_len > orig else r.short_factor), dtype=f32)
-        return np.asarray(f32(1) / (ext * pow32(r.base, e)))
-    # llama3
+
+def _dynamic32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+    dim, orig = r.dim, r.original_max_position_embeddings
+    assert orig is not None and r.factor is not None
+    if r.seq_len > orig:
+        # forward path: seq_len is a 0-dim int64 tensor, so every step is a float32 tensor op
+        s = factor * f32(r.seq_len)
+        s = s / f32(orig)
+        s = s - f32(r.factor - 1)
+        # pow(Tensor, Scalar): torch keeps the Python exponent in double for a float tensor
+        s = f32(np.power(np.float64(s), dim / (dim - 2)))
+        base = f32(r.base) * s
+    else:  # init path (seq_len = max_position_embeddings): Python floats
+        base = f32(r.base * ((r.factor * orig / orig) - (r.factor - 1)) ** (dim / (dim - 2)))
+    return f32(1) / pow32(base, e)
+
+
+def _yarn32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+    pos = pow32(r.base, e)
+    extrapolation = f32(1) / pos
+    interpolation = f32(1) / (factor * pos)
+    low, high = yarn_range(r)
+    ramp = np.clip((np.arange(r.dim // 2, dtype=f32) - f32(low)) / f32(high - low), f32(0), f32(1))
+    extra = f32(1) - ramp
+    return np.asarray(interpolation * (f32(1) - extra) + extrapolation * extra)
+
+
+def _longrope_factors(r: RotaryParams) -> list[float]:
+    """LongRoPE's per-frequency factors: the long ones past the original length."""
+    orig = r.original_max_position_embeddings
+    assert orig is not None
+    return factors(r.long_factor if r.seq_len > orig else r.short_factor)
+
+
+def _longrope32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+    ext = np.array(_longrope_factors(r), dtype=f32)
+    return np.asarray(f32(1) / (ext * pow32(r.base, e)))
+
+
+def _llama3_32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
     orig = r.original_max_position_embeddings
     assert orig is not None and r.low_freq_factor is not None and r.high_freq_factor is not None
     low_wavelen, high_wavelen = orig / r.low_freq_factor, orig / r.high_freq_factor
@@ -106,32 +152,37 @@ def inv_freq_float32(r: Rope) -> np.ndarray:
     return np.where(medium, smoothed, inv).astype(f32)
 
 
-def inv_freq_float64(r: Rope) -> np.ndarray:
-    """``inv_freq`` from the same formulas in float64, with ``base^(−2i/dim)`` correctly rounded."""
-    dim, half = r.dim, r.dim // 2
+def inv_freq_float32(r: RotaryParams) -> np.ndarray:
+    """``inv_freq`` as HF computes it in float32 (scalars rounded to float32 as torch does; pow
+    evaluated in float64 and rounded once; ``x / t`` with a Python ``x`` is torch's
+    ``t.reciprocal() * x``)."""
+    # torch.arange(0, dim, 2, dtype=int64).float() / dim
+    e = np.arange(0, r.dim, 2).astype(f32) / f32(r.dim)
+    default = f32(1) / pow32(r.base, e)
+    factor = f32(r.factor) if r.factor is not None else f32(1)
+    return SCALINGS[r.scaling].float32(r, e, default, factor)
 
-    def powers(base: float) -> np.ndarray:
-        return np.array(frequencies(base, 1.0, tuple((2 * i, dim) for i in range(half)))[0])
 
-    default = powers(r.base)
-    factor = r.factor if r.factor is not None else 1.0
-    if r.scaling == "default":
-        return default
-    if r.scaling == "linear":
-        return default / factor
-    if r.scaling == "dynamic":
-        orig = r.original_max_position_embeddings
-        assert orig is not None
-        seq = max(r.seq_len, orig)
-        return powers(r.base * ((factor * seq / orig) - (factor - 1)) ** (dim / (dim - 2)))
-    if r.scaling == "yarn":
-        low, high = yarn_range(r)
-        extra = 1 - np.clip((np.arange(half) - low) / (high - low), 0, 1)
-        return np.asarray((default / factor) * (1 - extra) + default * extra)
-    if r.scaling == "longrope":
-        orig = r.original_max_position_embeddings
-        assert orig is not None
-        return np.asarray(default / np.array(factors(r.long_factor if r.seq_len > orig else r.short_factor)))
+# -- the same formulas in float64, from the correctly rounded default inv_freq -------------------------
+def _powers(r: RotaryParams, base: float) -> np.ndarray:
+    """``base^(−2i/dim)``, correctly rounded."""
+    return np.array(frequencies(base, 1.0, tuple((2 * i, r.dim) for i in range(r.dim // 2)))[0])
+
+
+def _dynamic64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:
+    orig = r.original_max_position_embeddings
+    assert orig is not None
+    seq = max(r.seq_len, orig)
+    return _powers(r, r.base * ((factor * seq / orig) - (factor - 1)) ** (r.dim / (r.dim - 2)))
+
+
+def _yarn64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:
+    low, high = yarn_range(r)
+    extra = 1 - np.clip((np.arange(r.dim // 2) - low) / (high - low), 0, 1)
+    return np.asarray((default / factor) * (1 - extra) + default * extra)
+
+
+def _llama3_64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:
     orig = r.original_max_position_embeddings
     assert orig is not None and r.low_freq_factor is not None and r.high_freq_factor is not None
     wavelen = 2 * math.pi / default
@@ -141,4 +192,164 @@ def inv_freq_float64(r: Rope) -> np.ndarray:
     return np.where(medium, (1 - smooth) * inv / factor + smooth * inv, inv)
 
 
-__all__ = ["factors", "inv_freq_float32", "inv_freq_float64", "yarn_mscale", "yarn_range"]
+def inv_freq_float64(r: RotaryParams) -> np.ndarray:
+    """``inv_freq`` from the same formulas in float64, with ``base^(−2i/dim)`` correctly rounded."""
+    factor = r.factor if r.factor is not None else 1.0
+    return SCALINGS[r.scaling].float64(r, _powers(r, r.base), factor)
+
+
+# -- the factor HF multiplies cos and sin by ------------------------------------------------------------
+def _yarn_attention(r: RotaryParams) -> float:
+    factor = r.factor
+    assert factor is not None
+    if r.attention_factor is not None:
+        return r.attention_factor
+    if r.mscale and r.mscale_all_dim:
+        return float(yarn_mscale(factor, r.mscale) / yarn_mscale(factor, r.mscale_all_dim))
+    return yarn_mscale(factor)
+
+
+def _longrope_attention(r: RotaryParams) -> float:
+    if r.attention_factor is not None:
+        return r.attention_factor
+    factor, orig = r.factor, r.original_max_position_embeddings
+    assert factor is not None and orig is not None
+    if factor <= 1.0:
+        return 1.0
+    return math.sqrt(1 + math.log(factor) / math.log(orig))
+
+
+# -- checks beyond the keys each needs ------------------------------------------------------------------
+def _check_dynamic(r: RotaryParams) -> None:
+    if r.dim < 4:
+        raise RecipeError(
+            f"scaling=dynamic rescales the base by factor^(dim/(dim−2)), which needs dim ≥ 4, got {r.dim}"
+        )
+
+
+def _check_longrope(r: RotaryParams) -> None:
+    if r.factor is None and r.attention_factor is None:
+        raise RecipeError(
+            "scaling=longrope needs --factor (max_position_embeddings / original_max_position_embeddings, "
+            "Phi-3 128k: 131072/4096 = 32) or --attention-factor"
+        )
+
+
+def _check_llama3(r: RotaryParams) -> None:
+    assert r.low_freq_factor is not None and r.high_freq_factor is not None
+    if r.high_freq_factor <= r.low_freq_factor:
+        raise RecipeError(
+            f"high_freq_factor ({r.high_freq_factor}) must be greater than low_freq_factor "
+            f"({r.low_freq_factor}): Llama 3.1 uses 4 and 1"
+        )
+
+
+def _unscaled32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+    return default
+
+
+@dataclass(frozen=True)
+class ScalingType:
+    """One scaling type of ``modeling_rope_utils.py``: every fact pecli knows of it."""
+
+    name: str
+    #: The keys of a config's ``rope_scaling`` it reads (the rope recipe's parameters of the same names).
+    reads: tuple[str, ...]
+    #: Those it cannot be built without.
+    needs: tuple[str, ...]
+    #: ``inv_freq`` in HF's float32 pipeline, from the exponents, the default ``inv_freq`` and the factor.
+    float32: Callable[[RotaryParams, np.ndarray, np.ndarray, np.float32], np.ndarray]
+    #: ``inv_freq`` in float64, from the correctly rounded default ``inv_freq`` and the factor.
+    float64: Callable[[RotaryParams, np.ndarray, float], np.ndarray]
+    #: The factor cos and sin are multiplied by; None: 1 (no attention factor to fit or say).
+    attention: Callable[[RotaryParams], float] | None = None
+    #: A check beyond the keys it needs (a :class:`~pecli.errors.RecipeError` naming the fix).
+    check: Callable[[RotaryParams], None] | None = None
+    #: ``standardize_rope_params``: ``original_max_position_embeddings`` comes from the config (its
+    #: top-level key first, Phi-3's place), else ``max_position_embeddings``.
+    original_from_config: bool = False
+    #: Without a ``factor``, HF takes ``max_position_embeddings / original_max_position_embeddings``.
+    factor_from_lengths: bool = False
+    #: HF's dynamic NTK rescales past ``max_position_embeddings``: it is the original length.
+    original_is_max_position: bool = False
+    #: Older names a config's ``rope_type`` may give it.
+    aliases: tuple[str, ...] = ()
+
+
+#: Every scaling type by name, ``default`` (none) first.
+SCALINGS: dict[str, ScalingType] = {
+    s.name: s
+    for s in (
+        # transformers 4.x called Qwen2-VL's rope "mrope"; 5.x says default + mrope_section.
+        ScalingType("default", (), (), _unscaled32, lambda r, default, factor: default, aliases=("mrope",)),
+        ScalingType("linear", ("factor",), ("factor",), _linear32, lambda r, default, factor: default / factor),
+        ScalingType(
+            "dynamic",
+            ("factor", "original_max_position_embeddings"),
+            ("factor", "original_max_position_embeddings"),
+            _dynamic32,
+            _dynamic64,
+            check=_check_dynamic,
+            original_is_max_position=True,
+        ),
+        ScalingType(
+            "yarn",
+            (
+                "factor",
+                "original_max_position_embeddings",
+                "beta_fast",
+                "beta_slow",
+                "attention_factor",
+                "mscale",
+                "mscale_all_dim",
+                "truncate",
+            ),
+            ("factor", "original_max_position_embeddings"),
+            _yarn32,
+            _yarn64,
+            attention=_yarn_attention,
+            original_from_config=True,
+            factor_from_lengths=True,
+        ),
+        ScalingType(
+            "longrope",
+            ("factor", "original_max_position_embeddings", "attention_factor", "short_factor", "long_factor"),
+            ("original_max_position_embeddings", "short_factor", "long_factor"),
+            _longrope32,
+            lambda r, default, factor: np.asarray(default / np.array(_longrope_factors(r))),
+            attention=_longrope_attention,
+            check=_check_longrope,
+            original_from_config=True,
+            factor_from_lengths=True,
+            aliases=("su",),  # Phi-3's first name for it
+        ),
+        ScalingType(
+            "llama3",
+            ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
+            ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
+            _llama3_32,
+            _llama3_64,
+            check=_check_llama3,
+            original_from_config=True,
+        ),
+    )
+}
+
+
+__all__ = [
+    "SCALINGS",
+    "RotaryParams",
+    "Scaling",
+    "ScalingType",
+    "factors",
+    "inv_freq_float32",
+    "inv_freq_float64",
+    "scaling_named",
+    "yarn_mscale",
+    "yarn_range",
+]
+
+
+def scaling_named(name: str) -> ScalingType | None:
+    """The scaling type a config's ``rope_type`` names (its name or an older one)."""
+    return SCALINGS.get(name) or next((t for t in SCALINGS.values() if name in t.aliases), None)

@@ -20,7 +20,7 @@ from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32, rotary32
-from pecli.kernels.rope_scaling import inv_freq_float32, inv_freq_float64, yarn_mscale
+from pecli.kernels.rope_scaling import SCALINGS, Scaling, inv_freq_float32, inv_freq_float64
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import (
     Recipe,
@@ -39,37 +39,10 @@ if TYPE_CHECKING:
 
 RopeLayout = Literal["half", "pairs", "once"]
 RopePart = Literal["cos", "sin", "angle", "inv_freq"]
-Scaling = Literal["default", "linear", "dynamic", "yarn", "longrope", "llama3"]
 RopeCompute = Literal["float32", "exact"]
 
-#: The optional parameters each scaling type reads: HF's keys for it (:mod:`pecli.hfconfig` reads them).
-SCALING_PARAMS: dict[str, tuple[str, ...]] = {
-    "default": (),
-    "linear": ("factor",),
-    "dynamic": ("factor", "original_max_position_embeddings"),
-    "yarn": (
-        "factor",
-        "original_max_position_embeddings",
-        "beta_fast",
-        "beta_slow",
-        "attention_factor",
-        "mscale",
-        "mscale_all_dim",
-        "truncate",
-    ),
-    "longrope": ("factor", "original_max_position_embeddings", "attention_factor", "short_factor", "long_factor"),
-    "llama3": ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
-}
 #: Every scaling parameter, once (the block a dropped ``rope_scaling`` loses).
-_SCALING_KEYS = tuple(dict.fromkeys(k for keys in SCALING_PARAMS.values() for k in keys if k != "truncate"))
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "default": (),
-    "linear": ("factor",),
-    "dynamic": ("factor", "original_max_position_embeddings"),
-    "yarn": ("factor", "original_max_position_embeddings"),
-    "longrope": ("original_max_position_embeddings", "short_factor", "long_factor"),
-    "llama3": ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
-}
+_SCALING_KEYS = tuple(dict.fromkeys(k for t in SCALINGS.values() for k in t.reads if k != "truncate"))
 _EXAMPLES = {
     "factor": "--factor 8",
     "original_max_position_embeddings": "--original-max-position-embeddings 8192",
@@ -196,45 +169,31 @@ class Rope(Recipe):
             )
 
     def _check_scaling_params(self) -> None:
-        set_ = object.__setattr__
-        used = SCALING_PARAMS[self.scaling]
+        """The scaling's own parameters, as its entry in :data:`~pecli.kernels.rope_scaling.SCALINGS` says."""
+        scaling = SCALINGS[self.scaling]
         unused = [
             n
-            for names in SCALING_PARAMS.values()
-            for n in names
-            if n not in used and getattr(self, n) != (True if n == "truncate" else None)
+            for t in SCALINGS.values()
+            for n in t.reads
+            if n not in scaling.reads and getattr(self, n) != (True if n == "truncate" else None)
         ]
         if unused:
             names = ", ".join(dict.fromkeys(map(spell, unused)))
             raise RecipeError(
                 f"scaling={self.scaling} does not use {names}: drop it, or choose the scaling that does "
-                f"({', '.join(s for s in get_args(Scaling) if set(unused) <= set(SCALING_PARAMS[s])) or 'none'})"
+                f"({', '.join(t.name for t in SCALINGS.values() if set(unused) <= set(t.reads)) or 'none'})"
             )
-        if self.scaling == "dynamic" and self.dim < 4:
-            raise RecipeError(
-                f"scaling=dynamic rescales the base by factor^(dim/(dim−2)), which needs dim ≥ 4, got {self.dim}"
-            )
-        missing = [n for n in _REQUIRED[self.scaling] if getattr(self, n) is None]
+        missing = [n for n in scaling.needs if getattr(self, n) is None]
         if missing:
             raise RecipeError(
                 f"scaling={self.scaling} needs {' and '.join(map(spell, missing))}, e.g. "
                 + ", ".join(_EXAMPLES[n] for n in missing)
             )
-        if self.scaling == "longrope":
-            for name in ("short_factor", "long_factor"):
-                set_(self, name, factor_list(name, getattr(self, name), self.dim // 2))
-            if self.factor is None and self.attention_factor is None:
-                raise RecipeError(
-                    "scaling=longrope needs --factor (max_position_embeddings / original_max_position_embeddings, "
-                    "Phi-3 128k: 131072/4096 = 32) or --attention-factor"
-                )
-        if self.scaling == "llama3":
-            assert self.low_freq_factor is not None and self.high_freq_factor is not None
-            if self.high_freq_factor <= self.low_freq_factor:
-                raise RecipeError(
-                    f"high_freq_factor ({self.high_freq_factor}) must be greater than low_freq_factor "
-                    f"({self.low_freq_factor}): Llama 3.1 uses 4 and 1"
-                )
+        for name in ("short_factor", "long_factor"):
+            if name in scaling.reads:
+                object.__setattr__(self, name, factor_list(name, getattr(self, name), self.dim // 2))
+        if scaling.check is not None:
+            scaling.check(self)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -249,22 +208,8 @@ class Rope(Recipe):
 
     def attention_scaling(self) -> float:
         """The factor HF multiplies cos and sin by (1 except for yarn and longrope)."""
-        factor = self.factor
-        if self.scaling == "yarn":
-            assert factor is not None
-            if self.attention_factor is not None:
-                return self.attention_factor
-            if self.mscale and self.mscale_all_dim:
-                return float(yarn_mscale(factor, self.mscale) / yarn_mscale(factor, self.mscale_all_dim))
-            return yarn_mscale(factor)
-        if self.scaling == "longrope":
-            if self.attention_factor is not None:
-                return self.attention_factor
-            assert factor is not None and self.original_max_position_embeddings is not None
-            if factor <= 1.0:
-                return 1.0
-            return math.sqrt(1 + math.log(factor) / math.log(self.original_max_position_embeddings))
-        return 1.0
+        attention = SCALINGS[self.scaling].attention
+        return 1.0 if attention is None else attention(self)
 
     def inv_freq(self) -> np.ndarray:
         """The ``dim/2`` inverse frequencies: float32 (``compute="float32"``) or float64."""
@@ -325,7 +270,7 @@ class Rope(Recipe):
             return "none"
         values = [
             f"{spell(k)[2:]} {self.value_words(k, getattr(self, k))}"
-            for k in SCALING_PARAMS[self.scaling]
+            for k in SCALINGS[self.scaling].reads
             if getattr(self, k) is not None and k not in ("short_factor", "long_factor", "truncate")
         ]
         return f"{self.scaling} ({', '.join(values)})" if values else self.scaling
@@ -391,7 +336,7 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
     return out
 
 
-__all__ = ["SCALING_PARAMS", "Rope", "RopeCompute", "RopeLayout", "RopePart", "Scaling", "factor_list", "fit_rope"]
+__all__ = ["Rope", "RopeCompute", "RopeLayout", "RopePart", "Scaling", "factor_list", "fit_rope"]
 
 
 def __getattr__(name: str) -> Any:

@@ -14,6 +14,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, cosine_frequencies, fit_base, round_number
+from pecli.kernels.rope_scaling import SCALINGS
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr
@@ -281,7 +282,7 @@ def _variants(cls: type[Rope], sample: Sample, params: dict[str, Any], amplitude
         if params.get("part") in ("cos", "sin") and not math.isclose(
             recipe.attention_scaling(), amplitude, rel_tol=1e-5
         ):
-            if params.get("scaling") not in ("yarn", "longrope"):
+            if SCALINGS[recipe.scaling].attention is None:  # a scaling without an attention factor
                 continue
             if math.isclose(recipe.attention_scaling(), amplitude, rel_tol=1e-3):
                 yield recipe  # the measured amplitude may be the scaling's own, measured loosely
