@@ -318,7 +318,7 @@ def _started_presets(
     }
     for (preset, recipe), (kind, start) in itertools.product(presets, sorted(starts)):
         has_start = "start" in {f.name for f in fields(recipe)}  # type: ignore[arg-type]
-        if kind == recipe.kind and has_start and getattr(recipe, "padding_idx", None) is None:
+        if kind == recipe.kind and has_start and recipe.padding_row is None:
             try:
                 entry = found.add(replace(recipe, start=start), preset.name)  # type: ignore[type-var]
             except RecipeError:

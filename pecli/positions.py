@@ -26,6 +26,7 @@ from pecli.errors import PecliInputError
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy.typing import ArrayLike
 
     from pecli.kinds.base import Recipe
     from pecli.table import Table
@@ -36,15 +37,18 @@ _ITEM = re.compile(r"\s*(\d+)\s*(?::\s*(\d+)\s*)?")
 MAX_LITERAL_IDS = 1 << 20
 
 
-def parse_ids(spec: str, option: str, max_ndim: int = 2) -> np.ndarray:
+def parse_ids(spec: str | ArrayLike, option: str, max_ndim: int = 2) -> np.ndarray:
     """The ids a ``--positions``/``--token-ids`` value names: a comma list of ``A`` and ``A:B``
-    (half-open ranges), or ``@FILE`` (one id per value: .npy of integers, or text/JSON numbers).
+    (half-open ranges), or ``@FILE`` (one id per value: .npy of integers, or text/JSON numbers);
+    or, from a script, the ids themselves (a list or an array of whole numbers).
 
     1-D for a list; a file may hold a 2-D batch (sequences × tokens), kept 2-D for
     :func:`fairseq_positions` (up to ``max_ndim`` axes: M-RoPE's ids are ``(3, batch, tokens)``).
     """
     import numpy as np
 
+    if not isinstance(spec, str):
+        return _checked(spec, option, max_ndim)
     if spec.startswith("@"):
         return _read_ids(spec[1:], option, max_ndim)
     out: list[np.ndarray] = []
@@ -135,7 +139,9 @@ def fairseq_positions(token_ids: np.ndarray, padding_idx: int) -> np.ndarray:
     return out
 
 
-def resolve_positions(positions: str | None, token_ids: str | None, padding_idx: int | None) -> np.ndarray | None:
+def resolve_positions(
+    positions: str | ArrayLike | None, token_ids: str | ArrayLike | None, padding_idx: int | None
+) -> np.ndarray | None:
     """The positions (1-D) ``--positions`` or ``--token-ids`` give, or None when neither is given."""
     if positions is not None and token_ids is not None:
         raise PecliInputError("give --positions or --token-ids, not both")
@@ -151,7 +157,7 @@ def resolve_positions(positions: str | None, token_ids: str | None, padding_idx:
     return fairseq_positions(parse_ids(token_ids, "--token-ids"), padding_idx).reshape(-1)
 
 
-def token_ids(spec: str) -> np.ndarray:
+def token_ids(spec: str | ArrayLike) -> np.ndarray:
     """``--positions`` for a table whose tokens carry three ids (M-RoPE): ``(3, tokens)``.
 
     1-D ids are text tokens (three equal ids); a file may hold ``(3, tokens)`` or
@@ -164,14 +170,18 @@ def token_ids(spec: str) -> np.ndarray:
         return np.broadcast_to(ids, (3, ids.size))
     if ids.shape[0] != 3:
         raise PecliInputError(
-            f"--positions {spec}: M-RoPE position ids have 3 rows (temporal, height, width), got an array of shape "
-            f"{ids.shape}: give (3, tokens) or (3, batch, tokens) as get_rope_index returns them, or 1-D ids of "
+            f"--positions {_named(spec)}: M-RoPE position ids have 3 rows (temporal, height, width), got an array of "
+            f"shape {ids.shape}: give (3, tokens) or (3, batch, tokens) as get_rope_index returns them, or 1-D ids of "
             "text tokens"
         )
     return ids.reshape(3, -1)
 
 
-def ids_table(recipe: Recipe, spec: str) -> Table:
+def _named(spec: str | ArrayLike) -> str:
+    return spec if isinstance(spec, str) else "(ids given as an array)"
+
+
+def ids_table(recipe: Recipe, spec: str | ArrayLike) -> Table:
     """The rows of the tokens whose ids ``--positions`` gives, for a kind that builds rows from its
     tokens' own ids (``Recipe.rows_at``).  When the ids are the ones the recipe's rule makes for some
     sequence (checked on every id), the table is that recipe's; otherwise it has no recipe."""
@@ -187,9 +197,36 @@ def ids_table(recipe: Recipe, spec: str) -> Table:
     params = " ".join(
         f"{k}={format_value(v)}" for k, v in recipe.params().items() if k not in recipe.ids_stand_in and k != "dtype"
     )
-    source = f"{recipe.kind} {params} at the position ids of {spec}"
-    info = {"positions": f"{ids.shape[1]} tokens at the position ids of {spec}, of {recipe.kind}"}
+    source = f"{recipe.kind} {params} at the position ids of {_named(spec)}"
+    info = {"positions": f"{ids.shape[1]} tokens at the position ids of {_named(spec)}, of {recipe.kind}"}
     return Table(TokenRows(recipe, ids), None, source, info)
+
+
+def rows_at_positions(
+    table: Table, positions: str | ArrayLike | None = None, token_ids: str | ArrayLike | None = None
+) -> Table:
+    """The rows of ``table`` at ``positions`` (in any order, repeats allowed), or of the tokens
+    ``token_ids`` numbered fairseq's way from the table's padding row; the table itself when
+    neither is given.  Each is an array of integers or text as ``--positions`` takes it
+    (``"0:512,0:128"``, ``"@ids.npy"``).  A kind whose tokens carry ids of their own (M-RoPE)
+    builds the rows of those ids instead of looking positions up."""
+    if positions is None and token_ids is None:
+        return table
+    recipe = table.recipe
+    if table.computed and recipe is not None and recipe.has_token_ids:
+        if token_ids is not None:
+            raise PecliInputError(
+                f"--token-ids numbers tokens the fairseq way; give this {recipe.kind} table's ids with --positions"
+            )
+        assert positions is not None
+        return ids_table(recipe, positions)
+    ids = resolve_positions(positions, token_ids, recipe.padding_row if recipe is not None else None)
+    if ids is None:
+        return table
+    if recipe is not None and recipe.row_label != "pos":
+        option = "--positions" if positions is not None else "--token-ids"
+        raise PecliInputError(f"{option} picks positions; the rows of this {recipe.kind} table are {recipe.row_label}s")
+    return table.gather(ids)
 
 
 class TokenRows:
@@ -216,5 +253,6 @@ __all__ = [
     "ids_table",
     "parse_ids",
     "resolve_positions",
+    "rows_at_positions",
     "token_ids",
 ]

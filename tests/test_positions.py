@@ -133,3 +133,19 @@ def test_export_of_a_file_at_positions(run, tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     with open_table(tmp_path / "few.csv") as t:
         assert np.array_equal(t.rows(0, 3), table[[63, 0, 1]])
+
+
+def test_the_library_takes_positions_as_an_array_and_as_text() -> None:
+    """``pecli.positions.rows_at_positions`` is what --positions runs, callable with a script's own ids."""
+    import pecli
+    from pecli.positions import rows_at_positions
+
+    table = pecli.Table.from_recipe(pecli.Sinusoidal(64, 8, dtype="float64"))
+    ids = np.array([5, 0, 5, 63])
+    got = rows_at_positions(table, ids)
+    # Each row is the table's row at that position, labelled with it.
+    np.testing.assert_array_equal(got.rows(0, 4), np.concatenate([table.rows(i, i + 1) for i in ids]))
+    assert [got.position_of(r) for r in range(4)] == [5, 0, 5, 63]
+    np.testing.assert_array_equal(rows_at_positions(table, "5,0,5,63").rows(0, 4), got.rows(0, 4))
+    with pytest.raises(pecli.PecliInputError, match="not whole numbers"):
+        rows_at_positions(table, [0.5])

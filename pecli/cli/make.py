@@ -165,28 +165,9 @@ def at_positions(table: Table, positions: str | None, token_ids: str | None) -> 
     """The rows --positions or --token-ids name (the table itself when neither is given)."""
     if positions is None and token_ids is None:
         return table  # pecli.positions (and pathlib with it) need not load
-    from pecli.kinds.base import Recipe
-    from pecli.positions import resolve_positions
+    from pecli.positions import rows_at_positions
 
-    recipe = table.recipe
-    if table.computed and recipe is not None and type(recipe).rows_at is not Recipe.rows_at:
-        if token_ids is not None:
-            raise PecliError(
-                f"--token-ids numbers tokens the fairseq way; give this {recipe.kind} table's ids with --positions"
-            )
-        from pecli.positions import ids_table
-
-        return ids_table(recipe, positions) if positions is not None else table
-    padding_idx = getattr(table.recipe, "padding_idx", None)
-    ids = resolve_positions(positions, token_ids, padding_idx)
-    if ids is None:
-        return table
-    if table.recipe is not None and table.recipe.row_label != "pos":
-        option = "--positions" if positions is not None else "--token-ids"
-        raise PecliError(
-            f"{option} picks positions; the rows of this {table.recipe.kind} table are {table.recipe.row_label}s"
-        )
-    return table.gather(ids)
+    return rows_at_positions(table, positions, token_ids)
 
 
 def section(table: Table, rows: Any, cols: Any) -> Table:

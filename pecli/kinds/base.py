@@ -187,6 +187,18 @@ class Recipe:
         (see :attr:`ids_stand_in`); other kinds' rows are looked up by position (``Table.gather``)."""
         raise NotImplementedError
 
+    @property
+    def has_token_ids(self) -> bool:
+        """Whether the kind's rows are tokens with ids of their own, built by :meth:`rows_at`."""
+        return type(self).rows_at is not Recipe.rows_at
+
+    @property
+    def padding_row(self) -> int | None:
+        """The padding index whose zero row the table holds (fairseq's and RoBERTa's ``padding_idx``);
+        None when it has none.  fairseq numbers tokens from it (``--token-ids``)."""
+        padding: int | None = getattr(self, "padding_idx", None)
+        return padding
+
     def recipe_at(self, ids: np.ndarray) -> Recipe | None:
         """The recipe of this kind whose rows are exactly :meth:`rows_at` ``(ids)``, when the ids follow
         the kind's own rule for some sequence (else ``None``)."""
