@@ -1,5 +1,5 @@
 """The option table of docs/options.md, generated from the commands themselves
-(:func:`pecli.cli.guide.vocabulary`): every option, its one meaning and the commands that have it.
+(:func:`pecli.cli.help.vocabulary`): every option, its one meaning and the commands that have it.
 
 docs/options.md calls :func:`table` from a cog block; regenerate with ``cog -r docs/options.md``
 (tests/test_generated_docs.py checks it is current).
@@ -8,7 +8,7 @@ docs/options.md calls :func:`table` from a cog block; regenerate with ``cog -r d
 from __future__ import annotations
 
 from pecli.cli import cli
-from pecli.cli.guide import vocabulary
+from pecli.cli.help import vocabulary
 
 HEADER = "| option | meaning | commands |\n|---|---|---|\n"
 

@@ -100,7 +100,7 @@ MAX_CONFIG_BYTES = 16 << 20
 
 def read_config(path: str | Path) -> dict[str, Any]:
     """``config.json`` as a dict, or a one-line error."""
-    from pecli.formats._common import load_json
+    from pecli.jsontext import load_json
 
     p = Path(path)
     if p.is_dir():

@@ -104,7 +104,7 @@ def _read_ids(name: str, option: str, max_ndim: int) -> np.ndarray:
 def _json_ids(text: str) -> Any:
     import numpy as np
 
-    from pecli.formats._common import load_json  # guarded: nesting too deep is invalid JSON, not a crash
+    from pecli.jsontext import load_json  # guarded: nesting too deep is invalid JSON, not a crash
 
     try:
         return np.array(load_json(text), dtype=np.float64)

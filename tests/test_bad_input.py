@@ -473,7 +473,7 @@ def _named_options(text: str) -> set[str]:
 
 def _options_of(command: str) -> set[str]:
     from pecli.cli import cli
-    from pecli.options import AliasOption
+    from pecli.cli.options import AliasOption
 
     ctx = click.Context(cli, info_name="pecli")
     cmd = cli.get_command(ctx, command) or cli  # not a command: the group's own options

@@ -81,7 +81,7 @@ def test_stale_table_fails_the_check(tmp_path: Path) -> None:
 
 
 def test_every_source_path_the_docs_name_exists() -> None:
-    """A how-to that points at `pecli/options.py` after the options moved sends a newcomer to a
+    """A how-to that points at `pecli/cli/options.py` after the options moved sends a newcomer to a
     file that is not there (issue 26): every `pecli/…` path in the README and the pages exists."""
     import re
 

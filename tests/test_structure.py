@@ -175,8 +175,8 @@ def test_every_kind_parameter_is_a_recipe_option_and_back() -> None:
     from dataclasses import fields
 
     from pecli.cli import cli
+    from pecli.cli.options import RecipeOption
     from pecli.kinds import KINDS
-    from pecli.options import RecipeOption
 
     for command in ("generate", "inspect", "export", "identify", "analyze", "plot"):
         options = {p.name for p in cli.commands[command].params if isinstance(p, RecipeOption)}
@@ -249,3 +249,18 @@ def test_the_scaling_type_lists_the_registry() -> None:
     from pecli.kernels.rope_scaling import SCALINGS, Scaling
 
     assert get_args(Scaling) == tuple(SCALINGS)
+
+
+def test_no_private_module_is_imported_from_outside_its_package() -> None:
+    # pecli.formats._common is the formats' own: the config reader once read JSON through it.
+    crossing = [
+        f"{name}: {module}"
+        for name, path in MODULES.items()
+        for module, _ in _imports(name, path)
+        for i, part in enumerate(module.split("."))
+        if module.startswith("pecli.")
+        and part.startswith("_")
+        and not part.startswith("__")
+        and not (name + ".").startswith(".".join(module.split(".")[:i]) + ".")
+    ]
+    assert crossing == []

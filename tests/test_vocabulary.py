@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from pecli.cli import cli
-from pecli.options import AliasOption
+from pecli.cli.options import AliasOption
 
 CTX = click.Context(cli, info_name="pecli")
 COMMANDS = {name: cli.get_command(CTX, name) for name in cli.list_commands(CTX)}

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from pecli.cli.options import quiet_enabled, recipe_params
 from pecli.errors import PecliInputError
-from pecli.options import quiet_enabled, recipe_params
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -548,7 +548,7 @@ def write_output(app: App, table: Table, out: dict[str, Any]) -> None:
     options = WriteOptions(key=out["key"], compress=out["compress"], digits=out["digits"])
     output, fmt = out["output"], out["fmt"]
     if out["compress"] is not None and (output == "-" or not resolve_format(output, fmt, "--to").compresses):
-        from pecli.options import extensions, titles
+        from pecli.cli.options import extensions, titles
 
         def can(f: Format) -> bool:
             return f.compresses

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pecli.cli.app import EPILOG, App, echo_json
-from pecli.options import (
+from pecli.cli.options import (
     PecliCommand,
     complete_source,
     from_option,

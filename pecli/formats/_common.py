@@ -18,6 +18,7 @@ import numpy as np
 
 from pecli.dtypes import DTYPES, is_bfloat16, round_to
 from pecli.errors import FormatError, PecliInputError, StaleMetadataWarning, TableTooLargeError
+from pecli.jsontext import load_json
 from pecli.kinds import recipe_from_metadata
 from pecli.kinds.base import SCHEMA
 from pecli.table import Progress, Table, check_float_dtype
@@ -178,26 +179,6 @@ def fingerprint(table: Table) -> str:
             h.update(rows.astype(rows.dtype.newbyteorder("<"), copy=False).tobytes())
     itemsize = DTYPES[name].itemsize if name in DTYPES else table.dtype.itemsize
     return f"{n * d * itemsize}:{h.hexdigest()}"
-
-
-class NumberTooLarge(ValueError):
-    """A JSON integer with more digits than Python converts (a hostile file, not a table value)."""
-
-
-def _parse_int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise NumberTooLarge(f"the integer {text[:8]}… has {len(text)} digits, too large to be a table value") from None
-
-
-def load_json(text: str | bytes) -> Any:
-    """``json.loads`` for untrusted text: pathological nesting or a huge integer is invalid JSON,
-    not a crash."""
-    try:
-        return json.loads(text, parse_int=_parse_int)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
 
 
 def decode_metadata(text: Any, key: str | None = None) -> dict[str, Any]:

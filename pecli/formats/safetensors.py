@@ -28,9 +28,9 @@ from pecli.formats._common import (
     choose_key,
     decode_metadata,
     first_line,
-    load_json,
     table_metadata,
 )
+from pecli.jsontext import load_json
 from pecli.table import Progress, Table
 
 #: The reference implementation refuses headers over 100 MB; so does pecli.

@@ -16,16 +16,15 @@ from pecli.errors import FormatError
 from pecli.formats._common import (
     READ_AS_FLOAT32,
     Format,
-    NumberTooLarge,
     WriteOptions,
     array_table,
-    load_json,
     read_sidecar,
     round_trips_float32,
     table_metadata,
     text_digits,
     text_start,
 )
+from pecli.jsontext import NumberTooLarge, load_json
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Progress, Table
 

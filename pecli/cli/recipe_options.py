@@ -6,8 +6,8 @@ them to the kinds' fields both ways, and each kind's default is read from the ki
 
 from __future__ import annotations
 
-from pecli.options import completion, field_choices, kind_names, recipe_option, shared_stack
-from pecli.paramtypes import LazyChoice
+from pecli.cli.options import completion, field_choices, kind_names, recipe_option, shared_stack
+from pecli.cli.paramtypes import LazyChoice
 
 #: Every recipe option, in the order ``--help`` lists them.
 recipe_options = shared_stack(

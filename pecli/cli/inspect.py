@@ -1,4 +1,4 @@
-"""``pecli inspect`` and ``pecli presets``: look at a table, or at the presets."""
+"""``pecli inspect``: look at a table, one position's vector, or the arrays inside a file."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from pecli.cli.app import EPILOG, App, PecliError, echo_json, table_input
-from pecli.options import (
+from pecli.cli.options import (
     PecliCommand,
     complete_source,
     input_format_option,
@@ -18,7 +18,7 @@ from pecli.options import (
     threads_option,
     view_options,
 )
-from pecli.recipe_options import recipe_options
+from pecli.cli.recipe_options import recipe_options
 
 if TYPE_CHECKING:
     from pecli.table import Table
@@ -166,37 +166,3 @@ def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, prec
     app.show(render.describe_view(desc, precision))
     app.out.print()
     app.show(render.table_view(app.width, table, win, precision)[1:])
-
-
-@click.command(cls=PecliCommand, epilog=EPILOG)
-@click.argument("names", nargs=-1, metavar="[NAME]...")
-@json_option
-@click.pass_obj
-def presets(app: App, names: tuple[str, ...], as_json: bool) -> None:
-    """List the presets: named recipes that reproduce a framework's own table.
-
-    With NAME, show that preset in full: the framework, class or function and version it
-    reproduces, the formula, offsets, how exact it is and its default recipe.  Use one with
-    `pecli generate --preset NAME [--len N --dim D ...]`, or as a SOURCE: NAME:len=N,dim=D.
-    """
-    from pecli.presets import PRESETS, get_preset
-    from pecli.render import presets_view
-
-    chosen = [get_preset(n) for n in names] if names else list(PRESETS.values())
-    if as_json:
-        rows = [
-            {
-                "name": p.name,
-                "kind": p.kind,
-                "framework": p.framework,
-                "source": p.source,
-                "formula": p.summary,
-                "offsets": p.offsets,
-                "precision": p.exactness,
-                "recipe": p.recipe().to_metadata(),
-            }
-            for p in chosen
-        ]
-        echo_json(rows)
-        return
-    app.show(presets_view(chosen, detail=bool(names)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pecli.cli.app import EPILOG, App
-from pecli.options import SHOW_EVERY_RECIPE_OPTION, PecliCommand, RecipeOption
+from pecli.cli.options import SHOW_EVERY_RECIPE_OPTION, PecliCommand, RecipeOption
 
 
 @click.command("help", cls=PecliCommand, epilog=EPILOG)
@@ -91,7 +91,7 @@ def vocabulary(group: click.Group) -> dict[str, tuple[str, list[str]]]:
     An option's meaning is its help text: one option name, one text, wherever it appears (the
     test suite holds every command to it).  Deprecated names are left out: they are not options.
     """
-    from pecli.options import AliasOption
+    from pecli.cli.options import AliasOption
 
     ctx = click.Context(group, info_name="pecli")
     found: dict[str, tuple[str, list[str]]] = {}

@@ -1,5 +1,5 @@
 """Every option is defined once, here (the recipe options, one per kind parameter, in
-:mod:`pecli.recipe_options`), and stacked by name on the commands that use it.
+:mod:`pecli.cli.recipe_options`), and stacked by name on the commands that use it.
 
 Nothing here imports the kinds or the formats: their names (``--kind``, ``--layout``,
 ``--to``, ``--from`` …) are read from the registries the first time a command needs them, so
@@ -13,7 +13,7 @@ from typing import Any, TypeVar, cast
 
 import click
 
-from pecli.paramtypes import CompressType, LazyChoice, SpanType
+from pecli.cli.paramtypes import CompressType, LazyChoice, SpanType
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -90,10 +90,10 @@ def _remember_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> 
 
 
 def completion(name: str) -> Callable[..., Any]:
-    """A shell-completion callback from :mod:`pecli.completion`, imported only when completing."""
+    """A shell-completion callback from :mod:`pecli.cli.completion`, imported only when completing."""
 
     def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
-        from pecli import completion
+        from pecli.cli import completion
 
         return getattr(completion, name)(ctx, param, incomplete)
 

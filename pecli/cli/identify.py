@@ -1,0 +1,64 @@
+"""``pecli identify``: name the recipe that made a table, proved on every row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from pecli.cli.app import EPILOG, App, echo_json, table_input
+from pecli.cli.options import (
+    PecliCommand,
+    alias_option,
+    complete_source,
+    input_format_option,
+    json_option,
+    quiet_option,
+    threads_option,
+    top_option,
+)
+from pecli.cli.recipe_options import recipe_options
+
+
+@click.command(cls=PecliCommand, epilog=EPILOG)
+@click.argument("source", required=False, metavar="[SOURCE]", shell_complete=complete_source)
+@recipe_options
+@top_option(5, 1)
+@alias_option("--nearest", type=click.IntRange(1, 1000), target="top", use="--top")
+@json_option
+@input_format_option
+@quiet_option
+@threads_option
+@click.pass_context
+def identify(
+    ctx: click.Context, /, source: str | None, top: int, as_json: bool, from_fmt: str | None, quiet: bool, **params: Any
+) -> None:
+    """Which recipe made this table?  Tries every kind and preset, then proves the answer.
+
+    Each kind fits its parameters to the data: sinusoidal layout, base, frequency rule, start,
+    padding row and pipeline; 2-D/3-D grid, order and temperature; RoPE part (cos, sin, angle,
+    inv_freq), layout, θ and scaling; ALiBi slopes or bias.  Vectors and (X, Y, C) grids are
+    read as the frameworks save them.  A MATCH is printed only after the whole table has been
+    compared with the rebuild, as `pecli diff` compares it; the command that confirms it is
+    printed too (`check it with`), with every other name that builds the same table, and the
+    line says which match it is: bit for bit, within the rounding of the table's dtype, or
+    within the named float32 pipeline's envelope (its size given).  Otherwise
+    CLOSE (within a float32 pipeline's rounding), LEARNED (random-looking, like a learned table
+    at initialisation: described, never matched) or NO KNOWN RECIPE with the nearest candidates.
+    Exit status 0 whatever the verdict (2 on error).
+
+    \b
+      pecli identify checkpoint.safetensors:embed_positions.weight
+      pecli identify rope_cos.npy --json
+    """
+    from pecli.identification import identify as find
+    from pecli.render import identify_view
+
+    app: App = ctx.obj
+    with table_input(ctx, source, params, from_fmt) as table:
+        with app.progress(table.shape[0], "proving", as_json) as advance:
+            found = find(table, nearest=top, progress=advance)
+    if as_json:
+        echo_json(found.to_dict(), allow_nan=False)
+    else:
+        app.show(identify_view(found))
