@@ -1,6 +1,7 @@
 """Memory and size guards: refuse early, before anything is allocated or written.
 
-The memory pecli counts on is what the system says is available now (Linux ``MemAvailable``),
+The memory pecli counts on is what the system says is available now (Linux ``MemAvailable``,
+psutil's count elsewhere),
 capped by the environment variable ``PECLI_MEMORY_LIMIT`` when it is set (bytes, or a size such
 as ``512M`` or ``2G``): a shared machine's own budget, and how tests make the limit small.
 """
@@ -45,14 +46,22 @@ def memory_limit() -> int | None:
 
 
 def system_available_memory() -> int | None:
-    """Bytes of memory the system has available now (Linux ``MemAvailable``), or None when unknown."""
+    """Bytes of memory the system has available now, or None when unknown: Linux's
+    ``MemAvailable``; elsewhere (macOS, Windows) psutil's ``virtual_memory().available``, which
+    reads the platform's own counters (on macOS, free plus reclaimable pages from
+    ``host_statistics64``; installed with pecli there); else POSIX's ``SC_AVPHYS_PAGES``."""
+    meminfo = _first_number("/proc/meminfo", "MemAvailable:")
+    if meminfo is not None:
+        return meminfo * 1024
     try:
-        with open("/proc/meminfo", encoding="ascii") as fp:
-            for line in fp:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
+        import psutil
+    except ImportError:
         pass
+    else:
+        try:
+            return int(psutil.virtual_memory().available)
+        except (OSError, RuntimeError, AttributeError):
+            pass
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):

@@ -521,3 +521,40 @@ def test_diff_of_a_table_that_stores_almost_nothing_is_refused_at_once(
     r = run("inspect", big.name)
     assert r.exit_code == 0, r.output
     assert "statistics skipped: 1.6 TB declared" in r.stdout and needle in r.stdout
+
+
+def test_available_memory_is_known_without_proc_meminfo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS has no /proc/meminfo and no SC_AVPHYS_PAGES: the count comes from psutil there (a
+    dependency on every platform but Linux), and without either it is unknown, never an error."""
+    import sys
+    import types
+
+    from pecli import resources
+
+    real = resources._first_number
+    monkeypatch.setattr(
+        resources, "_first_number", lambda path, prefix: None if path == "/proc/meminfo" else real(path, prefix)
+    )
+    fake = types.ModuleType("psutil")
+    fake.virtual_memory = lambda: types.SimpleNamespace(available=123_456_789)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "psutil", fake)
+    assert resources.system_available_memory() == 123_456_789
+
+    monkeypatch.setitem(sys.modules, "psutil", None)  # not installed
+
+    def no_sysconf(name: str) -> int:
+        raise ValueError(f"unrecognized configuration name {name!r}")  # as macOS says for SC_AVPHYS_PAGES
+
+    monkeypatch.setattr(resources.os, "sysconf", no_sysconf)
+    assert resources.system_available_memory() is None
+
+
+def test_on_linux_the_count_is_memavailable() -> None:
+    from pecli import resources
+
+    if not os.path.exists("/proc/meminfo"):
+        pytest.skip("no /proc/meminfo")
+    with open("/proc/meminfo", encoding="ascii") as fp:
+        kib = next(int(line.split()[1]) for line in fp if line.startswith("MemAvailable:"))
+    # Read twice a few microseconds apart: the machine's other processes move it a little.
+    assert abs(resources.system_available_memory() - kib * 1024) < 256 << 20
