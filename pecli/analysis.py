@@ -75,7 +75,7 @@ def heatmap_sample(table: Table, max_rows: int = 512, max_cols: int = 512) -> He
     rs = max(1, math.ceil(n / max_rows))
     cs = max(1, math.ceil(d / max_cols))
     row_ids = np.arange(0, n, rs, dtype=np.intp)
-    pairs = getattr(table.recipe, "layout", None) in ("interleaved", "pairs")
+    pairs = table.recipe is not None and table.recipe.paired_columns()
     if cs > 1 and pairs:
         every = max(1, math.ceil((d // 2) / max(1, max_cols // 2)))  # pairs: both columns of each fit
         cs = 2 * every

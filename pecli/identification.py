@@ -246,7 +246,7 @@ def tolerances(recipe: Recipe, sample: Sample) -> tuple[float, float]:
     """
     p = recipe.max_position()
     match = 4 * sample.eps + 4 * 2.0**-53 * (1 + p)
-    if getattr(recipe, "compute", "exact") == "float32":
+    if recipe.carrier() == "float32":  # a float32 pipeline
         match += 1e-6 + p * 2.0**-23
     # Past the cap a tolerance says nothing: values of magnitude 1 would all "match".
     match = min(match, _ENVELOPE_CAP / 4)

@@ -307,6 +307,11 @@ class Recipe:
         """For ``inspect --pos``: what column ``j`` of row ``row`` computes (nothing by default)."""
         return lambda j: {}
 
+    def paired_columns(self) -> bool:
+        """Whether columns come in adjacent pairs of one frequency (sin, cos interleaved; rotary
+        pairs), so that a picture keeps both columns of a pair or neither."""
+        return getattr(self, "layout", None) in ("interleaved", "pairs")
+
     def max_position(self) -> float:
         """The largest position (angle multiplier) the table holds: what rounding grows with."""
         return float(self.start + self.shape[0])
