@@ -2,7 +2,7 @@
 (:func:`pecli.cli.help.vocabulary`): every option, its one meaning and the commands that have it.
 
 docs/options.md calls :func:`table` from a cog block; regenerate with ``cog -r docs/options.md``
-(tests/test_generated_docs.py checks it is current).
+(tests/project/test_generated_docs.py checks it is current).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The preset table of docs/presets.md, generated from the preset registry (``pecli.presets.PRESETS``).
 
 docs/presets.md calls :func:`table` from a cog block; regenerate with ``cog -r docs/presets.md``
-and check with ``cog --check docs/presets.md`` (tests/test_generated_docs.py does that).  Run as a
+and check with ``cog --check docs/presets.md`` (tests/project/test_generated_docs.py does that).  Run as a
 script to print the table.
 """
 

@@ -21,7 +21,7 @@ Run from the repository root::
 Each reader runs in its own worker process, so a segfault or a hang inside a C library (HDF5,
 zlib, PyTorch) is caught, reported and skipped instead of ending the run.  The table goes to
 stdout; each uncaught finding's first inputs are saved under ``--crashes DIR``.  Exit status 1
-if any input raised anything but a clean error.  ``tests/test_fuzz.py`` runs the same generators
+if any input raised anything but a clean error.  ``tests/formats/test_fuzz.py`` runs the same generators
 under Hypothesis in the default test suite.
 """
 

@@ -1,7 +1,7 @@
 """The numbers ``diff`` reports, accumulated over row blocks: counts, maxima, ulps, worst elements.
 
 :class:`Accumulator` folds pairs of row blocks (A's, B's) into exact statistics in bounded memory.
-Three routes, all giving the same numbers (``tests/test_diffstats.py`` checks them against each
+Three routes, all giving the same numbers (``tests/diff/test_diffstats.py`` checks them against each
 other and against whole-array NumPy):
 
 - blocks that are mostly equal: only the differing elements are gathered and looked at in float64;

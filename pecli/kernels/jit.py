@@ -9,7 +9,7 @@ order, as loops over (position, frequency) pairs instead of ~100 NumPy passes ov
 the Dekker product of the position and the frequency in turns, the exact removal of whole turns,
 the octant, ``2π·f`` as a double-double and fdlibm's kernels.  numba compiles without fast-math,
 so every operation rounds as NumPy's does and none is fused into an FMA: the values are the NumPy
-kernel's, bit for bit (``tests/test_compiled.py`` checks it), only ~10 times faster (4.8 ns a pair
+kernel's, bit for bit (``tests/numerics/test_compiled.py`` checks it), only ~10 times faster (4.8 ns a pair
 into strided rows, against 47 ns).
 
 Only :mod:`pecli.kernels.compiled` imports this module, and only for tables large enough to repay

@@ -15,7 +15,7 @@ from pecli.formats.text import format_rows
 from pecli.kernels.exact import frequency_turns, sincos
 from pecli.kernels.rotation import fill_sincos
 from pecli.kernels.threads import prefetch
-from tests.conftest import ulp_distance
+from tests.helpers import ulp_distance
 
 DTYPES = [np.float16, np.float32, np.float64]
 LAYOUTS = ["interleaved", "split", "cos-first", "separate", "every-other-row"]

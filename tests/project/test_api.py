@@ -161,8 +161,8 @@ def test_every_kind_of_the_registry_is_exported_under_its_class_name() -> None:
 
 
 def test_a_script_compares_identifies_and_describes_its_own_arrays() -> None:
-    # The paper's table computed here in float64 (tests.conftest.reference), then cast once.
-    from tests.conftest import reference
+    # The paper's table computed here in float64 (tests.helpers.reference), then cast once.
+    from tests.helpers import reference
 
     mine = reference(64, 16).astype(np.float32)
     recipe = pecli.Sinusoidal(length=64, dim=16)
@@ -236,7 +236,7 @@ def test_a_notebook_shows_a_comparison_and_an_identification_as_the_cli_prints_t
     import re
 
     from pecli.render import as_html, diff_view, identify_view
-    from tests.conftest import WIDTH
+    from tests.helpers import WIDTH
 
     def text(markup: str) -> list[str]:
         return html.unescape(re.sub(r"<[^>]+>", "", markup)).split()

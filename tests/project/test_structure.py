@@ -10,7 +10,7 @@ import pytest
 
 from pecli.kinds import kinds
 
-PACKAGE = Path(__file__).resolve().parent.parent / "pecli"
+PACKAGE = Path(__file__).resolve().parents[2] / "pecli"
 #: The project's rule of thumb for one module (a kind, a command group, a format family).
 MAX_LINES = 600
 

@@ -1,7 +1,7 @@
 """No traceback, ever (issue 27): the operating system's failures, hostile names and inputs,
 degenerate tables and signals each end in one ``Error:`` line (or the signal's status), and a
 property test draws commands, options, inputs and standard streams and checks the contract on
-every draw (:mod:`tests.cli_contract`).
+every draw (:mod:`tests.helpers`).
 
 Each case of the issue's list is here; every one of them ended in a traceback (or, for the
 swallowed signal, a replaced file and exit 0) on the code before the fix.
@@ -24,9 +24,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.cli_contract import call, violations
+from tests.helpers import call, violations
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PECLI = [sys.executable, "-m", "pecli"]
 
 

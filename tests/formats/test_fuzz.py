@@ -45,7 +45,7 @@ from pecli.formats._common import META_KEY, SIDECAR_SCHEMA
 from pecli.kinds import recipe_from_metadata
 from pecli.kinds.sinusoidal import Sinusoidal
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_script(name: str) -> ModuleType:

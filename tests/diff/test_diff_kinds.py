@@ -23,7 +23,7 @@ from pecli.kinds import kinds
 from pecli.kinds.base import Recipe
 from pecli.sources import parse_recipe
 from pecli.table import Table
-from tests.conftest import reference
+from tests.helpers import reference
 
 
 def plain(x: np.ndarray) -> Table:
@@ -62,7 +62,7 @@ def hf_rope(
 
 
 def paper(n: int, d: int, base: float = 10000.0, layout: str = "interleaved", start: int = 0) -> np.ndarray:
-    """§3.5 in float64 from the published formula (``tests.conftest.reference``), cast once."""
+    """§3.5 in float64 from the published formula (``tests.helpers.reference``), cast once."""
     return reference(n, d, base, layout, start).astype(np.float32)
 
 

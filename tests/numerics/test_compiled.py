@@ -1,6 +1,6 @@
 """The compiled exact kernel (numba, the ``fast`` extra): the NumPy kernel's values, bit for bit.
 
-Independent truth for the values themselves is tests/test_accuracy.py (mpmath); here the claim is
+Independent truth for the values themselves is tests/numerics/test_accuracy.py (mpmath); here the claim is
 that the compiled loop is the same arithmetic, so every table is identical whichever kernel ran,
 and that small tables never load numba.  Skipped without numba (the quick suite's install).
 """

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from pecli import RecipeError, Sinusoidal
 from pecli.kernels.exact import TWO_PI_DEC
-from tests.conftest import reference, reference_tolerance
+from tests.helpers import reference, reference_tolerance
 
 recipes = st.builds(
     Sinusoidal,

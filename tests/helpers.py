@@ -1,4 +1,10 @@
-"""The command line's contract, checked on any one run (issue 27), and a way to run pecli in-process
+"""The tests' one helper module: float64 truths of the published formula, ulp distances, and the
+command line's contract.
+
+:func:`reference` writes the paper's table element by element in float64 (the truth many tests
+compare against), :func:`ulp_distance` counts ulps against an exact value.
+
+The command line's contract, checked on any one run (issue 27), and a way to run pecli in-process
 with the standard streams a real process would have.
 
 :func:`call` runs ``pecli ARGS`` in this process with descriptors 0, 1 and 2 set up as a shell
@@ -18,8 +24,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from pecli.cli.app import cli
 
+#: The terminal width the CLI runs at in tests (the ``run`` fixture, the README's examples).
+WIDTH = "80"
 EXIT_STATUSES = {0, 1, 2, 129, 130, 141, 143}
 
 
@@ -127,3 +137,47 @@ def violations(run: Run, allowed: frozenset[str] | set[str] = frozenset()) -> li
     if stray:
         found.append(f"changed files not asked for: {stray}")
     return found
+
+
+def reference(length: int, dim: int, base: float = 10000.0, layout: str = "interleaved", start: int = 0) -> np.ndarray:
+    """Float64 table written from the published formula, element by element in plain Python.
+
+    HuggingFace (`SinusoidalPositionalEmbedding`): angle = pos / base^(2·(j//2)/d); even j → sin, odd j → cos;
+    interleaved keeps that order, split puts all sin columns (⌈d/2⌉ of them) first.
+    """
+    angles = [[pos / base ** (2 * (j // 2) / dim) for j in range(dim)] for pos in range(start, start + length)]
+    enc = np.array(angles, dtype=np.float64).reshape(length, dim)
+    out = np.empty((length, dim))
+    if layout == "interleaved":
+        out[:, 0::2] = np.sin(enc[:, 0::2])
+        out[:, 1::2] = np.cos(enc[:, 1::2])
+    else:
+        sentinel = dim // 2 if dim % 2 == 0 else dim // 2 + 1
+        out[:, :sentinel] = np.sin(enc[:, 0::2])
+        out[:, sentinel:] = np.cos(enc[:, 1::2])
+    return out
+
+
+def reference_tolerance(start: int, length: int) -> float:
+    """Error bound of ``reference``: its float64 angle is off by a few ulp of the angle."""
+    return 8 * np.finfo(np.float64).eps * max(1.0, float(start + length))
+
+
+def ulp_distance(value: np.ndarray, exact: np.ndarray, dtype: type) -> np.ndarray:
+    """|value − exact| in units of the spacing of ``dtype`` at ``exact``."""
+    spacing = np.spacing(np.abs(exact).astype(dtype)).astype(np.float64)
+    tiny = float(np.finfo(dtype).smallest_subnormal)
+    return np.abs(value.astype(np.float64) - exact) / np.maximum(spacing, tiny)
+
+
+__all__ = [
+    "EXIT_STATUSES",
+    "WIDTH",
+    "Run",
+    "call",
+    "reference",
+    "reference_tolerance",
+    "snapshot",
+    "ulp_distance",
+    "violations",
+]

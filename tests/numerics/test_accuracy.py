@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pecli import Sinusoidal
-from tests.conftest import ulp_distance
+from tests.helpers import ulp_distance
 
 mpmath = pytest.importorskip("mpmath")
 

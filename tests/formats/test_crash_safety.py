@@ -19,7 +19,7 @@ import pytest
 
 import pecli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow  # kills four large exports mid-write

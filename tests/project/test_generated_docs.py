@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cogapp import Cog
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "presets.md"
 STALE = "docs/presets.md is stale: run `cog -r docs/presets.md`"
 TABLE_HEADER = "| preset | reproduces |"

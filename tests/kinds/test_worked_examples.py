@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pecli import Sinusoidal
-from tests.conftest import reference
+from tests.helpers import reference
 
 # Blog walkthroughs of "Attention Is All You Need": d_model = 8, seq_len = 120, pos = 2, 4 decimals.
 WORKED_EXAMPLE_ROW_2 = [0.9093, -0.4161, 0.1987, 0.9801, 0.0200, 0.9998, 0.0020, 0.9999]

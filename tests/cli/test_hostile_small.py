@@ -2,7 +2,7 @@
 widths, torch's own warnings, oversized safetensors headers, recipe operands next to files named
 like a kind, and integers too long for Python to parse.
 
-Refused cases follow tests/test_bad_input.py: exit 2, nothing on stdout, one ``Error:`` line, no
+Refused cases follow tests/cli/test_bad_input.py: exit 2, nothing on stdout, one ``Error:`` line, no
 traceback, the directory byte for byte as it was."""
 
 from __future__ import annotations

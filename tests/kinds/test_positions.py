@@ -1,7 +1,7 @@
 """Explicit positions (``--positions``, ``--token-ids``): rows of any positions, in any order,
 for every kind whose rows are positions, shown and written in every format.
 
-Truth: the published formula in float64 (``conftest.reference``), fairseq's ``make_positions``
+Truth: the published formula in float64 (``tests.helpers.reference``), fairseq's ``make_positions``
 rule worked by hand, and the rows of the contiguous table (a position's row never depends on
 which other rows are asked for).
 """
@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import reference, reference_tolerance
 
 from pecli import open_table
 from pecli.formats import FORMATS
@@ -20,6 +19,7 @@ from pecli.kinds import kinds
 from pecli.positions import fairseq_positions, parse_ids
 from pecli.sources import parse_recipe
 from pecli.table import Table
+from tests.helpers import reference, reference_tolerance
 
 
 def test_a_list_of_ranges_and_single_positions() -> None:
