@@ -320,7 +320,8 @@ class Sample:
         for first, rows in self.windows():
             if first <= a and b <= first + rows.shape[0]:
                 return rows[a - first : b - first]
-        return read_rows(self.table, np.arange(a, b))
+        # Read once: the fitters of several kinds (and of a table's column groups) ask for the same rows.
+        return self.memo(("rows", a, b), lambda: read_rows(self.table, np.arange(a, b)))
 
     @cached_property
     def zero_rows(self) -> list[int]:

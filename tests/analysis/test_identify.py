@@ -289,13 +289,14 @@ def test_the_sample_holds_head_tail_and_windows() -> None:
 
 
 def test_a_structured_table_never_gets_a_random_draw_as_its_nearest_recipe() -> None:
-    # The paper's table with each (sin, cos) pair swapped, written in float64 from the formula:
-    # no recipe rebuilds it, and a learned table (max |Δ| ~1.04, values of 0.02) is numerically
-    # "nearer" than the paper's (1.41) yet explains nothing of it.
+    # The paper's table with each (sin, cos) pair swapped and the sine negated (the conjugate of
+    # freqs_cis), written in float64 from the formula: no recipe rebuilds it, and a learned table
+    # (max |Δ| ~1.04, values of 0.02) is numerically "nearer" than the paper's (1.41) yet explains
+    # nothing of it.  (Swapped alone it is a recipe: rope's cis part, Meta's freqs_cis as real.)
     p = np.arange(200.0)[:, None]
     angle = p / 10000 ** (2 * np.arange(32) / 64)
     swapped = np.empty((200, 64))
-    swapped[:, 0::2], swapped[:, 1::2] = np.cos(angle), np.sin(angle)
+    swapped[:, 0::2], swapped[:, 1::2] = np.cos(angle), -np.sin(angle)
     result = identify(plain(swapped.astype(np.float32)))
     assert result.verdict == "unknown"
     assert result.nearest and result.nearest[0].recipe.kind != "learned"
@@ -373,3 +374,15 @@ def test_a_table_wider_than_identify_tries_is_refused_at_once(run, tmp_path: Pat
     assert f"has {IDENTIFY_MAX_COLUMNS + 1} columns" in r.stderr and "pecli diff SOURCE RECIPE" in r.stderr
     with pytest.raises(PecliInputError, match="more than the"):
         identify(np.ones((1, IDENTIFY_MAX_COLUMNS + 1)))
+
+
+def test_the_paper_with_its_pairs_swapped_is_freqs_cis() -> None:
+    # (cos, sin) per frequency, exact values rounded once: rope's cis part, θ 10000, found by its fit.
+    p = np.arange(200.0)[:, None]
+    angle = p / 10000 ** (2 * np.arange(32) / 64)
+    swapped = np.empty((200, 64))
+    swapped[:, 0::2], swapped[:, 1::2] = np.cos(angle), np.sin(angle)
+    result = identify(plain(swapped.astype(np.float32)))
+    assert result.verdict == "match" and result.best is not None, result.summary
+    recipe = result.best.recipe
+    assert (recipe.kind, recipe.part, recipe.layout, recipe.base) == ("rope", "cis", "once", 10000.0)  # type: ignore[attr-defined]

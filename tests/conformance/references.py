@@ -43,6 +43,7 @@ CHECKED_WITH = {
     "positional-encodings": "6.0.3",
     "rotary-embedding-torch": "0.9.1",
     "diffusers": "0.42.1",
+    "torchtune": "0.6.1",
 }
 
 
@@ -1351,3 +1352,73 @@ def timm_rotary_embedding_cat(
             ref_feat_shape=None if ref_feat_shape is None else list(ref_feat_shape),
         )
         return {"table": _np(rope.get_embed())}
+
+
+# ------------------------------------------------------- the engines' and training libraries' rotary caches
+
+
+def _torchtune_module(relative: str) -> Any:
+    """A module of torchtune (0.6.1) loaded from its file: the rotary modules import only torch,
+    while ``import torchtune`` needs torchao and the datasets stack (installed ``--no-deps``)."""
+    name = "_pecli_torchtune_" + relative.replace("/", "_").removesuffix(".py")
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec("torchtune")  # locates the distribution without running its __init__
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("No module named 'torchtune'", name="torchtune")
+    path = Path(next(iter(spec.submodule_search_locations))) / relative
+    loader = importlib.util.spec_from_file_location(name, path)
+    assert loader is not None and loader.loader is not None
+    module = importlib.util.module_from_spec(loader)
+    sys.modules[name] = module
+    loader.loader.exec_module(module)
+    return module
+
+
+def torchtune_qwen2_cache(dim: int, max_seq_len: int, base: float) -> Arrays:
+    """torchtune ``models/qwen2/_positional_embeddings.py::Qwen2RotaryPositionalEmbeddings(dim,
+    max_seq_len, base).cache``: ``cat([cos e, sin e], -1)``, ``e = cat([f, f])``, ``(n, 2·dim)`` float32."""
+    module = _torchtune_module("models/qwen2/_positional_embeddings.py")
+    with _torch().no_grad():
+        return {"table": _np(module.Qwen2RotaryPositionalEmbeddings(dim, max_seq_len, base).cache)}
+
+
+def torchtune_rope_cache(dim: int, max_seq_len: int, base: int) -> Arrays:
+    """torchtune ``modules/position_embeddings.py::RotaryPositionalEmbeddings(dim, max_seq_len,
+    base).cache``, ``(n, dim/2, 2)`` of ``(cos, sin)``, flattened to ``(n, dim)`` float32."""
+    module = _torchtune_module("modules/position_embeddings.py")
+    with _torch().no_grad():
+        cache = module.RotaryPositionalEmbeddings(dim, max_seq_len, base).cache
+    return {"table": _np(cache.flatten(1))}
+
+
+def torchtune_llama31_cache(dim: int, max_seq_len: int, base: int, scale_factor: int = 8) -> Arrays:
+    """torchtune ``models/llama3_1/_position_embeddings.py::Llama3ScaledRoPE(dim, max_seq_len, base,
+    scale_factor)`` (low 1, high 4, old context 8192: its defaults), cache flattened to ``(n, dim)``."""
+    module = _torchtune_module("models/llama3_1/_position_embeddings.py")
+    with _torch().no_grad():
+        rope = module.Llama3ScaledRoPE(dim, max_seq_len, base, scale_factor=scale_factor)
+        return {"table": _np(rope.cache.flatten(1))}
+
+
+def vllm_cos_sin_cache(rotary_dim: int, max_position: int, base: float) -> Arrays:
+    """vLLM's ``cos_sin_cache`` as ``vllm/model_executor/layers/rotary_embedding/base.py::RotaryEmbedding``
+    computes it (vLLM cannot be installed without a GPU build here; the formula as published): inverse
+    frequencies ``1 / base ** (arange(0, rotary_dim, 2, float) / rotary_dim)``, positions ``arange(n, float)``,
+    their outer product by ``einsum``, then ``[cos | sin]``, all float32."""
+    torch = _torch()
+    exponents = torch.arange(0, rotary_dim, 2, dtype=torch.float) / rotary_dim
+    inverse = 1.0 / (base**exponents)
+    angles = torch.einsum("i,j -> ij", torch.arange(max_position, dtype=torch.float), inverse)
+    return {"table": _np(torch.cat((angles.cos(), angles.sin()), dim=-1))}
+
+
+def meta_freqs_cis(dim: int, end: int, theta: float) -> Arrays:
+    """Meta's ``llama/model.py::precompute_freqs_cis(dim, end, theta)`` (torchtitan's is the same),
+    as published: ``torch.polar`` of the float32 angles, complex64 ``(end, dim/2)``, viewed as real
+    and flattened to ``(end, dim)``: ``c0, s0, c1, s1, …``."""
+    torch = _torch()
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+    angles = torch.outer(torch.arange(end, dtype=torch.float32), freqs)
+    freqs_cis = torch.polar(torch.ones_like(angles), angles)
+    return {"table": _np(torch.view_as_real(freqs_cis).flatten(1)), "complex": _np(freqs_cis)}

@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from pecli.fitting import Sample
 
 RopeLayout = Literal["half", "pairs", "once"]
-RopePart = Literal["cos", "sin", "angle", "inv_freq"]
+RopePart = Literal["cos", "sin", "angle", "inv_freq", "cos-sin", "cis"]
+#: The parts that hold the cos table and the sin table together, and where each goes.
+BOTH_PARTS = ("cos-sin", "cis")
 RopeCompute = Literal["float32", "exact"]
 
 #: Every scaling parameter, once (the block a dropped ``rope_scaling`` loses).
@@ -87,6 +89,11 @@ class Rope(Recipe):
     sequence length, taken as HF's forward does for one call over these positions:
     ``seq_len = start + length``.  ``part``: ``cos`` or ``sin`` (times the attention factor of
     yarn/longrope), ``angle`` (``p·inv_freq``), ``inv_freq`` (one row of ``dim/2``).
+    ``cos-sin`` is the cos table and the sin table side by side, ``[cos | sin]``, each in the
+    layout (vLLM's and SGLang's ``cos_sin_cache`` with ``once``, torchtune's Qwen2 and Phi-3 caches
+    with ``half``); ``cis`` is each frequency's ``(cos, sin)`` in turn, ``[c0, s0, c1, s1, …]``
+    (``dim`` columns, layout ``once``): Meta's and torchtitan's complex ``freqs_cis`` viewed as real
+    (``torch.view_as_real``), torchtune's ``(n, dim/2, 2)`` cache flattened.
     ``layout``: ``half`` repeats the ``dim/2`` values as ``[f0…f_{h−1}, f0…f_{h−1}]``
     (HF rotate_half, GPT-NeoX); ``pairs`` as ``[f0, f0, f1, f1, …]`` (GPT-J, lucidrains);
     ``once`` keeps them once, ``dim/2`` columns (HF's ``freqs`` before ``cat``, the real or
@@ -161,6 +168,11 @@ class Rope(Recipe):
                     "the length the model was trained on, e.g. 8192",
                 ),
             )
+        if self.part == "cis" and self.layout != "once":
+            raise RecipeError(
+                "part=cis holds each frequency once, as its (cos, sin) pair: give --layout once "
+                "(--part cos-sin puts a cos and a sin table of any layout side by side)"
+            )
         self._check_scaling_params()
         last = self.start + self.length - 1
         if last >= 2**53:
@@ -199,7 +211,8 @@ class Rope(Recipe):
     def shape(self) -> tuple[int, int]:
         if self.part == "inv_freq":
             return (1, self.dim // 2)
-        return (self.length, self.dim // 2 if self.layout == "once" else self.dim)
+        width = self.dim // 2 if self.layout == "once" else self.dim
+        return (self.length, 2 * width if self.part in BOTH_PARTS else width)
 
     @property
     def seq_len(self) -> int:
@@ -223,9 +236,11 @@ class Rope(Recipe):
     def wavelengths(self) -> np.ndarray:
         """``2π/inv_freq`` of each column's frequency (in positions)."""
         waves = 2 * math.pi / np.asarray(self.inv_freq(), dtype=np.float64)
-        if self.part == "inv_freq" or self.layout == "once":
-            return waves
-        return np.tile(waves, 2) if self.layout == "half" else np.repeat(waves, 2)
+        if self.part == "cis":
+            return np.repeat(waves, 2)
+        if self.part != "inv_freq" and self.layout != "once":
+            waves = np.tile(waves, 2) if self.layout == "half" else np.repeat(waves, 2)
+        return np.tile(waves, 2) if self.part == "cos-sin" else waves
 
     def pipeline(self) -> str:
         return self.compute
@@ -288,6 +303,11 @@ class Rope(Recipe):
         """inv_freq is one row of dim/2; the other parts are ``length`` rows of ``dim``."""
         if params.get("part") == "inv_freq" or sample.n == 1:
             yield {"length": 1, "dim": 2 * sample.d, "dtype": sample.dtype, "part": "inv_freq"}
+        if params.get("part") in BOTH_PARTS and sample.n > 1 and sample.d % 2 == 0:
+            # A cos table and a sin table together: each is half the columns.
+            once = params.get("part") == "cis" or params.get("layout") == "once"
+            yield {"length": sample.n, "dim": sample.d if once else sample.d // 2, "dtype": sample.dtype}
+            return
         if sample.n > 1:
             # A model's cos cache, sin cache and angles are all that model's table, in any layout.
             for part in get_args(RopePart)[:3]:
@@ -297,6 +317,16 @@ class Rope(Recipe):
 
 
 def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
+    if r.part in BOTH_PARTS:
+        # The cos table and the sin table, each as the framework builds it, put side by side or in turn.
+        cos, sin = (_rope_rows(replace(r, part=part), r0, r1) for part in ("cos", "sin"))
+        out = np.empty((r1 - r0, r.shape[1]), dtype=r.dtype)
+        width = cos.shape[1]
+        if r.part == "cos-sin":
+            out[:, :width], out[:, width:] = cos, sin
+        else:
+            out[:, 0::2], out[:, 1::2] = cos, sin
+        return out
     inv = r.inv_freq()
     half = r.dim // 2
     if r.part == "inv_freq":

@@ -189,6 +189,73 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
 
 
 def fit_rope(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
+    """Rotary caches whose measured frequencies the table follows: one table of one part
+    (:func:`_fit_one`), or a cos table and a sin table held together (:func:`_fit_both`)."""
+    yield from _fit_one(cls, sample)
+    yield from _fit_both(cls, sample)
+
+
+#: How a table holds its cos and sin tables together: the part, the columns of each, and in words.
+_BOTH = (
+    (
+        "cos-sin",
+        lambda d: (np.arange(d // 2), np.arange(d // 2, d)),
+        "the first half of the columns is a cos table and the second half its sin table",
+    ),
+    (
+        "cis",
+        lambda d: (np.arange(0, d, 2), np.arange(1, d, 2)),
+        "the even columns are cosines and each odd column the sine of the same angle",
+    ),
+)
+
+
+def _fit_both(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
+    """vLLM's ``[cos | sin]`` cache and the ``(cos, sin)`` pairs of a complex ``freqs_cis`` viewed
+    as real: when the two groups of columns lie on one circle (``cos² + sin²`` the same
+    everywhere), the cos columns are fitted as a table of their own and each recipe found is
+    proposed with the part that puts the sin table beside it."""
+    from pecli.table import Table
+
+    n, d = sample.n, sample.d
+    if n < 3 or d < 4 or d % 2:
+        return
+    head = sample.rows(0, min(n, sample.head_rows))
+    for part, columns, words in _BOTH:
+        cos_cols, sin_cols = columns(d)
+        radius = head[:, cos_cols] ** 2 + head[:, sin_cols] ** 2
+        if not np.all(np.isfinite(radius)) or not np.allclose(
+            radius, radius[0, 0], rtol=0, atol=1e-3 * max(1.0, radius[0, 0])
+        ):
+            continue
+        cos_table = Table(_Columns(sample, cos_cols), None, sample.table.source, {})
+        cos_sample = type(sample)(cos_table, sample.spans, sample.values[:, cos_cols])
+        for recipe in _fit_one(cls, cos_sample):
+            if recipe.part != "cos" or (part == "cis" and recipe.layout != "once"):
+                continue
+            try:
+                whole = replace(recipe, part=cast("RopePart", part))
+            except RecipeError:
+                continue
+            sample.clue(f"{words}; the cos table's frequencies fit θ = {whole.base:.10g}", whole)
+            yield whole
+
+
+class _Columns:
+    """Some columns of a sampled table, their rows read through the sample (which reads each span
+    once for every fitter); an array-like for :class:`~pecli.table.Table`."""
+
+    def __init__(self, sample: Sample, cols: np.ndarray) -> None:
+        self.sample, self.cols = sample, cols
+        self.shape = (sample.n, len(cols))
+        self.dtype = sample.table.dtype
+
+    def __getitem__(self, key: slice) -> np.ndarray:
+        start, stop, _ = key.indices(self.shape[0])
+        return np.asarray(self.sample.rows(start, stop))[:, self.cols]
+
+
+def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
     """Rotary caches whose measured frequencies the table follows.
 
     1. Layout: the ``d/2`` distinct columns are repeated as halves (``half``) or in pairs.
@@ -279,7 +346,7 @@ def _variants(cls: type[Rope], sample: Sample, params: dict[str, Any], amplitude
             recipe = cls(**params, compute=compute, dtype=cast(DType, sample.dtype))
         except RecipeError:
             continue
-        if params.get("part") in ("cos", "sin") and not math.isclose(
+        if params.get("part") not in ("angle", "inv_freq") and not math.isclose(
             recipe.attention_scaling(), amplitude, rel_tol=1e-5
         ):
             if SCALINGS[recipe.scaling].attention is None:  # a scaling without an attention factor
