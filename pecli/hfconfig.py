@@ -210,10 +210,9 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
         _agree(where, "rope type", ("rope_type", rope.get("rope_type")), ("type", rope.get("type"))) or "default"
     )
     scaling = scaling_named(rope_type)
-    if scaling is None:
-        raise PecliInputError(
-            f"{where}: rope_type {rope_type!r} is not one pecli builds: it builds {', '.join(SCALINGS)}"
-        )
+    if scaling is None or not scaling.in_transformers:
+        known = ", ".join(t.name for t in SCALINGS.values() if t.in_transformers)
+        raise PecliInputError(f"{where}: rope_type {rope_type!r} is not one pecli builds: it builds {known}")
     rope_type = scaling.name
     theta = _agree(
         where,

@@ -91,7 +91,7 @@ def as_html(renderables: list[Any], width: int = 100) -> str:
 
     console = Console(record=True, file=io.StringIO(), width=width, color_system="truecolor", force_terminal=True)
     for r in renderables:
-        console.print(r)
+        console.print(r, soft_wrap=True)  # lines as the terminal holds them: a recipe longer than the width stays whole
     return console.export_html(inline_styles=True, code_format='<pre style="font-family: monospace">{code}</pre>')
 
 
@@ -517,8 +517,12 @@ def identify_view(found: Any) -> list[RenderableType]:
             out.append(f"same table as    {', '.join(others)}")
         out.append(f"rebuild it with  {best.spec}")
         out.append(_line(f"check it with    {best.check_command(found.source)}"))
+    # The best recipe in another of its kind's pipelines, named by no preset, is no other
+    # explanation (rope's two float32 forms, within each other's envelope); --json has them all.
+    twins = set(best.recipe.pipelines()) if best is not None else set()
     for c in found.alternatives:
-        if c.atol and set(c.names) - set(found.names):
+        named = any(n in PRESETS for n in c.names)
+        if c.atol and set(c.names) - set(found.names) and (named or c.recipe not in twins):
             names = ", ".join(n for n in c.names if n in PRESETS) or c.name
             out.append(f"also matches     {names}: {c.spec} (max |Δ| {_g(c.atol, 3)})")
     out += [_line(f"note: {note}") for note in found.notes]

@@ -104,7 +104,8 @@ recipe_options = shared_stack(
         type=LazyChoice(field_choices("form")),
         default=None,
         help="How that pipeline evaluates frequencies: exp(−k·ln B/n), 1/B^(k/n) (pow), or p/B^(k/n) (div).  "
-        "alibi slopes: list (ofirpress, default), pow (Bloom), recip (MPT).",
+        "alibi slopes: list (ofirpress, default), pow (Bloom), recip (MPT).  rope's float32 inv_freq: pow "
+        "(default, 1/B^(2i/d): HF, vLLM, torchtune) or neg-pow (B^(−2i/d) in one pow: keras-hub).",
     ),
     recipe_option("--grid", metavar="HxW", help="sincos2d: the grid, e.g. 14x14 (XxYxZ: --order tatp or cogvideox)."),
     recipe_option(

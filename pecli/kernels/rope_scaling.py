@@ -25,7 +25,7 @@ from pecli.kernels.exact import frequencies
 from pecli.kernels.pipelines import f32, pow32
 
 #: The scaling types, as ``--scaling`` and a config's ``rope_type`` name them (the keys of :data:`SCALINGS`).
-Scaling = Literal["default", "linear", "dynamic", "yarn", "longrope", "llama3"]
+Scaling = Literal["default", "linear", "dynamic", "yarn", "longrope", "llama3", "keras-dynamic"]
 
 
 class RotaryParams(Protocol):
@@ -63,6 +63,8 @@ class RotaryParams(Protocol):
     def long_factor(self) -> str | None: ...
     @property
     def truncate(self) -> bool: ...
+    @property
+    def form(self) -> str: ...
 
 
 def yarn_mscale(scale: float, mscale: float = 1.0) -> float:
@@ -152,13 +154,20 @@ def _llama3_32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.f
     return np.where(medium, smoothed, inv).astype(f32)
 
 
+def _keras_dynamic32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+    # keras-hub: inv / ops.power(float32(factor), float32(dim) / float32(max(1, dim − 2)))
+    exponent = f32(r.dim) / f32(max(1, r.dim - 2))
+    return np.asarray(default / pow32(factor, np.asarray(exponent)))
+
+
 def inv_freq_float32(r: RotaryParams) -> np.ndarray:
     """``inv_freq`` as HF computes it in float32 (scalars rounded to float32 as torch does; pow
     evaluated in float64 and rounded once; ``x / t`` with a Python ``x`` is torch's
     ``t.reciprocal() * x``)."""
     # torch.arange(0, dim, 2, dtype=int64).float() / dim
     e = np.arange(0, r.dim, 2).astype(f32) / f32(r.dim)
-    default = f32(1) / pow32(r.base, e)
+    # HF: 1.0 / (base ** e); keras-hub: ops.power(float32(base), -e), one rounding.
+    default = f32(1) / pow32(r.base, e) if r.form == "pow" else pow32(r.base, -e)
     factor = f32(r.factor) if r.factor is not None else f32(1)
     return SCALINGS[r.scaling].float32(r, e, default, factor)
 
@@ -274,15 +283,30 @@ class ScalingType:
     original_is_max_position: bool = False
     #: Older names a config's ``rope_type`` may give it.
     aliases: tuple[str, ...] = ()
+    #: A ``rope_type`` of transformers' (a model's config.json may name it); else another library's.
+    in_transformers: bool = True
+    #: The float32 forms of ``base^(−2i/dim)`` frameworks pair it with (a rope recipe's ``form``):
+    #: keras-hub's ``neg-pow`` goes with the scalings keras-hub has whose inv_freq starts from it.
+    forms: tuple[str, ...] = ("pow",)
 
 
+_BOTH_FORMS = ("pow", "neg-pow")
 #: Every scaling type by name, ``default`` (none) first.
 SCALINGS: dict[str, ScalingType] = {
     s.name: s
     for s in (
         # transformers 4.x called Qwen2-VL's rope "mrope"; 5.x says default + mrope_section.
-        ScalingType("default", (), (), _unscaled32, lambda r, default, factor: default, aliases=("mrope",)),
-        ScalingType("linear", ("factor",), ("factor",), _linear32, lambda r, default, factor: default / factor),
+        ScalingType(
+            "default", (), (), _unscaled32, lambda r, default, factor: default, aliases=("mrope",), forms=_BOTH_FORMS
+        ),
+        ScalingType(
+            "linear",
+            ("factor",),
+            ("factor",),
+            _linear32,
+            lambda r, default, factor: default / factor,
+            forms=_BOTH_FORMS,
+        ),
         ScalingType(
             "dynamic",
             ("factor", "original_max_position_embeddings"),
@@ -331,6 +355,17 @@ SCALINGS: dict[str, ScalingType] = {
             _llama3_64,
             check=_check_llama3,
             original_from_config=True,
+        ),
+        # keras-hub's RotaryEmbedding(rope_type="dynamic"): not HF's dynamic NTK (which rescales the
+        # base past the original length) but inv_freq / factor^(dim/(dim−2)) at every length.
+        ScalingType(
+            "keras-dynamic",
+            ("factor",),
+            ("factor",),
+            _keras_dynamic32,
+            lambda r, default, factor: default / factor ** (r.dim / max(1, r.dim - 2)),
+            in_transformers=False,
+            forms=("neg-pow", "pow"),
         ),
     )
 }

@@ -193,6 +193,16 @@ PRESETS = [
         "torch.view_as_real(freqs_cis): (cos f, sin f) per frequency, θ=10000, complex64 viewed as float32",
     ),
     _p(
+        "keras-hub-rope",
+        _R,
+        {"form": "neg-pow"},
+        {"length": 4096, "dim": 128},
+        "keras-hub 0.32.0 (RotaryEmbedding() on a (1, 4096, 128) input)",
+        "keras_hub/src/layers/modeling/rotary_embedding.py::RotaryEmbedding._compute_cos_sin_embedding",
+        "cos of e = [f, f] (rotate_half), f = p·10000^(−2i/128) in one float32 pow, float32; "
+        "rope_type linear/yarn as HF's, dynamic: --scaling keras-dynamic",
+    ),
+    _p(
         "lucidrains-xpos",
         "xpos",
         {"scale_base": 512.0},

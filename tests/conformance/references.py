@@ -44,6 +44,7 @@ CHECKED_WITH = {
     "rotary-embedding-torch": "0.9.1",
     "diffusers": "0.42.1",
     "torchtune": "0.6.1",
+    "keras-hub": "0.32.0",
 }
 
 
@@ -1422,3 +1423,20 @@ def meta_freqs_cis(dim: int, end: int, theta: float) -> Arrays:
     angles = torch.outer(torch.arange(end, dtype=torch.float32), freqs)
     freqs_cis = torch.polar(torch.ones_like(angles), angles)
     return {"table": _np(torch.view_as_real(freqs_cis).flatten(1)), "complex": _np(freqs_cis)}
+
+
+def keras_hub_rope(dim: int, length: int, start_index: int = 0, **kwargs: Any) -> Arrays:
+    """keras-hub 0.32.0's ``keras_hub.layers.RotaryEmbedding(**kwargs)`` with the torch backend: the
+    ``cos``/``sin`` embeddings its ``call`` rotates a ``(1, length, dim)`` input by, from its own
+    ``_compute_cos_sin_embedding`` (the layer keeps no cache to read), ``(length, dim)`` float32."""
+    import os
+
+    os.environ.setdefault("KERAS_BACKEND", "torch")
+    import keras
+
+    assert keras.backend.backend() == "torch", keras.backend.backend()
+    from keras_hub.layers import RotaryEmbedding
+
+    layer = RotaryEmbedding(**kwargs)
+    cos, sin = layer._compute_cos_sin_embedding(keras.ops.zeros((1, length, dim)), start_index)
+    return {"cos": _np(cos[0]), "sin": _np(sin[0])}

@@ -42,6 +42,9 @@ RopePart = Literal["cos", "sin", "angle", "inv_freq", "cos-sin", "cis"]
 #: The parts that hold the cos table and the sin table together, and where each goes.
 BOTH_PARTS = ("cos-sin", "cis")
 RopeCompute = Literal["float32", "exact"]
+#: How the float32 pipeline takes ``base^(−2i/dim)``: ``1 / base^(2i/dim)`` (HF, vLLM, Meta, torchtune) or
+#: ``base^(−2i/dim)`` in one float32 pow (keras-hub's ``RotaryEmbedding``).
+RopeForm = Literal["pow", "neg-pow"]
 
 #: Every scaling parameter, once (the block a dropped ``rope_scaling`` loses).
 _SCALING_KEYS = tuple(dict.fromkeys(k for t in SCALINGS.values() for k in t.reads if k != "truncate"))
@@ -98,6 +101,9 @@ class Rope(Recipe):
     (HF rotate_half, GPT-NeoX); ``pairs`` as ``[f0, f0, f1, f1, …]`` (GPT-J, lucidrains);
     ``once`` keeps them once, ``dim/2`` columns (HF's ``freqs`` before ``cat``, the real or
     imaginary part of Meta's complex ``freqs_cis``).
+    ``form``: ``pow`` takes the inverse frequencies as ``1 / base^(2i/dim)`` (HF, vLLM, Meta,
+    torchtune), ``neg-pow`` as ``base^(−2i/dim)`` in one float32 pow (keras-hub's
+    ``RotaryEmbedding``); the float32 values differ by the second rounding.
     ``compute``: ``float32`` emulates HF's float32 pipeline step by step (what the
     model uses; within a few float32 ulps of torch, see dialects.md §0); ``exact`` is the real
     value of the same formula (``inv_freq`` evaluated in float64, the angle and cos/sin exact),
@@ -124,12 +130,15 @@ class Rope(Recipe):
     long_factor: str | None = None
     truncate: bool = True
     compute: RopeCompute = "float32"
+    form: RopeForm = "pow"
     dtype: DType = "float32"
 
     kind: ClassVar[str] = "rope"
     core: ClassVar[tuple[str, ...]] = ("length", "dim", "base", "layout", "part", "scaling", "dtype")
     #: Its pipelines, the framework's first (what ``--compute`` takes).
     computes: ClassVar[tuple[RopeCompute, ...]] = get_args(RopeCompute)
+    #: The float32 pipeline's ways to take base^(−2i/dim) (what ``--form`` takes), HF's first.
+    forms: ClassVar[tuple[RopeForm, ...]] = get_args(RopeForm)
     example: ClassVar[str] = "--kind rope --len 4096 --dim 128"
 
     def __post_init__(self) -> None:
@@ -143,6 +152,7 @@ class Rope(Recipe):
             ("part", RopePart),
             ("scaling", Scaling),
             ("compute", RopeCompute),
+            ("form", RopeForm),
             ("dtype", DType),
         ):
             choice(name, getattr(self, name), get_args(literal))
@@ -167,6 +177,11 @@ class Rope(Recipe):
                     1,
                     "the length the model was trained on, e.g. 8192",
                 ),
+            )
+        if self.form != "pow" and self.compute == "exact":
+            raise RecipeError(
+                f"form={self.form} is how a float32 pipeline rounds base^(−2i/dim): it goes with --compute float32 "
+                "(the exact table has no rounding to choose)"
             )
         if self.part == "cis" and self.layout != "once":
             raise RecipeError(
@@ -243,7 +258,7 @@ class Rope(Recipe):
         return np.tile(waves, 2) if self.part == "cos-sin" else waves
 
     def pipeline(self) -> str:
-        return self.compute
+        return self.compute if self.form == "pow" else f"{self.compute} {self.form}"
 
     def max_position(self) -> float:
         return 1.0 if self.part == "inv_freq" else float(self.start + self.length)
@@ -366,7 +381,7 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
     return out
 
 
-__all__ = ["Rope", "RopeCompute", "RopeLayout", "RopePart", "Scaling", "factor_list", "fit_rope"]
+__all__ = ["Rope", "RopeCompute", "RopeForm", "RopeLayout", "RopePart", "Scaling", "factor_list", "fit_rope"]
 
 
 def __getattr__(name: str) -> Any:

@@ -93,6 +93,11 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
                 yield {"base": theta, "scaling": "default"}
             elif 0 < scale < 1:
                 yield {"base": theta, "scaling": "linear", "factor": round_number(1 / scale, 4)}
+                # keras-hub's "dynamic": every frequency divided by factor^(dim/(dim−2)), a round factor.
+                f = (1 / scale) ** (max(1, dim - 2) / dim)
+                nice = round(f * 4) / 4
+                if nice > 1 and abs(f - nice) <= 1e-3 * nice:
+                    yield {"base": theta, "scaling": "keras-dynamic", "factor": nice}
             continue
         if not math.isclose(scale, 1, rel_tol=1e-6) or ratio[-1] > 0.99 or ratio[-1] <= 0:
             continue
@@ -341,11 +346,14 @@ def _variants(cls: type[Rope], sample: Sample, params: dict[str, Any], amplitude
     scaling's own when the two are within 1e-3 (the amplitude is measured to ~1e-5: LongRoPE's
     sqrt(1 + ln 4 / ln 4096) = 1.0801234 was fitted as 1.0801135 and proved "within the
     envelope", wrong from row 1 on; identify prefers the one that rebuilds the table to rounding)."""
-    for compute in cls.computes:
+    scaling = SCALINGS[params.get("scaling", "default")]
+    for compute, form in itertools.product(cls.computes, cls.forms):
+        if form not in scaling.forms:
+            continue  # no framework computes this scaling in that form
         try:
-            recipe = cls(**params, compute=compute, dtype=cast(DType, sample.dtype))
+            recipe = cls(**params, compute=compute, form=form, dtype=cast(DType, sample.dtype))
         except RecipeError:
-            continue
+            continue  # a form goes with the float32 pipeline only
         if params.get("part") not in ("angle", "inv_freq") and not math.isclose(
             recipe.attention_scaling(), amplitude, rel_tol=1e-5
         ):
