@@ -25,7 +25,7 @@ from pecli.kernels.exact import frequencies
 from pecli.kernels.pipelines import f32, pow32
 
 #: The scaling types, as ``--scaling`` and a config's ``rope_type`` name them (the keys of :data:`SCALINGS`).
-Scaling = Literal["default", "linear", "dynamic", "yarn", "longrope", "llama3", "keras-dynamic"]
+Scaling = Literal["default", "linear", "dynamic", "yarn", "longrope", "llama3", "keras-dynamic", "litgpt-yarn"]
 
 
 class RotaryParams(Protocol):
@@ -74,8 +74,9 @@ def yarn_mscale(scale: float, mscale: float = 1.0) -> float:
     return 0.1 * mscale * math.log(scale) + 1.0
 
 
-def yarn_range(r: RotaryParams) -> tuple[float, float]:
-    """HF's ``find_correction_range(beta_fast, beta_slow, dim, base, original_max, truncate)``."""
+def yarn_range(r: RotaryParams, top: int | None = None) -> tuple[float, float]:
+    """HF's ``find_correction_range(beta_fast, beta_slow, dim, base, original_max, truncate)``;
+    ``top``: the largest index (HF ``dim − 1``; litgpt ``dim/2 − 1``)."""
     dim, base = r.dim, r.base
     orig = r.original_max_position_embeddings
     assert orig is not None
@@ -88,7 +89,7 @@ def yarn_range(r: RotaryParams) -> tuple[float, float]:
     high: float = correction_dim(r.beta_slow or 1)
     if r.truncate:
         low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, dim - 1)
+    low, high = max(low, 0), min(high, dim - 1 if top is None else top)
     if low == high:
         high += 0.001  # HF: "Prevent singularity"
     return low, high
@@ -158,6 +159,38 @@ def _keras_dynamic32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor
     # keras-hub: inv / ops.power(float32(factor), float32(dim) / float32(max(1, dim − 2)))
     exponent = f32(r.dim) / f32(max(1, r.dim - 2))
     return np.asarray(default / pow32(factor, np.asarray(exponent)))
+
+
+def _litgpt_yarn32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+    # litgpt's build_rope_cache: the ramp weighs the *extrapolated* frequencies (HF's weighs the
+    # interpolated ones), and the range stops at dim/2 − 1.
+    pos = pow32(r.base, e)
+    extrapolation = f32(1) / pos
+    interpolation = f32(1) / (factor * pos)
+    low, high = yarn_range(r, r.dim // 2 - 1)
+    ramp = np.clip((np.arange(r.dim // 2, dtype=f32) - f32(low)) / f32(high - low), f32(0), f32(1))
+    return np.asarray(interpolation * (f32(1) - ramp) + extrapolation * ramp)
+
+
+def _litgpt_yarn64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:
+    low, high = yarn_range(r, r.dim // 2 - 1)
+    ramp = np.clip((np.arange(r.dim // 2) - low) / (high - low), 0, 1)
+    return np.asarray((default / factor) * (1 - ramp) + default * ramp)
+
+
+def _litgpt_yarn_attention(r: RotaryParams) -> float:
+    # litgpt scales cos and sin only when mscale or mscale_all_dim is given (HF: 0.1·ln f + 1 by default).
+    factor = r.factor
+    assert factor is not None
+    if r.attention_factor is not None:
+        return r.attention_factor
+    if r.mscale and r.mscale_all_dim:
+        return float(yarn_mscale(factor, r.mscale) / yarn_mscale(factor, r.mscale_all_dim))
+    if r.mscale_all_dim:
+        return yarn_mscale(factor, r.mscale_all_dim)
+    if r.mscale:
+        return yarn_mscale(factor, r.mscale)
+    return 1.0
 
 
 def inv_freq_float32(r: RotaryParams) -> np.ndarray:
@@ -366,6 +399,25 @@ SCALINGS: dict[str, ScalingType] = {
             lambda r, default, factor: default / factor ** (r.dim / max(1, r.dim - 2)),
             in_transformers=False,
             forms=("neg-pow", "pow"),
+        ),
+        # litgpt's build_rope_cache with beta_fast/beta_slow in its rope_adjustments.
+        ScalingType(
+            "litgpt-yarn",
+            (
+                "factor",
+                "original_max_position_embeddings",
+                "beta_fast",
+                "beta_slow",
+                "attention_factor",
+                "mscale",
+                "mscale_all_dim",
+                "truncate",
+            ),
+            ("factor", "original_max_position_embeddings"),
+            _litgpt_yarn32,
+            _litgpt_yarn64,
+            attention=_litgpt_yarn_attention,
+            in_transformers=False,
         ),
     )
 }

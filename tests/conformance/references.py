@@ -45,6 +45,7 @@ CHECKED_WITH = {
     "diffusers": "0.42.1",
     "torchtune": "0.6.1",
     "keras-hub": "0.32.0",
+    "litgpt": "0.5.13",
 }
 
 
@@ -1440,3 +1441,52 @@ def keras_hub_rope(dim: int, length: int, start_index: int = 0, **kwargs: Any) -
     layer = RotaryEmbedding(**kwargs)
     cos, sin = layer._compute_cos_sin_embedding(keras.ops.zeros((1, length, dim)), start_index)
     return {"cos": _np(cos[0]), "sin": _np(sin[0])}
+
+
+def _litgpt_model() -> Any:
+    """litgpt 0.5.13's ``litgpt/model.py``, loaded from its file with its two litgpt imports
+    (``Config``, ``qkv_reassemble``, used by the model classes only) stood in for: ``import litgpt``
+    needs lightning and the training stack.  ``build_rope_cache`` runs as litgpt ships it."""
+    name = "_pecli_litgpt_model"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec("litgpt")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("No module named 'litgpt'", name="litgpt")
+    stubs = {
+        n: types.ModuleType(n)
+        for n in ("litgpt", "litgpt.config", "litgpt.scripts", "litgpt.scripts.convert_hf_checkpoint")
+    }
+    stubs["litgpt.config"].Config = object  # type: ignore[attr-defined]
+    stubs["litgpt.scripts.convert_hf_checkpoint"].qkv_reassemble = None  # type: ignore[attr-defined]
+    saved = {n: sys.modules.get(n) for n in stubs}
+    sys.modules.update(stubs)
+    try:
+        loader = importlib.util.spec_from_file_location(
+            name, Path(next(iter(spec.submodule_search_locations))) / "model.py"
+        )
+        assert loader is not None and loader.loader is not None
+        module = importlib.util.module_from_spec(loader)
+        loader.loader.exec_module(module)
+    finally:
+        for n, old in saved.items():
+            if old is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = old
+    sys.modules[name] = module
+    return module
+
+
+def litgpt_rope_cache(
+    seq_len: int, n_elem: int, base: int = 10000, condense_ratio: int = 1, extra_config: dict[str, Any] | None = None
+) -> Arrays:
+    """litgpt ``model.py::build_rope_cache(seq_len, n_elem, base=…, condense_ratio=…, extra_config=…)``:
+    ``cos``/``sin`` ``(seq_len, n_elem)`` float32 (rotate_half layout); ``extra_config`` is its
+    ``rope_adjustments`` (llama3: factor, low/high_freq_factor, original_max_seq_len; YaRN: factor,
+    beta_fast, beta_slow, original_max_seq_len, mscale, mscale_all_dim; else factor: linear)."""
+    with _torch().no_grad():
+        cos, sin = _litgpt_model().build_rope_cache(
+            seq_len, n_elem, base=base, condense_ratio=condense_ratio, extra_config=extra_config
+        )
+    return {"cos": _np(cos), "sin": _np(sin)}

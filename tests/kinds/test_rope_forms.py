@@ -1,8 +1,11 @@
-"""keras-hub's rotary dialect (issue 24): ``--form neg-pow`` takes ``base^(−2i/dim)`` in one float32
-pow, and ``--scaling keras-dynamic`` divides every frequency by ``factor^(dim/(dim−2))``.
+"""Rotary dialects of other libraries (issue 24): keras-hub's ``--form neg-pow`` (``base^(−2i/dim)``
+in one float32 pow) and ``--scaling keras-dynamic`` (every frequency over ``factor^(dim/(dim−2))``),
+and litgpt's YaRN (``--scaling litgpt-yarn``: its ramp weighs the extrapolated frequencies, it stops
+at ``dim/2 − 1``, and its attention factor applies only with mscale).
 
 Truth: mpmath at 60 digits, rounded once to float32 (a correctly rounded pow, which the float32
-pipeline's one pow is); keras-hub's own layer is in ``tests/conformance/test_rope_vs_keras_hub.py``.
+pipeline's one pow is), and litgpt's formulas written out here; keras-hub's and litgpt's own code is
+in ``tests/conformance/test_rope_vs_keras_hub.py`` and ``test_rope_vs_litgpt.py``.
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ def test_neg_pow_is_a_float32_pipelines_rounding() -> None:
         Rope(16, 64, form="neg-pow", compute="exact")
 
 
-def test_a_config_cannot_name_kerass_dynamic(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    # keras-dynamic is keras-hub's, not a rope_type of transformers: a config.json naming it is refused.
+@pytest.mark.parametrize("rope_type", ["keras-dynamic", "litgpt-yarn"])
+def test_a_config_cannot_name_another_librarys_scaling(tmp_path, rope_type: str) -> None:  # type: ignore[no-untyped-def]
+    # These are keras-hub's and litgpt's, not rope_types of transformers: a config.json naming one is refused.
     import json
 
     from pecli.errors import PecliInputError
@@ -51,9 +55,31 @@ def test_a_config_cannot_name_kerass_dynamic(tmp_path) -> None:  # type: ignore[
         "hidden_size": 256,
         "num_attention_heads": 4,
         "max_position_embeddings": 64,
-        "rope_scaling": {"rope_type": "keras-dynamic", "factor": 2.0},
+        "rope_scaling": {"rope_type": rope_type, "factor": 2.0},
     }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
-    with pytest.raises(PecliInputError, match="rope_type 'keras-dynamic' is not one pecli builds"):
+    with pytest.raises(PecliInputError, match=f"rope_type '{rope_type}' is not one pecli builds"):
         recipe_from_config(path)
+
+
+@pytest.mark.parametrize(("dim", "factor", "orig"), [(64, 4.0, 4096), (128, 8.0, 2048), (32, 16.0, 1024)])
+def test_litgpt_yarn_weighs_the_extrapolated_frequencies_by_the_ramp(dim: int, factor: float, orig: int) -> None:
+    import math
+
+    base, half = 10000.0, dim // 2
+
+    def correction(rotations: float) -> float:
+        return dim * math.log(orig / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = max(math.floor(correction(32)), 0), min(math.ceil(correction(1)), half - 1)
+    ramp = np.clip((np.arange(half) - low) / (high - low), 0, 1)
+    plain = base ** (-np.arange(0, dim, 2) / dim)
+    expected = plain / factor * (1 - ramp) + plain * ramp
+    recipe = Rope(16, dim, scaling="litgpt-yarn", factor=factor, original_max_position_embeddings=orig)
+    np.testing.assert_allclose(recipe.with_params(compute="exact", dtype="float64").inv_freq(), expected, rtol=1e-14)
+    # No mscale: cos and sin are not scaled (transformers' yarn multiplies them by 0.1·ln f + 1).
+    assert recipe.attention_scaling() == 1.0
+    assert Rope(16, dim, scaling="yarn", factor=factor, original_max_position_embeddings=orig).attention_scaling() > 1
+    mscale = recipe.with_params(mscale=1.0)
+    assert mscale.attention_scaling() == pytest.approx(0.1 * math.log(factor) + 1, rel=1e-15)  # type: ignore[attr-defined]

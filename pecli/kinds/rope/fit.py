@@ -99,6 +99,19 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
                 if nice > 1 and abs(f - nice) <= 1e-3 * nice:
                     yield {"base": theta, "scaling": "keras-dynamic", "factor": nice}
             continue
+        if 0 < scale < 1 and ratio[-1] > 1.01:
+            # litgpt's YaRN: its ramp is reversed, so the fast end is divided by the factor and the
+            # slow end left alone (ratio 1/factor rising to 1, measured against the fast end's scale).
+            f = 1 / scale
+            for guess in sorted({round(f), round(f * 2) / 2} - {0, 1}):
+                for orig in _COMMON_ORIGINAL:
+                    yield {
+                        "base": theta,
+                        "scaling": "litgpt-yarn",
+                        "factor": float(guess),
+                        "original_max_position_embeddings": orig,
+                    }
+            continue
         if not math.isclose(scale, 1, rel_tol=1e-6) or ratio[-1] > 0.99 or ratio[-1] <= 0:
             continue
         # The slow end divided by a factor: llama3, or yarn (whose cos/sin amplitude also tells it).
