@@ -386,3 +386,16 @@ def test_the_paper_with_its_pairs_swapped_is_freqs_cis() -> None:
     assert result.verdict == "match" and result.best is not None, result.summary
     recipe = result.best.recipe
     assert (recipe.kind, recipe.part, recipe.layout, recipe.base) == ("rope", "cis", "once", 10000.0)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("scaling", "dim"), [("yarn", 32), ("yarn", 64), ("llama3", 32)])
+def test_narrow_scaled_caches_are_identified(scaling: str, dim: int) -> None:
+    # With an original length of 1024, a 32- or 64-wide cache is scaled from its third or fourth
+    # frequency on: inside the quarter θ was measured from (issue 24's "YaRN at small widths").
+    from pecli.kinds.rope import Rope
+
+    extra = {"low_freq_factor": 1.0, "high_freq_factor": 4.0} if scaling == "llama3" else {}
+    recipe = Rope(4096, dim, scaling=scaling, factor=4.0, original_max_position_embeddings=1024, **extra)  # type: ignore[arg-type]
+    result = identify(plain(recipe.build()))
+    assert result.verdict == "match" and result.best is not None, result.summary
+    assert result.best.recipe == recipe

@@ -84,10 +84,23 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
         if dim > 2 and any(abs(t * f ** (dim / (dim - 2)) / x - 1) < 1e-4 for x in estimates)
     ]
     thetas = [t for t in dict.fromkeys(thetas) if t > 1]
-    for theta in thetas:
+    # A narrow YaRN or llama3 cache scales frequencies inside the fast quarter (dim 32, original
+    # length 1024: from the third on), so θ also comes from the two or three fastest alone; such a
+    # θ is tried only for a slow end divided by a factor, which the whole table then proves.
+    short = [
+        t
+        for k in (2, 3)
+        if count >= k and (x := fit_base(inv[:k], e[:k])) is not None
+        for t in [next((t for t in _roundings(x) if _fits(inv[:k], scale, t, e[:k], 1e-5)), None)]
+        if t is not None and t > 1 and t not in thetas  # a round θ only: two frequencies prove little
+    ]
+    for theta in [*thetas, *dict.fromkeys(short)]:
         ratio = inv / (scale * np.power(theta, -e))
-        if not np.allclose(ratio[:fast], 1, rtol=1e-3):
+        lead = 2 if theta in short else fast
+        if not np.allclose(ratio[:lead], 1, rtol=1e-3):
             continue
+        if theta in short and (ratio[-1] > 1 / 1.5 or np.any(np.diff(ratio) > 1e-3)):
+            continue  # not a slow end divided by a factor (of 1.5 or more)
         if np.allclose(ratio, 1, rtol=1e-3):
             if math.isclose(scale, 1, rel_tol=1e-6):
                 yield {"base": theta, "scaling": "default"}
