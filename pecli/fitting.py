@@ -149,7 +149,7 @@ def cosine_frequencies(values: Arr, lever: float = 0.01) -> Arr | None:
         cb = np.where(det > 0, (b * gram[0] - a * gram[1]) / det, 0.0)
     residual = np.abs(x - basis_c * ca - basis_s * cb).max(axis=0, initial=0.0)
     scale = max(float(np.abs(x).max()), 1e-300)
-    if not np.all(residual <= 1e-3 * scale):
+    if not np.all(residual <= 1e-2 * scale):
         return None
     return np.where(reach >= lever, omega, np.nan)
 

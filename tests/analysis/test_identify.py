@@ -399,3 +399,24 @@ def test_narrow_scaled_caches_are_identified(scaling: str, dim: int) -> None:
     result = identify(plain(recipe.build()))
     assert result.verdict == "match" and result.best is not None, result.summary
     assert result.best.recipe == recipe
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"base": 10000.0},
+        {"base": 500000.0, "scaling": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0},
+        {"base": 10000.0, "scaling": "yarn", "factor": 4.0},
+    ],
+)
+def test_a_window_of_a_cache_far_from_position_0_is_identified(params: dict[str, object]) -> None:
+    # Rows 32768 on (a config's cache read past the original length; issue 24): the float32 angles
+    # carry 2⁻⁹ rad of rounding there, and the slowest column has turned past π.
+    from pecli.kinds.rope import Rope
+
+    if "factor" in params:
+        params = {**params, "original_max_position_embeddings": 8192 if "low_freq_factor" in params else 4096}
+    recipe = Rope(512, 128, start=32768, **params)  # type: ignore[arg-type]
+    result = identify(plain(recipe.build()))
+    assert result.verdict == "match" and result.best is not None, result.summary
+    assert result.best.recipe == recipe

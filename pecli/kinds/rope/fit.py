@@ -29,6 +29,8 @@ _COMMON_ORIGINAL = (1024, 2048, 4096, 8192, 16384, 32768)
 _COMMON_FACTORS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
 #: Starts beyond this are not proposed (float32 positions stop being whole numbers at 2**24).
 _MAX_START = 2**24
+#: Whole turns of the slowest column tried for a start far from 0.
+_MAX_TURNS = 4096
 #: Rows read from the top to measure slow frequencies (their lever arm).
 FIT_ROWS = 2048
 
@@ -203,7 +205,8 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
         ]
     )
     out = []
-    for p in seeds:
+
+    def refine(p: float, strict: bool) -> float | None:
         for i in order[1:]:
             w = inv[i]
             branches = (theta[i], -theta[i]) if part == "cos" else (theta[i], math.pi - theta[i])
@@ -212,10 +215,24 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
                 key=lambda v: abs(v - p * w),
             )
             if abs(best - p * w) > 0.5:  # the slower estimate is too rough to fix this one's turns
+                if strict:
+                    return None
                 continue
             p = best / w
-        if -0.5 < p < _MAX_START:
+        return p
+
+    for seed in seeds:
+        p = refine(seed, strict=False)
+        if p is not None and -0.5 < p < _MAX_START:
             out.append(max(0, round(p)))
+    # Rows far from 0 (a window of a long cache): the slowest column has turned past π, so each
+    # whole turn of it is a seed, kept only if every faster column agrees with it.
+    turns = min(_MAX_TURNS, int(_MAX_START * inv[first] / (2 * math.pi)))
+    for k in range(1, turns + 1):
+        for seed in seeds:
+            p = refine(seed + 2 * math.pi * k / inv[first], strict=True)
+            if p is not None and 0 <= p < _MAX_START:
+                out.append(round(p))
     return sorted(set(out))
 
 
