@@ -283,14 +283,27 @@ class Sincos2d(Recipe):
             second = sample.rows(int(with_cls) + 1, int(with_cls) + 2)[0]
             omega = np.arctan2(second[sin], second[cos])
             exponents = np.arange(omega.size) / layout.per_axis
-            fitted = sample.fit_round_base(omega, exponents, sample.angle_tolerance(1.0), 1.0)
+            # The fastest column's ω is 1, so its angle is the coordinate step: 1, or diffusers'
+            # base_size / (m · interpolation_scale) for an axis of m cells.
+            step = float(omega[0]) if omega.size else 1.0
+            scaled = omega.size > 0 and 0 < step < 3 and abs(step - 1) > 1e-3  # beyond π the angle wraps
+            measured = omega / step if scaled else omega
+            fitted = sample.fit_round_base(measured, exponents, sample.angle_tolerance(1.0), 1.0)
             bases = sorted({10000.0} | ({fitted[0]} if fitted else set()))
-            for base, compute in itertools.product(bases, get_args(Compute)):
+            m = grid[layout.recipe_axis[-1]]
+            coordinates = _coordinate_scales(step, m) if scaled else [{}]
+            for base, compute, scales in itertools.product(bases, get_args(Compute), coordinates):
                 try:
-                    recipe = Sincos2d(text, d, base, order, with_cls, sample.dtype, compute)  # type: ignore[arg-type]
+                    recipe = Sincos2d(text, d, base, order, with_cls, sample.dtype, compute, **scales)  # type: ignore[arg-type]
                 except RecipeError:
                     continue
-                sample.clue(f"{clue}; its second cell's angles fit base {base:g}" if base != 10000 else clue, recipe)
+                words = [f"its second cell's angles fit base {base:g}"] if base != 10000 else []
+                words += (
+                    [f"coordinates step by {step:.6g} ({', '.join(f'{k} {v:g}' for k, v in scales.items())})"]
+                    if scales
+                    else []
+                )
+                sample.clue("; ".join([clue, *words]), recipe)
                 yield recipe
 
     @classmethod
@@ -312,6 +325,27 @@ class Sincos2d(Recipe):
             grids.append("x".join([str(side)] * naxes))
         for g in dict.fromkeys(grids):
             yield {"grid": g, "dim": sample.d, "dtype": sample.dtype}
+
+
+#: diffusers' base_size values tried (a sample size over a patch size), beside the axis's own size.
+_BASE_SIZES = (16, 32, 64, 96, 128, 192, 256)
+
+
+def _coordinate_scales(step: float, m: int) -> list[dict[str, Any]]:
+    """``interpolation_scale`` and ``base_size`` that make diffusers' coordinate step
+    ``base_size / (m · interpolation_scale)`` (or ``1 / interpolation_scale`` without a base size)
+    equal ``step``, for a round scale (to 3 significant digits)."""
+    out: list[dict[str, Any]] = []
+    for base_size in (None, m, *_BASE_SIZES):
+        scale = (base_size / m if base_size else 1.0) / step
+        nice = float(f"{scale:.3g}")
+        if nice > 0 and abs(scale - nice) <= 1e-4 * nice and (base_size or nice != 1):
+            params: dict[str, Any] = {"interpolation_scale": nice}
+            if base_size:
+                params["base_size"] = base_size
+            if params not in out:
+                out.append(params)
+    return out
 
 
 @dataclass(frozen=True)

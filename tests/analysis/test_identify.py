@@ -420,3 +420,24 @@ def test_a_window_of_a_cache_far_from_position_0_is_identified(params: dict[str,
     result = identify(plain(recipe.build()))
     assert result.verdict == "match" and result.best is not None, result.summary
     assert result.best.recipe == recipe
+
+
+@pytest.mark.parametrize(
+    "scales",
+    [
+        {"base_size": 32, "interpolation_scale": 1.5},
+        {"interpolation_scale": 3.0},
+        {"base_size": 96, "interpolation_scale": 2.0},
+    ],
+)
+def test_diffusers_grids_of_scaled_coordinates_are_identified(scales: dict[str, object]) -> None:
+    # diffusers' get_2d_sincos_pos_embed: coordinates c / (m / base_size) / interpolation_scale
+    # (issue 24); no preset has these, so the fit must read the step from the second cell.
+    from pecli.kinds.sincos2d import Sincos2d
+
+    recipe = Sincos2d("24x24", 256, compute="float64", **scales)  # type: ignore[arg-type]
+    table = recipe.build().astype(np.float32)
+    result = identify(plain(table))
+    assert result.verdict == "match" and result.best is not None, result.summary
+    np.testing.assert_array_equal(result.best.recipe.build(), table)  # the recipe named rebuilds it bit for bit
+    assert result.best.recipe.kind == "sincos2d"
