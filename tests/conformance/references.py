@@ -46,6 +46,7 @@ CHECKED_WITH = {
     "torchtune": "0.6.1",
     "keras-hub": "0.32.0",
     "litgpt": "0.5.13",
+    "x-transformers": "2.31.10",
 }
 
 
@@ -1490,3 +1491,24 @@ def litgpt_rope_cache(
             seq_len, n_elem, base=base, condense_ratio=condense_ratio, extra_config=extra_config
         )
     return {"cos": _np(cos), "sin": _np(sin)}
+
+
+def x_transformers_rotary(
+    dim: int, seq_len: int, interpolation_factor: float = 1.0, base_rescale_factor: float = 1.0, use_xpos: bool = False
+) -> Arrays:
+    """x-transformers 2.31.10 ``x_transformers.py::RotaryEmbedding(dim, use_xpos, interpolation_factor,
+    base_rescale_factor).forward_from_seq_len(seq_len)``: the ``angles`` ``(seq_len, dim)`` float32 in
+    pairs (``[f0, f0, f1, f1, …]``), their ``cos`` and ``sin`` as ``apply_rotary_pos_emb`` takes them,
+    and with xPos the queries' ``scale``."""
+    from x_transformers.x_transformers import RotaryEmbedding
+
+    torch = _torch()
+    with torch.no_grad():
+        module = RotaryEmbedding(
+            dim, use_xpos=use_xpos, interpolation_factor=interpolation_factor, base_rescale_factor=base_rescale_factor
+        )
+        angles, scale = module.forward_from_seq_len(seq_len)
+    out = {"angles": _np(angles[0]), "cos": _np(angles[0].cos()), "sin": _np(angles[0].sin())}
+    if use_xpos:
+        out["scale"] = _np(scale[0])
+    return out

@@ -83,11 +83,12 @@ def test_the_table_is_keras_hubs(tables: dict[int, dict[str, np.ndarray]], index
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=IDS)
+@pytest.mark.parametrize("part", ["cos", "sin"])
 def test_identify_proves_a_recipe_that_rebuilds_keras_hubs_table(
-    tables: dict[int, dict[str, np.ndarray]], index: int
+    tables: dict[int, dict[str, np.ndarray]], index: int, part: str
 ) -> None:
     _, n, start, _, _ = CASES[index]
-    theirs = tables[index]["cos"]
+    theirs = tables[index][part]
     found = identify(Table(theirs, None, "keras-hub"))
     print(f"\n{IDS[index]}: {found.verdict}: {found.summary}")
     assert found.verdict == "match" and found.best is not None, found.summary

@@ -148,11 +148,12 @@ def test_the_cache_is_litgpts(tables: dict[str, dict[str, np.ndarray]], index: i
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=IDS)
+@pytest.mark.parametrize("part", ["cos", "sin"])
 def test_identify_proves_a_recipe_that_rebuilds_litgpts_cache(
-    tables: dict[str, dict[str, np.ndarray]], index: int
+    tables: dict[str, dict[str, np.ndarray]], index: int, part: str
 ) -> None:
     name, _, recipe = CASES[index]
-    theirs = tables[name]["cos"]
+    theirs = tables[name][part]
     found = identify(Table(theirs, None, "litgpt"))
     print(f"\n{name}: {found.verdict}: {found.summary}")
     assert found.verdict == "match" and found.best is not None, found.summary

@@ -83,3 +83,13 @@ def test_litgpt_yarn_weighs_the_extrapolated_frequencies_by_the_ramp(dim: int, f
     assert Rope(16, dim, scaling="yarn", factor=factor, original_max_position_embeddings=orig).attention_scaling() > 1
     mscale = recipe.with_params(mscale=1.0)
     assert mscale.attention_scaling() == pytest.approx(0.1 * math.log(factor) + 1, rel=1e-15)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("dim", "theta", "factor"), [(64, 10000.0, 2.0), (128, 10000.0, 4.0), (32, 500000.0, 1.5)])
+def test_an_ntk_rescaled_base_is_known_for_its_formula(dim: int, theta: float, factor: float) -> None:
+    # θ·f^(d/(d−2)) (x-transformers' base_rescale_factor, rotary-embedding-torch's theta_rescale_factor)
+    # has 17 digits but was chosen: diff says it with its formula.
+    recipe = Rope(16, dim, base=theta * factor ** (dim / (dim - 2)))
+    assert recipe.rescaled_base() == (theta, factor)
+    assert Rope(16, dim, base=10123.456789012).rescaled_base() is None
+    assert recipe.value_words("base", recipe.base).endswith(f"({theta:g}·{factor:g}^({dim}/{dim - 2}))")

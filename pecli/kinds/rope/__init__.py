@@ -263,6 +263,22 @@ class Rope(Recipe):
     def max_position(self) -> float:
         return 1.0 if self.part == "inv_freq" else float(self.start + self.length)
 
+    def rescaled_base(self) -> tuple[float, float] | None:
+        """``(θ, f)`` when the base is ``θ·f^(dim/(dim−2))`` for a θ of at most 4 significant digits
+        and a factor that is a multiple of 1/2 up to 64 (the NTK-aware rescaling: rotary-embedding-torch's
+        ``theta_rescale_factor``, x-transformers' ``base_rescale_factor``, and what HF's dynamic NTK
+        makes of a sequence length), else None.  Such a base is said with its formula; it still
+        counts as a long number for identify, where a named scaling with round parameters (HF's
+        dynamic) explains the same table better."""
+        if self.dim <= 2:
+            return None
+        for halves in range(3, 129):
+            factor = halves / 2
+            theta = self.base / factor ** (self.dim / (self.dim - 2))
+            if theta > 1 and math.isclose(theta, float(f"{theta:.4g}"), rel_tol=1e-12):
+                return float(f"{theta:.4g}"), factor
+        return None
+
     # -- diff's vocabulary ---------------------------------------------------------------------
     def neighbours(self) -> Iterator[Recipe]:
         """The generic neighbours, the scaling block dropped (a config whose ``rope_scaling`` was
@@ -293,6 +309,18 @@ class Rope(Recipe):
         if mine != theirs and (self.scaling == other.scaling or mine != 1.0 != theirs):
             out.append(f"attention factor {mine:.6g} (A) vs {theirs:.6g} (B)")
         return out
+
+    def value_words(self, name: str, value: Any) -> str:
+        """A base rescaled NTK-style is said with its formula: ``40889.94 (10000·4^(128/126))``."""
+        if name == "base" and isinstance(value, float):
+            try:
+                rescaled = replace(self, base=value).rescaled_base()
+            except RecipeError:
+                rescaled = None
+            if rescaled is not None:
+                theta, factor = rescaled
+                return f"{value:.10g} ({theta:g}·{factor:g}^({self.dim}/{self.dim - 2}))"
+        return Recipe.value_words(self, name, value)
 
     def scaling_words(self) -> str:
         """The scaling type with its parameters: ``llama3 (factor 8, low-freq-factor 1, …)``."""
