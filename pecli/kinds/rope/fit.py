@@ -29,8 +29,9 @@ _COMMON_ORIGINAL = (1024, 2048, 4096, 8192, 16384, 32768)
 _COMMON_FACTORS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
 #: Starts beyond this are not proposed (float32 positions stop being whole numbers at 2**24).
 _MAX_START = 2**24
-#: Whole turns of the slowest column tried for a start far from 0.
-_MAX_TURNS = 4096
+#: Whole turns of the slowest column tried for a start far from 0, and how many such starts a
+#: table may leave open before none is proposed.
+_MAX_TURNS, _MAX_FAR_STARTS = 4096, 4
 #: Rows read from the top to measure slow frequencies (their lever arm).
 FIT_ROWS = 2048
 
@@ -227,13 +228,19 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
             out.append(max(0, round(p)))
     # Rows far from 0 (a window of a long cache): the slowest column has turned past π, so each
     # whole turn of it is a seed, kept only if every faster column agrees with it.
-    turns = min(_MAX_TURNS, int(_MAX_START * inv[first] / (2 * math.pi)))
+    # Two faster columns at least must confirm a turn, and a start they cannot single out (more
+    # than a few agree) is none: a narrow cache has too few columns to tell its turns apart.
+    turns = min(_MAX_TURNS, int(_MAX_START * inv[first] / (2 * math.pi))) if len(order) >= 3 else 0
+    far: set[int] = set()
     for k in range(1, turns + 1):
         for seed in seeds:
             p = refine(seed + 2 * math.pi * k / inv[first], strict=True)
             if p is not None and 0 <= p < _MAX_START:
-                out.append(round(p))
-    return sorted(set(out))
+                far.add(round(p))
+        if len(far) > _MAX_FAR_STARTS:
+            far = set()
+            break
+    return sorted(set(out) | far)
 
 
 def fit_rope(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
