@@ -517,8 +517,9 @@ def identify_view(found: Any) -> list[RenderableType]:
             out.append(f"same table as    {', '.join(others)}")
         out.append(f"rebuild it with  {best.spec}")
         out.append(_line(f"check it with    {best.check_command(found.source)}"))
-    # The best recipe in another of its kind's pipelines, named by no preset, is no other
-    # explanation (rope's two float32 forms, within each other's envelope); --json has them all.
+    # The best recipe computed by another of its kind's pipelines (``Recipe.pipelines``: exact or
+    # float32, another form), named by no preset, is no other explanation of the table; --json
+    # lists every alternative.
     twins = set(best.recipe.pipelines()) if best is not None else set()
     for c in found.alternatives:
         named = any(n in PRESETS for n in c.names)

@@ -553,7 +553,7 @@ def write_output(app: App, table: Table, out: dict[str, Any]) -> None:
         def can(f: Format) -> bool:
             return f.compresses
 
-        raise PecliError(f"--compress applies to {titles(can)} output only ({extensions(can)})")
+        raise PecliError(f"--compress applies to {titles(can)} output only ({extensions(can, '/', every=True)})")
     if output == "-":
         if fmt is None:
             raise PecliError("writing to stdout needs --to, e.g. --to npy or --to csv")

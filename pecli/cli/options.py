@@ -338,11 +338,12 @@ class FactOption(click.Option):
         self._help = value
 
 
-def extensions(test: Callable[[Any], bool] = lambda f: True) -> str:
-    """The first extension of every format that passes ``test``: ``.npy .csv .tsv``."""
+def extensions(test: Callable[[Any], bool] = lambda f: True, sep: str = " ", every: bool = False) -> str:
+    """The first extension (``every``: each extension) of every format that passes ``test``:
+    ``.npy .csv .tsv``."""
     from pecli.formats import formats
 
-    return " ".join(f.extensions[0] for f in formats().values() if test(f))
+    return sep.join(e for f in formats().values() if test(f) for e in (f.extensions if every else f.extensions[:1]))
 
 
 def titles(test: Callable[[Any], bool]) -> str:

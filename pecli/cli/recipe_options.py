@@ -157,7 +157,8 @@ recipe_options = shared_stack(
         "--scaling",
         type=LazyChoice(field_choices("scaling")),
         default=None,
-        help="rope: HF rope_type (transformers 5.23 modeling_rope_utils).",
+        help="rope: HF rope_type (transformers 5.23 modeling_rope_utils), or keras-dynamic (keras-hub's "
+        "rope_type dynamic) or litgpt-yarn (litgpt's YaRN).",
     ),
     recipe_option("--factor", type=float, default=None, metavar="F", help="rope scaling factor (linear…llama3)."),
     recipe_option(
@@ -169,20 +170,20 @@ recipe_options = shared_stack(
     ),
     recipe_option("--low-freq-factor", type=float, default=None, metavar="F", help="rope llama3 (Llama 3.1: 1)."),
     recipe_option("--high-freq-factor", type=float, default=None, metavar="F", help="rope llama3 (Llama 3.1: 4)."),
-    recipe_option("--beta-fast", type=float, default=None, metavar="B", help="rope yarn (default 32)."),
-    recipe_option("--beta-slow", type=float, default=None, metavar="B", help="rope yarn (default 1)."),
+    recipe_option("--beta-fast", type=float, default=None, metavar="B", help="rope yarn, litgpt-yarn (default 32)."),
+    recipe_option("--beta-slow", type=float, default=None, metavar="B", help="rope yarn, litgpt-yarn (default 1)."),
     recipe_option(
         "--attention-factor",
         type=float,
         default=None,
         metavar="A",
-        help="rope yarn/longrope: cos and sin multiplier (default from --factor).",
+        help="rope yarn/longrope/litgpt-yarn: cos and sin multiplier (default from --factor).",
     ),
-    recipe_option("--mscale", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
-    recipe_option("--mscale-all-dim", type=float, default=None, metavar="M", help="rope yarn (DeepSeek)."),
+    recipe_option("--mscale", type=float, default=None, metavar="M", help="rope yarn, litgpt-yarn (DeepSeek)."),
+    recipe_option("--mscale-all-dim", type=float, default=None, metavar="M", help="rope yarn, litgpt-yarn (DeepSeek)."),
     recipe_option("--short-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
     recipe_option("--long-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
-    recipe_option("--truncate/--no-truncate", default=True, help="rope yarn: floor/ceil the ramp's ends."),
+    recipe_option("--truncate/--no-truncate", default=True, help="rope yarn, litgpt-yarn: floor/ceil the ramp's ends."),
     recipe_option(
         "--sequence", metavar="SEGMENTS", help="mrope: tokens, e.g. text=16,image=1x8x8,text=8 (TxHxW, video=TxHxW@S)."
     ),

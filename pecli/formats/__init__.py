@@ -73,11 +73,12 @@ def formats() -> dict[str, Format]:
     if not _every:
         from pecli import plugins
 
+        # pecli's own first: a plugin that reads the registry while it loads finds them (no reload).
+        _every.update(BUILT_IN)
         found = plugins.load(
             plugins.FORMATS_GROUP, lambda v: isinstance(v, Format), "a pecli.formats.Format", set(BUILT_IN)
         )
         # The entry point's name is the format's (as a kind's is the kind's).
-        _every.update(BUILT_IN)
         _every.update({name: replace(f, name=name) if f.name != name else f for name, f in found.items()})
     return _every
 
@@ -174,7 +175,17 @@ def sniff_format(head: bytes) -> str | None:
         yield from (f for name, f in formats().items() if name not in BUILT_IN)
         yield from (f for f in BUILT_IN.values() if f.text)
 
-    return next((f.name for f in candidates() if f.sniff is not None and f.sniff(head)), None)
+    def shows(f: Format) -> bool:
+        if f.sniff is None:
+            return False
+        if f.name in BUILT_IN:
+            return f.sniff(head)
+        try:
+            return bool(f.sniff(head))
+        except Exception:  # another package's sniff must not break pecli: it shows nothing
+            return False
+
+    return next((f.name for f in candidates() if shows(f)), None)
 
 
 def _check_stream_start(head: bytes, f: Format, words: str) -> None:

@@ -100,8 +100,9 @@ class Format:
     text: bool = False
 
     def could_begin(self, head: bytes) -> bool:
+        """Whether ``head`` could begin this format: a format with no test of its bytes takes any."""
         test = self.begins or self.sniff
-        return test is not None and test(head)
+        return test is None or test(head)
 
     @property
     def called(self) -> str:

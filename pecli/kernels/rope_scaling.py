@@ -321,6 +321,9 @@ class ScalingType:
     #: The float32 forms of ``base^(−2i/dim)`` frameworks pair it with (a rope recipe's ``form``):
     #: keras-hub's ``neg-pow`` goes with the scalings keras-hub has whose inv_freq starts from it.
     forms: tuple[str, ...] = ("pow",)
+    #: Its float32 inv_freq starts from the default one, so the form changes it (the others take
+    #: their own ``1 / base^(2i/dim)``: a form does nothing there).
+    from_default: bool = True
 
 
 _BOTH_FORMS = ("pow", "neg-pow")
@@ -348,6 +351,7 @@ SCALINGS: dict[str, ScalingType] = {
             _dynamic64,
             check=_check_dynamic,
             original_is_max_position=True,
+            from_default=False,
         ),
         ScalingType(
             "yarn",
@@ -367,6 +371,7 @@ SCALINGS: dict[str, ScalingType] = {
             attention=_yarn_attention,
             original_from_config=True,
             factor_from_lengths=True,
+            from_default=False,
         ),
         ScalingType(
             "longrope",
@@ -379,6 +384,7 @@ SCALINGS: dict[str, ScalingType] = {
             original_from_config=True,
             factor_from_lengths=True,
             aliases=("su",),  # Phi-3's first name for it
+            from_default=False,
         ),
         ScalingType(
             "llama3",
@@ -418,6 +424,7 @@ SCALINGS: dict[str, ScalingType] = {
             _litgpt_yarn64,
             attention=_litgpt_yarn_attention,
             in_transformers=False,
+            from_default=False,
         ),
     )
 }

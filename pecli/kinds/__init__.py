@@ -23,9 +23,8 @@ DEFAULT_KIND = "sinusoidal"
 
 
 def _discover() -> dict[str, type[Recipe]]:
+    """pecli's own kinds, the default first."""
     import pkgutil
-
-    from pecli import plugins
 
     found: dict[str, type[Recipe]] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: (m.name != DEFAULT_KIND, m.name)):
@@ -33,18 +32,22 @@ def _discover() -> dict[str, type[Recipe]]:
             continue
         for cls in _recipe_classes(importlib.import_module(f"{__name__}.{info.name}")):
             found[cls.kind] = cls
-    # Other packages' kinds (entry-point group ``pecli.kinds``), after pecli's own.
-    for name, cls in plugins.load(
-        plugins.KINDS_GROUP, _is_kind, "a pecli.kinds.base.Recipe subclass", set(found)
-    ).items():
+    return found
+
+
+def _plugin_kinds(taken: set[str]) -> dict[str, type[Recipe]]:
+    """Other packages' kinds (entry-point group ``pecli.kinds``), by their entry's name."""
+    from pecli import plugins
+
+    found: dict[str, type[Recipe]] = {}
+    for name, cls in plugins.load(plugins.KINDS_GROUP, _is_kind, "a pecli.kinds.base.Recipe subclass", taken).items():
         if cls.kind != name:
             import warnings
 
             from pecli.errors import PluginWarning
 
-            warnings.warn(
-                f"plugin {name!r} is left out: its recipe's kind is {cls.kind!r}", PluginWarning, stacklevel=2
-            )
+            message = f"plugin {name!r} ({cls.__module__}.{cls.__qualname__}) is left out: its kind is {cls.kind!r}"
+            warnings.warn(message, PluginWarning, stacklevel=2)
             continue
         found[name] = cls
     return found
@@ -84,6 +87,8 @@ def kinds() -> dict[str, type[Recipe]]:
     that importing ``pecli.kinds.base`` alone never imports them)."""
     if not _found:
         _found.update(_discover())
+        # After pecli's own are in: a plugin that reads KINDS while it loads finds them (no reload).
+        _found.update(_plugin_kinds(set(_found)))
     return _found
 
 

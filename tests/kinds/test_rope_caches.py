@@ -69,6 +69,12 @@ def test_both_parts_are_the_kinds_own_cos_and_sin_tables_bit_for_bit() -> None:
     np.testing.assert_array_equal(whole.rows(100, 117), cis[100:117])
 
 
+def test_a_picture_keeps_cis_pairs_together() -> None:
+    # The heatmap samples both columns of a pair or neither: (cos, sin) of one frequency are a pair.
+    assert Rope(8, 8, part="cis", layout="once").paired_columns()
+    assert not Rope(8, 8, part="cos-sin", layout="half").paired_columns()
+
+
 def test_cis_needs_the_once_layout() -> None:
     with pytest.raises(RecipeError, match="give --layout once"):
         Rope(8, 8, part="cis")

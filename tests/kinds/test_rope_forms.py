@@ -93,3 +93,20 @@ def test_an_ntk_rescaled_base_is_known_for_its_formula(dim: int, theta: float, f
     assert recipe.rescaled_base() == (theta, factor)
     assert Rope(16, dim, base=10123.456789012).rescaled_base() is None
     assert recipe.value_words("base", recipe.base).endswith(f"({theta:g}·{factor:g}^({dim}/{dim - 2}))")
+
+
+def test_a_form_only_stays_where_the_scaling_uses_it() -> None:
+    # yarn, longrope, dynamic and litgpt-yarn take 1/base^(2i/dim) themselves (keras-hub's yarn too):
+    # --preset keras-hub-rope --scaling yarn is transformers' yarn, and its recipe says form=pow.
+    yarn = Rope(64, 64, form="neg-pow", scaling="yarn", factor=4.0, original_max_position_embeddings=1024)
+    assert yarn.form == "pow" and yarn.pipeline() == "float32"
+    llama3 = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 16}
+    kept = Rope(64, 64, form="neg-pow", scaling="llama3", **llama3)  # type: ignore[arg-type]
+    assert kept.form == "neg-pow"  # llama3 starts from the default inv_freq: the form changes it
+    assert not np.array_equal(kept.inv_freq(), Rope(64, 64, scaling="llama3", **llama3).inv_freq())  # type: ignore[arg-type]
+
+
+def test_a_round_base_is_not_said_as_a_rescaled_one() -> None:
+    # 10000 = 2500·2^(4/2): a 4-wide recipe's round base is what it says.
+    recipe = Rope(16, 4, base=10000.0)
+    assert recipe.rescaled_base() is None and recipe.value_words("base", 500000.0) == "500000"

@@ -162,6 +162,8 @@ def test_broken_or_clashing_plugins_are_left_out_with_a_note(site: Path, tmp_pat
     notes = r.stderr.splitlines()
     assert any("'broken'" in n and "is not a pecli.formats.Format" in n for n in notes), r.stderr
     assert any("'missing'" in n and "ModuleNotFoundError" in n for n in notes), r.stderr
+    # The good ones are not left out, though they read the registries as they load.
+    assert not any("'ramp'" in n or "'rows'" in n for n in notes), r.stderr
     # A plugin cannot take the name of pecli's own kind: the sinusoid is still pecli's.
     r = pecli(site, tmp_path, "help", "recipes", "sinusoidal")
     assert "'sinusoidal'" in r.stderr and "taken" in r.stderr

@@ -183,6 +183,10 @@ class Rope(Recipe):
                 f"form={self.form} is how a float32 pipeline rounds base^(−2i/dim): it goes with --compute float32 "
                 "(the exact table has no rounding to choose)"
             )
+        if self.form != "pow" and not SCALINGS[self.scaling].from_default:
+            # yarn, longrope and dynamic take 1/base^(2i/dim) themselves (keras-hub's yarn too): the
+            # form does nothing there, and the recipe says so.
+            object.__setattr__(self, "form", "pow")
         if self.part == "cis" and self.layout != "once":
             raise RecipeError(
                 "part=cis holds each frequency once, as its (cos, sin) pair: give --layout once "
@@ -270,14 +274,18 @@ class Rope(Recipe):
         makes of a sequence length), else None.  Such a base is said with its formula; it still
         counts as a long number for identify, where a named scaling with round parameters (HF's
         dynamic) explains the same table better."""
-        if self.dim <= 2:
-            return None
+        if self.dim <= 2 or _round(self.base):
+            return None  # a round base is what it says: 10000 is not 2500·2^(4/2)
         for halves in range(3, 129):
             factor = halves / 2
             theta = self.base / factor ** (self.dim / (self.dim - 2))
-            if theta > 1 and math.isclose(theta, float(f"{theta:.4g}"), rel_tol=1e-12):
+            if theta > 1 and _round(theta):
                 return float(f"{theta:.4g}"), factor
         return None
+
+    def paired_columns(self) -> bool:
+        """cis holds each frequency's (cos, sin) side by side; pairs repeats each frequency twice."""
+        return self.part == "cis" or self.layout == "pairs"
 
     # -- diff's vocabulary ---------------------------------------------------------------------
     def neighbours(self) -> Iterator[Recipe]:
@@ -312,7 +320,7 @@ class Rope(Recipe):
 
     def value_words(self, name: str, value: Any) -> str:
         """A base rescaled NTK-style is said with its formula: ``40889.94 (10000·4^(128/126))``."""
-        if name == "base" and isinstance(value, float):
+        if name == "base" and isinstance(value, float) and not _round(value):
             try:
                 rescaled = replace(self, base=value).rescaled_base()
             except RecipeError:
@@ -357,6 +365,11 @@ class Rope(Recipe):
                 if sample.d % 2 == 0:
                     yield {"length": sample.n, "dim": sample.d, "dtype": sample.dtype, "part": part}
                 yield {"length": sample.n, "dim": 2 * sample.d, "dtype": sample.dtype, "part": part, "layout": "once"}
+
+
+def _round(x: float) -> bool:
+    """Whether ``x`` has at most 4 significant digits."""
+    return math.isclose(x, float(f"{x:.4g}"), rel_tol=1e-12)
 
 
 def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
