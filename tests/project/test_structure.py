@@ -4,6 +4,7 @@ kinds that own themselves (a kind is found by looking, and every one of its para
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,7 @@ def _imports(name: str, path: Path) -> list[tuple[str, list[str]]]:
     return found
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
     """Module → the pecli modules importing it runs (a submodule runs its packages' ``__init__`` too).
 
