@@ -327,6 +327,17 @@ class ScalingType:
 
 
 _BOTH_FORMS = ("pow", "neg-pow")
+#: The keys YaRN reads, transformers' and litgpt's alike.
+_YARN_KEYS = (
+    "factor",
+    "original_max_position_embeddings",
+    "beta_fast",
+    "beta_slow",
+    "attention_factor",
+    "mscale",
+    "mscale_all_dim",
+    "truncate",
+)
 #: Every scaling type by name, ``default`` (none) first.
 SCALINGS: dict[str, ScalingType] = {
     s.name: s
@@ -355,16 +366,7 @@ SCALINGS: dict[str, ScalingType] = {
         ),
         ScalingType(
             "yarn",
-            (
-                "factor",
-                "original_max_position_embeddings",
-                "beta_fast",
-                "beta_slow",
-                "attention_factor",
-                "mscale",
-                "mscale_all_dim",
-                "truncate",
-            ),
+            _YARN_KEYS,
             ("factor", "original_max_position_embeddings"),
             _yarn32,
             _yarn64,
@@ -409,16 +411,7 @@ SCALINGS: dict[str, ScalingType] = {
         # litgpt's build_rope_cache with beta_fast/beta_slow in its rope_adjustments.
         ScalingType(
             "litgpt-yarn",
-            (
-                "factor",
-                "original_max_position_embeddings",
-                "beta_fast",
-                "beta_slow",
-                "attention_factor",
-                "mscale",
-                "mscale_all_dim",
-                "truncate",
-            ),
+            _YARN_KEYS,
             ("factor", "original_max_position_embeddings"),
             _litgpt_yarn32,
             _litgpt_yarn64,
