@@ -18,7 +18,7 @@ import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.fitting import Sample
+from pecli.fitting import Sample, round_number
 from pecli.kernels.exact import frequencies, row_blocks, sincos
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
@@ -338,7 +338,7 @@ def _coordinate_scales(step: float, m: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for base_size in (None, m, *_BASE_SIZES):
         scale = (base_size / m if base_size else 1.0) / step
-        nice = float(f"{scale:.3g}")
+        nice = round_number(scale, 3)
         if nice > 0 and abs(scale - nice) <= 1e-4 * nice and (base_size or nice != 1):
             params: dict[str, Any] = {"interpolation_scale": nice}
             if base_size:

@@ -280,7 +280,7 @@ class Rope(Recipe):
             factor = halves / 2
             theta = self.base / factor ** (self.dim / (self.dim - 2))
             if theta > 1 and _round(theta):
-                return float(f"{theta:.4g}"), factor
+                return float(f"{theta:.4g}"), factor  # the value _round accepted
         return None
 
     def paired_columns(self) -> bool:
@@ -369,7 +369,9 @@ class Rope(Recipe):
 
 def _round(x: float) -> bool:
     """Whether ``x`` has at most 4 significant digits."""
-    return math.isclose(x, float(f"{x:.4g}"), rel_tol=1e-12)
+    from pecli.fitting import round_number  # the fitters' rounding; not loaded to build a table
+
+    return math.isclose(x, round_number(x), rel_tol=1e-12)
 
 
 def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
