@@ -76,6 +76,13 @@ DTYPES: dict[str, Precision] = {
 }
 
 
+#: Complex dtypes a table may be stored in, each with the float dtype of its parts.  pecli
+#: computes and compares the (real, imaginary) parts as column pairs ``[re0, im0, re1, im1, …]``
+#: (Meta's ``freqs_cis`` viewed as real: ``--part cis``), exactly; the file holds one complex
+#: number per pair (:attr:`pecli.table.Table.storage`).
+COMPLEX: dict[str, str] = {"complex64": "float32", "complex128": "float64"}
+
+
 def precision_of(dtype: Any) -> Precision | None:
     """The entry of a dtype or dtype name; None for anything pecli does not write (ints, float128)."""
     return DTYPES.get(_name(dtype))
@@ -159,6 +166,7 @@ def json_number(x: Any) -> float | int | None:
 
 
 __all__ = [
+    "COMPLEX",
     "DTYPES",
     "DType",
     "Precision",

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from pecli.dtypes import DTYPES
+from pecli.dtypes import COMPLEX, DTYPES
 from pecli.table import Table, read_rows, spread_windows
 
 if TYPE_CHECKING:
@@ -281,12 +281,26 @@ class Sample:
         """The dtype recipes fitted to the table are built in: the table's, ``bfloat16`` for
         bfloat16 storage and for float32 values that are all bfloat16 values (bfloat16 weights or
         caches saved as float32), float64 for anything wider or integral."""
-        name = self.table.dtype_name
+        name = self.table.values_dtype
         if name == "float32":
             raw = np.asarray(self.values, dtype=np.float32)
             if raw.size and not np.any(raw.view(np.uint32) & 0xFFFF) and np.any(raw != np.rint(raw)):
                 return "bfloat16"
         return name if name in DTYPES else "float64"
+
+    def reading_notes(self) -> list[str]:
+        """What identify says of how the values were read: complex numbers as their parts, or
+        values of a narrower dtype than the one they were read as."""
+        stored = self.table.storage
+        if stored in COMPLEX:
+            return [
+                f"the table is stored as {stored} numbers, fitted as their (real, imaginary) parts: "
+                f"pecli export RECIPE --dtype {stored} -o FILE writes a recipe's table so"
+            ]
+        read_as = self.table.dtype.name
+        if self.dtype == read_as:
+            return []
+        return [f"the values are {self.dtype} (read as {read_as}): candidates are built in {self.dtype}"]
 
     @cached_property
     def scale(self) -> float:

@@ -427,10 +427,7 @@ def identify(table: TableLike, *, nearest: int = 5, progress: Progress | None = 
             "compare it with the recipe you expect instead (pecli diff SOURCE RECIPE)"
         )
     sample = Sample.read(table)
-    if sample.dtype != table.dtype.name:
-        sample.notes.append(
-            f"the values are {sample.dtype} (read as {table.dtype.name}): candidates are built in {sample.dtype}"
-        )
+    sample.notes += sample.reading_notes()
     presets = [(p, r) for p in PRESETS.values() for r in preset_recipes(p, sample)]
     found = _proposals(sample, presets)
     screen = _screen_rows(sample)

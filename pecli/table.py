@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pecli.dtypes import is_float, numpy_dtype, precision_of, round_to
+from pecli.dtypes import COMPLEX, is_float, numpy_dtype, precision_of, round_to
 from pecli.errors import FormatError, PecliInputError
 from pecli.kernels.threads import ordered_blocks, prefetch
 from pecli.kinds.base import CHECK_WORK_ABOVE, Recipe, check_row_range
@@ -63,7 +63,9 @@ class Table:
     #: Extra metadata written with the recipe (e.g. ``converted_from`` after a dtype change).
     provenance: dict[str, Any] = field(default_factory=dict)
     #: The dtype the file stores the values in when it is not ``dtype``: ``"bfloat16"`` for
-    #: bfloat16 data served as float32 (exactly).  Writers write such a table back as bfloat16.
+    #: bfloat16 data served as float32 (exactly); ``"complex64"``/``"complex128"`` for complex
+    #: numbers served as their (real, imaginary) parts in column pairs (:data:`pecli.dtypes.COMPLEX`).
+    #: Writers write such a table back in that dtype.
     storage: str | None = None
     #: The position of each row when the rows are not positions ``start, start+1, …`` (a table
     #: of explicit positions, :meth:`gather`); None otherwise.
@@ -103,6 +105,8 @@ class Table:
         storage = None
         if arr.dtype.name == "bfloat16":  # ml_dtypes' bfloat16: served as float32, exactly
             arr, storage = arr.astype(np.float32), "bfloat16"
+        elif arr.dtype.name in COMPLEX:  # (real, imaginary) column pairs, exactly
+            arr, storage = complex_as_pairs(arr), arr.dtype.name
         check_float_dtype(arr.dtype, name)
         if arr.ndim == 0:
             raise FormatError(f"{name} holds a single number: expected a table (positions × dims), a vector or a grid")
@@ -125,6 +129,8 @@ class Table:
         values = np.ascontiguousarray(self.rows(0, n))
         if values.dtype.name == "bfloat16":  # ml_dtypes' bfloat16, which torch cannot import: its bits
             tensor = torch.from_numpy(values.view(np.int16)).view(torch.bfloat16)
+        elif self.storage in COMPLEX:  # the column pairs as complex numbers, bit for bit
+            tensor = torch.from_numpy(self.file_values(values))
         else:
             tensor = torch.from_numpy(values)
             if self.storage == "bfloat16":  # read as float32, exactly: back to the dtype it holds
@@ -135,8 +141,16 @@ class Table:
         """The same table in another dtype.
 
         A recipe is rebuilt at the new dtype (one rounding from the exact value); file data is
-        cast, and the metadata records the dtype it came from.
+        cast, and the metadata records the dtype it came from.  A complex dtype stores the
+        (real, imaginary) column pairs of a table in its float dtype as complex numbers: a
+        recipe's columns must be such pairs (:meth:`Recipe.complex_pairs`, rope's ``part=cis``).
         """
+        if dtype in COMPLEX:
+            if self.storage == dtype:
+                return self
+            real = self.converted(COMPLEX[dtype])
+            _check_complex_pairs(real, dtype)
+            return replace(real, storage=dtype)
         if numpy_dtype(dtype) == self.dtype:
             if self.storage is None or self.storage == dtype:
                 return self
@@ -147,13 +161,14 @@ class Table:
         if self.computed:
             return Table.from_recipe(self.data.with_params(dtype=dtype))
         recipe = self.recipe.with_params(dtype=dtype) if self.recipe is not None else None
-        provenance = {**self.provenance, "converted_from": self.provenance.get("converted_from", self.dtype.name)}
+        provenance = {**self.provenance, "converted_from": self.provenance.get("converted_from", self.dtype_name)}
         return Table(_Cast(self.data, dtype), recipe, self.source, dict(self.info), provenance)
 
     def as_stored(self) -> Table:
         """The table in the dtype its file stores it in (bfloat16 read as float32 goes back to
-        bfloat16, exactly); itself when that is its dtype."""
-        if self.storage is None or self.computed:
+        bfloat16, exactly); itself when that is its dtype, or when it is complex (writers store
+        the column pairs as complex numbers: :meth:`file_values`)."""
+        if self.storage is None or self.computed or self.storage in COMPLEX:
             return self
         return replace(self, data=_Cast(self.data, self.storage), storage=None)
 
@@ -163,6 +178,12 @@ class Table:
         n, d = self.shape
         if (r0, r1, c0, c1) == (0, n, 0, d):
             return self
+        if self.storage in COMPLEX and (c0 % 2 or c1 % 2):
+            raise PecliInputError(
+                f"{self.source} holds {self.storage} numbers, each two columns (real, imaginary): columns "
+                f"{c0}:{c1} would split one; give even bounds (e.g. --cols 0:{d}), or --dtype "
+                f"{COMPLEX[self.storage]} to take single columns"
+            )
         info = {**self.info, "section": f"rows {r0}:{r1}, columns {c0}:{c1} of {self.source}"}
         positions = self.positions[r0:r1] if self.positions is not None else None
         return Table(
@@ -213,6 +234,30 @@ class Table:
         """The dtype the values are held in, as people name it: the file's storage (``bfloat16``,
         served as float32) or ``dtype``."""
         return self.storage or self.dtype.name
+
+    @property
+    def values_dtype(self) -> str:
+        """The dtype whose precision the values have: bfloat16 storage, a complex dtype's parts
+        (complex64: float32), else :attr:`dtype`."""
+        return COMPLEX.get(self.dtype_name, self.dtype_name)
+
+    @property
+    def file_dtype(self) -> np.dtype[Any]:
+        """The dtype a writer stores: :attr:`dtype`, or the complex dtype of a complex table."""
+        return np.dtype(self.storage) if self.storage in COMPLEX else self.dtype
+
+    @property
+    def file_shape(self) -> tuple[int, int]:
+        """The shape a writer stores: :attr:`shape`, or one column per complex number."""
+        n, d = self.shape
+        return (n, d // 2) if self.storage in COMPLEX else (n, d)
+
+    def file_values(self, block: np.ndarray) -> np.ndarray:
+        """Rows of this table as a writer stores them: a complex table's column pairs viewed as
+        complex numbers (no copy where the rows are contiguous); other tables' rows as they are."""
+        if self.storage not in COMPLEX:
+            return block
+        return np.ascontiguousarray(block).view(self.file_dtype)
 
     @property
     def start(self) -> int:
@@ -420,12 +465,12 @@ def check_fits_dtype(block: np.ndarray, dtype: Any, first_row: int = 0, cast: np
 def ensure_values_fit(table: Table, dtype: Any, progress: Progress | None = None) -> None:
     """Read ``table`` once, in blocks, and refuse it if a finite value overflows ``dtype`` (before
     anything is written: a conversion refused halfway would have written part of a stream)."""
-    precision = precision_of(dtype)
+    precision = precision_of(COMPLEX.get(dtype, dtype))  # a complex dtype: its parts
     if table.computed or precision is None or precision.itemsize >= table.dtype.itemsize:
         return
     row = 0
     for block in table.blocks(progress):
-        check_fits_dtype(block, dtype, row)
+        check_fits_dtype(block, precision.name, row)
         row += len(block)
 
 
@@ -469,12 +514,38 @@ def spread_windows(n: int, count: int, length: int) -> list[tuple[int, int]]:
 
 
 def check_float_dtype(dtype: Any, source: str) -> None:
-    """Refuse values pecli does not read as a table: integers, complex numbers, objects…"""
+    """Refuse values pecli does not read as a table: integers, objects… (complex numbers are
+    read as their parts: :func:`complex_as_pairs`)."""
     dtype = np.dtype(dtype)
     if dtype.kind != "f" or dtype.name not in ("float16", "float32", "float64"):
         raise FormatError(
             f"{source} holds {dtype} values: pecli reads floating-point tables (float16/32/64; "
-            "bfloat16 read as float32)"
+            "bfloat16 read as float32; complex64/128 as (real, imaginary) column pairs)"
+        )
+
+
+def complex_as_pairs(values: np.ndarray) -> np.ndarray:
+    """Complex numbers as their (real, imaginary) parts side by side, ``[re0, im0, re1, im1, …]``:
+    the same bytes viewed as floats (``torch.view_as_real`` with the last two axes merged)."""
+    values = np.ascontiguousarray(values)
+    if values.ndim == 0:
+        values = values.reshape(1)
+    pairs: np.ndarray = values.view(np.dtype(COMPLEX[values.dtype.name]))
+    return pairs
+
+
+def _check_complex_pairs(table: Table, dtype: str) -> None:
+    """Refuse storing as complex a table whose columns are not (real, imaginary) pairs."""
+    d = table.shape[1]
+    if table.recipe is not None and not table.recipe.complex_pairs():
+        raise PecliInputError(
+            f"a {table.recipe.kind} table's columns are not (real, imaginary) pairs: {dtype} stores rope "
+            f"--part cis (Meta's freqs_cis); choose --dtype {COMPLEX[dtype]} or another --part"
+        )
+    if d % 2:
+        raise PecliInputError(
+            f"{dtype} stores two columns (real, imaginary) as one number, and this table has {d}: "
+            f"give an even width, or --dtype {COMPLEX[dtype]}"
         )
 
 

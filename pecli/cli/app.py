@@ -412,27 +412,11 @@ def _silence_stdout() -> None:
         pass
 
 
-def _version_message() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    from pecli._version import __version__
-
-    deps = []
-    for name in ("numpy", "h5py", "rich", "click"):
-        try:
-            deps.append(f"{name} {version(name)}")
-        except PackageNotFoundError:
-            deps.append(f"{name} missing")
-    try:  # large tables from the compiled kernels (pecli.kernels.compiled)
-        deps.append(f"numba {version('numba')}")
-    except PackageNotFoundError:
-        pass
-    return f"pecli {__version__} (Python {sys.version.split()[0]}; {', '.join(deps)})"
-
-
 def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        click.echo(_version_message())
+        from pecli._version import version_message
+
+        click.echo(version_message())
         ctx.exit()
 
 
@@ -499,6 +483,18 @@ def recipe_from_options(ctx: click.Context, params: dict[str, Any], ids_given: b
     return make_recipe(given, preset, kind)
 
 
+def table_from_options(ctx: click.Context, params: dict[str, Any], ids_given: bool = False) -> Table:
+    """The recipe's table; ``--dtype complex64``/``complex128`` stores its (real, imaginary)
+    column pairs as complex numbers (:meth:`Table.converted`)."""
+    from pecli.dtypes import COMPLEX
+    from pecli.table import Table
+
+    stored = params.get("dtype")
+    parts = {**params, "dtype": COMPLEX[stored]} if stored in COMPLEX else params
+    table = Table.from_recipe(recipe_from_options(ctx, parts, ids_given))
+    return table.converted(stored) if stored in COMPLEX else table
+
+
 @contextmanager
 def table_input(
     ctx: click.Context,
@@ -513,7 +509,6 @@ def table_input(
     ``allow`` names recipe options that still make sense with a SOURCE (export's --dtype).
     """
     from pecli.sources import open_source
-    from pecli.table import Table
 
     given = [n for n in recipe_params(ctx) if n not in allow]
     if source is not None and given:
@@ -528,7 +523,7 @@ def table_input(
                 "or recipe options such as --len 120 --dim 8",
                 ctx,
             )
-        yield Table.from_recipe(recipe_from_options(ctx, params, ids_given))
+        yield table_from_options(ctx, params, ids_given)
         return
     with open_source(source, fmt) as table:
         yield table

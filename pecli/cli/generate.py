@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from pecli.cli.app import EPILOG, App, recipe_from_options, show_table, split_params, write_output
+from pecli.cli.app import EPILOG, App, show_table, split_params, table_from_options, write_output
 from pecli.cli.options import (
     OUTPUT_PARAMS,
     ROW_PARAMS,
@@ -51,14 +51,12 @@ def generate(ctx: click.Context, /, rows: Any, cols: Any, decimals: int, quiet: 
       pecli generate --len 512 --dim 64 --positions 0:3,0:2
       pecli generate --preset fairseq --len 64 --dim 16 --token-ids @batch.npy -o pe.npy
     """
-    from pecli.table import Table
 
     app: App = ctx.obj
     out = split_params(params, OUTPUT_PARAMS)
     chosen = split_params(params, ROW_PARAMS)
     # A recipe whose one row cannot be computed is refused here, before any work (Table checks it).
-    recipe = recipe_from_options(ctx, params, ids_given=chosen["positions"] is not None)
-    table = chosen_rows(Table.from_recipe(recipe), **chosen)
+    table = chosen_rows(table_from_options(ctx, params, ids_given=chosen["positions"] is not None), **chosen)
     if out["output"] is None:
         show_table(app, table, rows, cols, decimals)
     else:

@@ -9,6 +9,15 @@ from __future__ import annotations
 from pecli.cli.options import completion, field_choices, kind_names, recipe_option, shared_stack
 from pecli.cli.paramtypes import LazyChoice
 
+
+def _dtypes() -> tuple[str, ...]:
+    """Every kind's dtypes, then the complex ones a table with (real, imaginary) column pairs is
+    stored in (:data:`pecli.dtypes.COMPLEX`)."""
+    from pecli.dtypes import COMPLEX
+
+    return field_choices("dtype")() + tuple(COMPLEX)
+
+
 #: Every recipe option, in the order ``--help`` lists them.
 recipe_options = shared_stack(
     recipe_option(
@@ -59,10 +68,12 @@ recipe_options = shared_stack(
     ),
     recipe_option(
         "--dtype",
-        type=LazyChoice(field_choices("dtype")),
+        type=LazyChoice(_dtypes),
         default=None,
         help="Output dtype; values are computed in extended precision and rounded once (a "
-        "framework's float32 pipeline: from its float32 values, as torch casts them).",
+        "framework's float32 pipeline: from its float32 values, as torch casts them).  complex64/complex128: "
+        "rope --part cis as complex numbers, cos + i·sin (Meta's freqs_cis), in .npy/.npz/.h5/.pt "
+        "(.safetensors: complex64).",
     ),
     recipe_option(
         "--freq",

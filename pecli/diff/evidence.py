@@ -252,7 +252,7 @@ def take(x: Arr, cols: NDArray[np.intp] | None = None) -> Expected:
 def criteria_for(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, equal_nan: bool) -> Criteria:
     # The precision the values are held in: a bfloat16 file is read as float32, but its values
     # carry bfloat16's rounding (2⁻⁸ relative), which no float32 slack would cover.
-    eps = [p.eps for t in (a, b) if (p := precision_of(t.dtype_name)) is not None]
+    eps = [p.eps for t in (a, b) if (p := precision_of(t.values_dtype)) is not None]
     peak = 0.0
     for w in sample.windows:
         if w.b.size:

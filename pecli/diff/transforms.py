@@ -282,7 +282,7 @@ def precision_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) ->
         return []
     residual = worst_gap(ra, rb)
     if level == 0:
-        held = [p for t in (a, b) if (p := precision_of(t.dtype_name)) is not None]  # bfloat16 files too
+        held = [p for t in (a, b) if (p := precision_of(t.values_dtype)) is not None]  # bfloat16 files too
         coarse = max(held, key=lambda p: p.eps) if held else None
         # The bound in the coarser dtype's own ulps at the table's largest value (float16's
         # 2⁻¹⁰, bfloat16's 2⁻⁷), so the number printed is never another dtype's unit.

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from pecli.atomic import atomic_paths, is_special, name_max
+from pecli.dtypes import COMPLEX
 from pecli.errors import FormatError, OutputError, PecliInputError, TableTooLargeError
 from pecli.formats._common import (
     DEFAULT_KEY,
@@ -291,12 +292,14 @@ def write_table(
         if fmt is None:
             raise FormatError("writing to a stream needs a format name")
         f = resolve_format("-", fmt)
+        _check_complex(table, f)
         if f.writes_to != "stream":
             raise FormatError(f"{f.name} cannot be written to a stream (it needs a seekable file): give a file path")
         f.write(table, dest, options, progress)
         return
     path = Path(dest)
     f = resolve_format(str(path), fmt, "--to")
+    _check_complex(table, f)
     has_meta = table.recipe is not None or bool(table.provenance)
     want_sidecar = sidecar and f.metadata == "sidecar" and has_meta and not is_special(path)
     _check_free_space(table, path, f)
@@ -319,6 +322,18 @@ def write_table(
             temps[1].write_text(sidecar_text(table), encoding="utf-8")
     if not want_sidecar and f.metadata == "sidecar":
         _drop_stale_sidecar(Path(str(path) + ".json"))
+
+
+def _check_complex(table: Table, f: Format) -> None:
+    """Refuse a complex table where the format has no such numbers (before anything is opened)."""
+    stored = table.storage if table.storage in COMPLEX else None
+    if stored is None or stored in f.complex_dtypes:
+        return
+    able = [g.extensions[0] for g in BUILT_IN.values() if stored in g.complex_dtypes]
+    raise FormatError(
+        f"{f.title or f.extensions[0]} holds no {stored} numbers: write the (real, imaginary) parts as "
+        f"column pairs with --dtype {COMPLEX[stored]}, or choose a format that stores {stored} ({', '.join(able)})"
+    )
 
 
 def _check_sidecar_name(sidecar: Path) -> None:

@@ -16,12 +16,12 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
-from pecli.dtypes import DTYPES, is_bfloat16, round_to
+from pecli.dtypes import COMPLEX, DTYPES, is_bfloat16, round_to
 from pecli.errors import FormatError, PecliInputError, StaleMetadataWarning, TableTooLargeError
 from pecli.jsontext import load_json
 from pecli.kinds import recipe_from_metadata
 from pecli.kinds.base import SCHEMA
-from pecli.table import Progress, Table, check_float_dtype
+from pecli.table import Progress, Table, check_float_dtype, complex_as_pairs
 
 SIDECAR_SCHEMA = "pecli-sidecar/1"
 #: Name of the table inside multi-array files pecli writes (h5 dataset, npz entry, tensor name).
@@ -98,6 +98,9 @@ class Format:
     compresses: bool = False
     #: A text format: UTF-8 numbers, written with ``--digits`` significant digits.
     text: bool = False
+    #: The complex dtypes it stores (``--dtype complex64``: Meta's ``freqs_cis``); a complex
+    #: table is refused by the others, which are told its (real, imaginary) parts instead.
+    complex_dtypes: tuple[str, ...] = ()
 
     def could_begin(self, head: bytes) -> bool:
         """Whether ``head`` could begin this format: a format with no test of its bytes takes any."""
@@ -169,7 +172,8 @@ def fingerprint(table: Table) -> str:
     from pecli.table import spread_windows
 
     n, d = table.shape
-    name = table.storage or table.dtype.name  # bfloat16 read as float32 hashes as bfloat16
+    # bfloat16 read as float32 hashes as bfloat16; complex numbers as their parts (the recipe's dtype)
+    name = table.storage if table.storage in DTYPES else table.dtype.name
     h = hashlib.blake2b(f"{n}x{d}:{name}".encode(), digest_size=12)
     step = table.block_rows()  # windows of wide rows (an ALiBi bias: 64 heads × 2M keys) a block at a time
     for a, b in spread_windows(n, FINGERPRINT_WINDOWS, FINGERPRINT_ROWS):
@@ -272,6 +276,21 @@ class Bfloat16Rows:
         return (np.asarray(self.raw[key]).view("<u2").astype(np.uint32) << 16).view(np.float32)
 
 
+class ComplexRows:
+    """Complex numbers (complex64, complex128) served as their (real, imaginary) parts in column
+    pairs, ``[re0, im0, re1, im1, …]``: the same bytes as floats, exact.  The table remembers its
+    storage (:attr:`Table.storage`) and writes it back as complex numbers."""
+
+    def __init__(self, raw: Any) -> None:
+        if len(raw.shape) == 1:  # a vector of numbers is one row
+            raw = raw.reshape(1, -1) if isinstance(raw, np.ndarray) else np.asarray(raw).reshape(1, -1)
+        self.raw, self.dtype = raw, np.dtype(COMPLEX[np.dtype(raw.dtype).name])
+        self.shape = (*raw.shape[:-1], 2 * raw.shape[-1])
+
+    def __getitem__(self, key: Any) -> Any:
+        return complex_as_pairs(np.asarray(self.raw[key]))
+
+
 def is_bfloat16_storage(dtype: np.dtype[Any]) -> bool:
     """Whether an array of ``dtype`` holds bfloat16 values: ml_dtypes' bfloat16, or a 2-byte
     void (``|V2``), which is how NumPy saves bfloat16 without ml_dtypes' help (JAX's
@@ -296,10 +315,12 @@ def array_table(
     as float32); bfloat16 arrays (and ``|V2`` ones) are served that way here.
     """
     meta = dict(metadata or {})
-    if not meta and sidecar_of is not None:
-        meta = read_sidecar(Path(str(sidecar_of) + ".json"), tuple(data.shape), info)
     if is_bfloat16_storage(np.dtype(data.dtype)):
         data, storage = Bfloat16Rows(data), "bfloat16"
+    elif np.dtype(data.dtype).name in COMPLEX:
+        data, storage = ComplexRows(data), np.dtype(data.dtype).name
+    if not meta and sidecar_of is not None:
+        meta = read_sidecar(Path(str(sidecar_of) + ".json"), tuple(data.shape), info)
     if text_data and isinstance(meta.get("dtype"), str) and meta["dtype"] in DTYPES:
         data = round_to(data, meta["dtype"])
         if meta["dtype"] == "bfloat16":
@@ -321,7 +342,10 @@ def array_table(
             info["reshaped"] = f"{shape} → {view.shape}" + ("" if len(view.inner) <= 2 else " (leading axes as rows)")
         data = view
     info.setdefault("byte order", byte_order(dtype))
-    if storage is not None:
+    if storage in COMPLEX:
+        info.setdefault("stored dtype", f"{storage}, {data.shape[-1] // 2} numbers a row")
+        info.setdefault("note", f"{storage} numbers are shown as {COMPLEX[storage]} (real, imaginary) column pairs")
+    elif storage is not None:
         info.setdefault("stored dtype", storage)
         info.setdefault("note", f"{storage} values are shown as float32 (exactly)")
     recipe = recipe_from_metadata(meta) if meta else None

@@ -47,24 +47,24 @@ HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 def _write_h5(table: Table, path: Path, options: WriteOptions, progress: Progress | None) -> None:
     import h5py
 
-    n, d = table.shape
+    n, d = table.file_shape  # a complex table's column pairs: one complex number each (h5py's compound)
     kwargs: dict[str, Any] = {}
     if options.compress is not None:
         name, level = options.compress
-        rows = max(1, min(n, _CHUNK_BYTES // max(1, d * table.dtype.itemsize)))
+        rows = max(1, min(n, _CHUNK_BYTES // max(1, d * table.file_dtype.itemsize)))
         kwargs = {"compression": name, "compression_opts": level, "shuffle": True, "chunks": (rows, d)}
     with h5py.File(path, "w") as f:
         bf16 = table.dtype.name == "bfloat16"
         try:
-            dtype = h5py.Datatype(bfloat16_type()) if bf16 else table.dtype
-            ds = f.create_dataset(options.key, shape=table.shape, dtype=dtype, **kwargs)
+            dtype = h5py.Datatype(bfloat16_type()) if bf16 else table.file_dtype
+            ds = f.create_dataset(options.key, shape=(n, d), dtype=dtype, **kwargs)
         except ValueError as exc:
             raise FormatError(f"cannot create dataset {options.key!r}: {first_line(exc)}") from exc
         start = 0
         for block in table.blocks(progress):
             # bfloat16 goes in as float32, which holds every bfloat16 value: HDF5's conversion to
             # the file's bfloat16 type is then exact.
-            ds[start : start + len(block)] = block.astype(np.float32) if bf16 else block
+            ds[start : start + len(block)] = block.astype(np.float32) if bf16 else table.file_values(block)
             start += len(block)
         meta = _table_metadata(table)
         for key, value in meta.items():
@@ -445,4 +445,5 @@ H5 = Format(
     sniff=lambda head: head.startswith(HDF5_MAGIC),
     title="HDF5",
     compresses=True,
+    complex_dtypes=("complex64", "complex128"),
 )

@@ -34,7 +34,8 @@ from pecli.table import Progress, Table
 
 
 def _npy_header(table: Table) -> dict[str, Any]:
-    return {"descr": np.lib.format.dtype_to_descr(table.dtype), "fortran_order": False, "shape": table.shape}
+    descr = np.lib.format.dtype_to_descr(table.file_dtype)  # a complex table's pairs: the same bytes
+    return {"descr": descr, "fortran_order": False, "shape": table.file_shape}
 
 
 def _write_npy(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
@@ -220,6 +221,7 @@ NPY = Format(
     lambda dt: dt.itemsize,
     sniff=_is_npy,
     streamable=True,
+    complex_dtypes=("complex64", "complex128"),
 )
 NPZ = Format(
     "npz",
@@ -234,4 +236,5 @@ NPZ = Format(
     sniff=_is_npz,
     begins=lambda head: head.startswith(ZIP_MAGIC),
     streamable=True,
+    complex_dtypes=("complex64", "complex128"),
 )

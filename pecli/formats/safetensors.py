@@ -56,20 +56,21 @@ _DTYPES = {
     "F8_E5M2": "u1",
     "F8_E8M0": "u1",
 }
-_CODES = {"float16": "F16", "bfloat16": "BF16", "float32": "F32", "float64": "F64"}
+_CODES = {"float16": "F16", "bfloat16": "BF16", "float32": "F32", "float64": "F64", "complex64": "C64"}
 
 
 def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
     if options.key == "__metadata__":
         raise FormatError("--key __metadata__ is reserved by the safetensors format: choose another name")
-    n, d = table.shape
+    stored = table.file_dtype.name
+    n, d = table.file_shape
     meta = table_metadata(table)
     header: dict[str, Any] = {}
     if meta:
         meta["key"] = options.key
         # __metadata__ must map strings to strings; the JSON copy is what pecli reads back.
         header["__metadata__"] = {**{k: str(v) for k, v in meta.items()}, META_KEY: json.dumps(meta)}
-    header[options.key] = {"dtype": _CODES[table.dtype.name], "shape": [n, d], "data_offsets": [0, table.nbytes]}
+    header[options.key] = {"dtype": _CODES[stored], "shape": [n, d], "data_offsets": [0, table.nbytes]}
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)  # the reference writer pads the header to 8 bytes
     fp.write(struct.pack("<Q", len(text)))
@@ -138,7 +139,7 @@ def _check_entry(path: Path, key: str, entry: Any, data_size: int) -> None:
 
 
 def _arrays(header: dict[str, Any]) -> list[ArrayInfo]:
-    names = {"F16": "float16", "F32": "float32", "F64": "float64", "BF16": "bfloat16"}
+    names = {code: name for name, code in _CODES.items()}
     return [
         ArrayInfo(k, tuple(v["shape"]), names.get(v["dtype"], v["dtype"].lower()))
         for k, v in header.items()
@@ -209,4 +210,5 @@ SAFETENSORS = Format(
     list_keys=_list,
     sniff=_header_size_first,
     streamable=True,
+    complex_dtypes=("complex64",),  # C64; the format has no complex128
 )

@@ -52,7 +52,7 @@ def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progres
     if table.dtype.name == "bfloat16":  # torch takes no ml_dtypes array: the same bits as int16
         tensor = torch.from_numpy(data.view(np.int16)).view(torch.bfloat16)
     else:
-        tensor = torch.from_numpy(data)
+        tensor = torch.from_numpy(table.file_values(data))  # a complex table's pairs: complex numbers
     obj: dict[str, Any] = {options.key: tensor}
     meta = _table_metadata(table)
     if meta:
@@ -99,8 +99,11 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     if tensor.layout != torch.strided or tensor.device.type != "cpu":
         what = f"{tensor.layout} tensor on {tensor.device}"
         raise FormatError(f"{path}:{name} is a {what}: pecli reads dense CPU tensors")
-    if tensor.dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64) or tensor.is_conj():
-        raise FormatError(f"{path}:{name} holds {tensor.dtype} values: pecli reads float16/32/64 and bfloat16 tensors")
+    readable = (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128)
+    if tensor.dtype not in readable or tensor.is_conj():
+        raise FormatError(
+            f"{path}:{name} holds {tensor.dtype} values: pecli reads float16/32/64, bfloat16 and complex64/128 tensors"
+        )
     ensure_fits_in_memory(tensor.numel() * tensor.element_size(), f"reading {path}:{name}")
     storage = None
     if tensor.dtype == torch.bfloat16:
@@ -139,4 +142,5 @@ TORCH = Format(
     requires="torch",
     sniff=_is_torch_file,
     title="PyTorch .pt",
+    complex_dtypes=("complex64", "complex128"),
 )

@@ -44,8 +44,7 @@ def spell_param(name: str) -> str:
 
 
 def refuse_unknown(cls: type[Recipe], params: Iterable[str], what: str) -> None:
-    """A :class:`RecipeError` for parameters ``cls`` does not have, saying what ``what`` (the
-    subject of the message: ``a rope recipe``, ``preset llama is a rope recipe, which``) takes."""
+    """A :class:`RecipeError` for parameters ``cls`` lacks; ``what`` names the recipe (``a rope recipe``)."""
     names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
     extra = [n for n in params if n not in names]
     if extra:
@@ -308,9 +307,12 @@ class Recipe:
         return lambda j: {}
 
     def paired_columns(self) -> bool:
-        """Whether columns come in adjacent pairs of one frequency (sin, cos interleaved; rotary
-        pairs), so that a picture keeps both columns of a pair or neither."""
+        """Whether columns come in adjacent pairs of one frequency, which a picture keeps together."""
         return getattr(self, "layout", None) in ("interleaved", "pairs")
+
+    def complex_pairs(self) -> bool:
+        """Whether columns are (real, imaginary) pairs, which ``--dtype complex64`` stores as one number."""
+        return False
 
     def max_position(self) -> float:
         """The largest position (angle multiplier) the table holds: what rounding grows with."""

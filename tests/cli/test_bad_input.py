@@ -79,6 +79,7 @@ def make_files(d: Path) -> None:
     if LONGDOUBLE:
         np.save(d / "ld.npy", np.zeros((4, 2), np.longdouble))
         np.savez(d / "ld.npz", pe=np.zeros((4, 2), np.longdouble))
+        np.save(d / "cld.npy", np.zeros((4, 2), np.clongdouble))  # complex of two float128: none pecli reads
     np.save(d / "complex.npy", np.zeros((4, 2), np.complex64))
     np.save(d / "bools.npy", np.zeros((4, 2), bool))
     np.save(d / "ints32.npy", np.zeros((4, 2), np.int32))
@@ -317,7 +318,35 @@ CASES: list[tuple[list[str], str]] = [
     # unreadable values and files
     (["inspect", "ld.npy"], "ld.npy holds float128 values: pecli reads float16, bfloat16, float32 and float64"),
     (["inspect", "ld.npz"], "ld.npz:pe holds float128 values"),
-    (["inspect", "complex.npy"], "complex.npy holds complex64 values"),
+    (["inspect", "cld.npy"], "cld.npy holds complex256 values: pecli reads floating-point tables"),
+    # complex numbers (read as their parts) where a format or a recipe has none
+    (["export", "complex.npy", "-o", "c.csv"], ".csv holds no complex64 numbers: write the (real, imaginary) parts"),
+    (["export", "complex.npy", "--to", "h", "-o", "-"], ".h holds no complex64 numbers"),
+    (["export", "complex.npy", "--cols", "1:3", "-o", "c.npy"], "columns 1:3 would split one; give even bounds"),
+    (
+        ["generate", "--len", "8", "--dim", "8", "--dtype", "complex64", "-o", "c.npy"],
+        "a sinusoidal table's columns are not (real, imaginary) pairs",
+    ),
+    (
+        [
+            "generate",
+            "--preset",
+            "meta-freqs-cis",
+            "--len",
+            "8",
+            "--dim",
+            "8",
+            "--dtype",
+            "complex128",
+            "-o",
+            "c.safetensors",
+        ],
+        ".safetensors holds no complex128 numbers",
+    ),
+    (
+        ["export", "rope:len=8,dim=6,part=cos", "--dtype", "complex64", "-o", "c.npy"],
+        "a rope table's columns are not (real, imaginary) pairs",
+    ),
     (["inspect", "bools.npy"], "bools.npy holds bool values"),
     (["inspect", "ints32.npy"], "ints32.npy holds int32 values"),
     (["inspect", "nothing.npz"], "nothing.npz holds no arrays"),
@@ -380,7 +409,7 @@ CASES: list[tuple[list[str], str]] = [
     (["identify", "ints.npy"], "ints.npy holds int64 values: pecli reads floating-point tables"),
     (["identify", "scalar.npy"], "scalar.npy holds a single number: expected a table"),
     (["identify", "ld.npy"], "ld.npy holds float128 values"),
-    (["identify", "complex.npy"], "complex.npy holds complex64 values"),
+    (["identify", "cld.npy"], "cld.npy holds complex256 values"),
     (["identify", "bigint.json"], "has 5000 digits"),
     (["identify", "evil.h5:pe"], "pecli does not follow links out of the file"),
     (["identify", "multi.h5"], "multi.h5 holds several arrays (a, b)"),
@@ -433,7 +462,7 @@ CASES: list[tuple[list[str], str]] = [
 def _unavailable(args: list[str]) -> str | None:
     """Why a case cannot run on this platform (its input cannot be made here), or None."""
     text = " ".join(args)
-    if ("ld.npy" in text or "ld.npz" in text) and not LONGDOUBLE:
+    if ("ld.npy" in text or "ld.npz" in text) and not LONGDOUBLE:  # cld.npy too
         return "long double is float64 here: no float128 file to refuse"
     if "fifo." in text and not HAS_FIFO:
         return "no FIFOs here"

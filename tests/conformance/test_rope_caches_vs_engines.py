@@ -182,3 +182,23 @@ def test_meta_freqs_cis_viewed_as_real_is_its_complex_table() -> None:
     out = ref.meta_freqs_cis(8, 10, 10000.0)
     np.testing.assert_array_equal(out["table"][:, 0::2], out["complex"].real)
     np.testing.assert_array_equal(out["table"][:, 1::2], out["complex"].imag)
+
+
+@TORCH
+@pytest.mark.parametrize(("dim", "end", "theta"), [(128, 4096, 500000.0), (64, 2048, 10000.0)])
+def test_complex64_freqs_cis_file_is_metas_tensor(tmp_path: Any, dim: int, end: int, theta: float) -> None:
+    # `--dtype complex64` writes freqs_cis itself: a torch.complex64 tensor of Meta's shape whose
+    # every number is Meta's within the float32-pipeline bound, and whose parts are the cis table's bits.
+    import torch
+
+    from pecli.formats import write_table
+
+    theirs = ref.meta_freqs_cis(dim, end, theta)["complex"]
+    recipe = Rope(length=end, dim=dim, base=theta, layout="once", part="cis")
+    write_table(Table.from_recipe(recipe).converted("complex64"), tmp_path / "freqs_cis.pt")
+    mine = torch.load(tmp_path / "freqs_cis.pt", weights_only=True)["pe"]
+    assert mine.dtype == torch.complex64 and tuple(mine.shape) == theirs.shape == (end, dim // 2)
+    mine_np = mine.numpy()
+    assert float(np.max(np.abs(mine_np.real - theirs.real))) <= _bound(end)
+    assert float(np.max(np.abs(mine_np.imag - theirs.imag))) <= _bound(end)
+    np.testing.assert_array_equal(mine_np.view(np.float32), recipe.build())

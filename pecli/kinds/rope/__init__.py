@@ -96,7 +96,8 @@ class Rope(Recipe):
     layout (vLLM's and SGLang's ``cos_sin_cache`` with ``once``, torchtune's Qwen2 and Phi-3 caches
     with ``half``); ``cis`` is each frequency's ``(cos, sin)`` in turn, ``[c0, s0, c1, s1, …]``
     (``dim`` columns, layout ``once``): Meta's and torchtitan's complex ``freqs_cis`` viewed as real
-    (``torch.view_as_real``), torchtune's ``(n, dim/2, 2)`` cache flattened.
+    (``torch.view_as_real``), torchtune's ``(n, dim/2, 2)`` cache flattened; written with
+    ``--dtype complex64`` it is ``freqs_cis`` itself, one complex number per frequency.
     ``layout``: ``half`` repeats the ``dim/2`` values as ``[f0…f_{h−1}, f0…f_{h−1}]``
     (HF rotate_half, GPT-NeoX); ``pairs`` as ``[f0, f0, f1, f1, …]`` (GPT-J, lucidrains);
     ``once`` keeps them once, ``dim/2`` columns (HF's ``freqs`` before ``cat``, the real or
@@ -286,6 +287,10 @@ class Rope(Recipe):
     def paired_columns(self) -> bool:
         """cis holds each frequency's (cos, sin) side by side; pairs repeats each frequency twice."""
         return self.part == "cis" or self.layout == "pairs"
+
+    def complex_pairs(self) -> bool:
+        """cis is ``cos + i·sin`` of each frequency as (real, imaginary) parts: ``freqs_cis``."""
+        return self.part == "cis"
 
     # -- diff's vocabulary ---------------------------------------------------------------------
     def neighbours(self) -> Iterator[Recipe]:
