@@ -211,6 +211,20 @@ recipe_options = shared_stack(
         default=None,
         help="alibi bias: first = slope·j (Bloom, default); last = slope·(j − len + 1) (MPT).",
     ),
+    recipe_option(
+        "--bias-max",
+        type=int,
+        default=None,
+        metavar="B",
+        help="alibi: the 8 of the slopes 2^(−8k/n), MPT's alibi_bias_max (with --form recip or --compute exact).",
+    ),
+    recipe_option(
+        "--total-heads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="alibi: N heads in all, those after --heads without a bias (zero rows: x-transformers' alibi_num_heads).",
+    ),
     recipe_option("--std", type=float, default=None, metavar="S", help="learned: standard deviation (default 0.02)."),
     recipe_option(
         "--init",

@@ -49,7 +49,10 @@ class Alibi(Recipe):
     float32 ``slope·j``), with the slopes from ``form``: ``list`` (ofirpress/GPT-NeoX: the
     float64 Python list cast to float32), ``pow`` (Bloom: ``float32(2^(−8/c))`` to the power k
     in float32) or ``recip`` (MPT: ``1/2^(8k/n2)`` in float32, ``n2 = 2^⌈log2 n⌉``);
-    ``exact``: slopes and bias rounded once from the exact values.
+    ``exact``: slopes and bias rounded once from the exact values.  ``bias_max``: the ``8`` of
+    ``2^(−8k/n)``, MPT's ``alibi_bias_max`` (``form=recip`` or ``exact``).  ``total_heads``:
+    heads after the ``heads`` ALiBi ones get no bias, rows (slopes) of zeros up to this count
+    (x-transformers' ``alibi_num_heads`` below ``heads``: ``AlibiPositionalBias(heads, total_heads)``).
     """
 
     heads: int
@@ -59,6 +62,8 @@ class Alibi(Recipe):
     compute: AlibiCompute = "float32"
     form: AlibiForm = "list"
     dtype: DType = "float32"
+    bias_max: int = 8
+    total_heads: int | None = None
 
     kind: ClassVar[str] = "alibi"
     #: bias: one row per head; slopes: one row holding every head's slope.
@@ -96,17 +101,33 @@ class Alibi(Recipe):
                 raise RecipeError("origin only applies to part=bias: drop --origin, or add --part bias")
         if self.compute == "exact" and self.form != "list":
             raise RecipeError(f"form={self.form} is a float32 pipeline: use compute=float32, or drop --form")
+        set_(self, "bias_max", int_param("bias_max", self.bias_max, 1, "MPT's alibi_bias_max, 8 by default"))
+        if self.bias_max != 8 and self.compute == "float32" and self.form != "recip":
+            raise RecipeError(
+                f"bias_max {self.bias_max} is MPT's alibi_bias_max, which the {self.form} form does not have: "
+                "use --form recip (MPT) or --compute exact, or drop --bias-max"
+            )
+        if self.total_heads is not None:
+            hint = f"at least the {self.heads} ALiBi heads, e.g. --total-heads {2 * self.heads}"
+            set_(self, "total_heads", int_param("total_heads", self.total_heads, self.heads, hint))
+
+    @property
+    def rows_of_heads(self) -> int:
+        """Heads in the table: the ALiBi ones, then those without a bias (``total_heads``)."""
+        return self.total_heads or self.heads
 
     @property
     def shape(self) -> tuple[int, int]:
         if self.part == "slopes":
-            return (1, self.heads)
+            return (1, self.rows_of_heads)
         assert self.length is not None
-        return (self.heads, self.length)
+        return (self.rows_of_heads, self.length)
 
     def slopes(self) -> np.ndarray:
-        """The ``heads`` slopes: float32 (``compute="float32"``) or float64 (exact, correctly rounded)."""
-        return _alibi_slopes(self)
+        """The ``heads`` slopes: float32 (``compute="float32"``) or float64 (exact, correctly
+        rounded), then a zero for each head without a bias (``total_heads``)."""
+        slopes = _alibi_slopes(self)
+        return np.concatenate([slopes, np.zeros(self.rows_of_heads - self.heads, slopes.dtype)])
 
     def rows(self, r0: int, r1: int) -> np.ndarray:
         """Rows ``[r0, r1)`` of the table (heads, for ``part=bias``), built directly."""
@@ -124,6 +145,9 @@ class Alibi(Recipe):
         # Row blocks on every core, in passes of _PASS keys (a scratch in the cache, not the table).
 
         def block(a: int, b: int) -> None:
+            if r0 + b > self.heads:  # heads without a bias: rows of +0 (a zero slope times a key < 0 is −0)
+                out[max(a, self.heads - r0) : b] = 0
+                b = max(a, self.heads - r0)
             scratch = None if out.dtype == dt else np.empty((b - a, min(_PASS, length)), dtype=dt)
             for c in range(0, length, _PASS):
                 cols = slice(c, c + _PASS)
@@ -159,28 +183,50 @@ class Alibi(Recipe):
     @classmethod
     def fit(cls, sample: Sample) -> Iterator[Recipe]:
         """Slopes (one row of falling powers of two) or a bias table (rows linear in the key,
-        zero at the first or the last key), in every slope convention."""
+        zero at the first or the last key), in every slope convention; trailing heads without a
+        bias (zeros) are ``total_heads``, and the slopes' exponent says ``bias_max``."""
         n, d = sample.n, sample.d
         if n == 1:
             values = sample.values[0]
-            if not (np.all(values > 0) and np.all(values <= 1)):
-                return
-            exact = Alibi(d, compute="exact").slopes()
-            if np.allclose(values, exact, rtol=1e-5):
-                sample.clue(f"the row holds the {d} ALiBi slopes 2^(−8k/{d})")
-                yield from _conventions(sample, {"heads": d})
+            heads = _biased(values)
+            if heads and np.all(values[:heads] > 0) and np.all(values <= 1):
+                params = _fitted_heads(sample, values[:heads], d)
+                if params is not None:
+                    sample.clue(f"the row holds the {heads} ALiBi slopes 2^(−{params.get('bias_max', 8)}k/{heads})")
+                    yield from _conventions(sample, params)
             return
-        rows = sample.rows(0, min(n, 64))
+        if n > 64:
+            return
+        rows = sample.rows(0, n)
+        heads = _biased(np.abs(rows).max(axis=1))
         for origin, key in (("first", 0), ("last", d - 1)):
-            if np.any(rows[:, key] != 0) or d < 2:
+            if heads == 0 or np.any(rows[:, key] != 0) or d < 2:
                 continue
-            slopes = np.abs(rows[:, 1 if origin == "first" else d - 2])
-            if n > 64:
-                continue
-            exact = Alibi(n, compute="exact").slopes()
-            if np.allclose(slopes, exact, rtol=1e-5):
+            params = _fitted_heads(sample, np.abs(rows[:heads, 1 if origin == "first" else d - 2]), n)
+            if params is not None:
                 sample.clue(f"each row is a head's ALiBi slope times the key distance, zero at the {origin} key")
-                yield from _conventions(sample, {"heads": n, "length": d, "part": "bias", "origin": origin})
+                yield from _conventions(sample, {**params, "length": d, "part": "bias", "origin": origin})
+
+
+def _biased(values: np.ndarray) -> int:
+    """Heads before the trailing zeros (heads without a bias)."""
+    nonzero = np.flatnonzero(values)
+    return int(nonzero[-1]) + 1 if nonzero.size else 0
+
+
+def _fitted_heads(sample: Sample, slopes: np.ndarray, total: int) -> dict[str, Any] | None:
+    """``heads``, ``bias_max`` and ``total_heads`` whose exact slopes the measured ones are, or None."""
+    heads = len(slopes)
+    c = 1 << (heads.bit_length() - 1)  # the first slope is 2^(−bias_max/c)
+    bias_max = round(-math.log2(slopes[0]) * c) if 0 < slopes[0] < 1 else 0
+    if bias_max < 1 or not np.allclose(slopes, Alibi(heads, compute="exact", bias_max=bias_max).slopes(), rtol=1e-5):
+        return None
+    params: dict[str, Any] = {"heads": heads}
+    if bias_max != 8:
+        params["bias_max"] = bias_max
+    if total != heads:
+        params["total_heads"] = total
+    return params
 
 
 def _conventions(sample: Sample, params: dict[str, Any]) -> Iterator[Alibi]:
@@ -215,7 +261,7 @@ def _ofirpress_slopes(n: int) -> list[float]:
 def _alibi_slopes(a: Alibi) -> np.ndarray:
     n = a.heads
     if a.compute == "exact":
-        return np.array(frequencies(2.0, 1.0, tuple((8 * k, m) for k, m in slope_exponents(n)))[0])
+        return np.array(frequencies(2.0, 1.0, tuple((a.bias_max * k, m) for k, m in slope_exponents(n)))[0])
     if a.form == "list":
         return np.array(_ofirpress_slopes(n), dtype=f32)
     if a.form == "pow":  # HF bloom _get_alibi_slopes: torch.pow(float32 base, int32 powers)
@@ -229,9 +275,9 @@ def _alibi_slopes(a: Alibi) -> np.ndarray:
         if c != n:
             parts.append(powers(2 * c, np.arange(1, 1 + 2 * min(c, n - c), 2)))
         return np.concatenate(parts)
-    # recip: HF mpt build_mpt_alibi_tensor(alibi_bias_max=8)
+    # recip: HF mpt build_mpt_alibi_tensor(alibi_bias_max), llm-foundry's gen_slopes
     n2 = 2 ** math.ceil(math.log2(n))
-    x = np.arange(1, n2 + 1).astype(f32) * f32(8 / n2)
+    x = np.arange(1, n2 + 1).astype(f32) * f32(a.bias_max / n2)
     slopes = f32(1) / np.power(2.0, x.astype(np.float64)).astype(f32)
     if n2 != n:
         slopes = np.concatenate([slopes[1::2], slopes[::2]])[:n]

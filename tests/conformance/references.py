@@ -479,6 +479,19 @@ def hf_mpt_alibi(num_heads: int, sequence_length: int, alibi_bias_max: int = 8) 
         return {"alibi": _np(alibi), "slopes": _np(-alibi[:, 0, -2])}
 
 
+def x_transformers_alibi(heads: int, total_heads: int, length: int) -> Arrays:
+    """x-transformers 2.31.10 ``x_transformers.py::AlibiPositionalBias(heads, total_heads)`` called for
+    ``length`` queries and keys: ``bias`` ``(total_heads, length, length)`` float32 =
+    ``−|j − i|·slope`` for the first ``heads`` heads (ofirpress's slopes, float32), zero rows after.
+    ``last``: the last query's row, ``slope·(j − length + 1)``: MPT's origin, the heads padded."""
+    torch = _torch()
+    from x_transformers.x_transformers import AlibiPositionalBias
+
+    with torch.no_grad():
+        bias = AlibiPositionalBias(heads, total_heads)(length, length)
+    return {"bias": _np(bias), "last": _np(bias[:, -1, :])}
+
+
 # ========================================================================= transformers: learned tables
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import references as ref
 
+from pecli.identification import identify
 from pecli.presets import get_preset
 
 pytestmark = [pytest.mark.conformance, pytest.mark.slow]
@@ -369,6 +370,20 @@ def test_alibi_presets_match_bloom_and_mpt(heads: int) -> None:
     slopes = get_preset("alibi").recipe(heads=heads).build()[0]
     # ofirpress's float64 list cast once; MPT's float32 reciprocals agree up to 64 heads, then 1 ulp.
     assert np.max(np.abs(slopes - mpt["slopes"]) / mpt["slopes"]) <= (0 if heads <= 64 else 2**-23)
+
+
+@pytest.mark.parametrize(("heads", "bias_max"), [(8, 16), (12, 16), (32, 4), (6, 12)])
+@HF
+def test_mpt_alibi_bias_max_matches_mpt(heads: int, bias_max: int) -> None:
+    # MPT's alibi_bias_max (llm-foundry's gen_slopes): the preset with --bias-max, bit for bit.
+    n = 64
+    mpt = ref.hf_mpt_alibi(heads, n, alibi_bias_max=bias_max)
+    recipe = get_preset("mpt-alibi").recipe(heads=heads, length=n, bias_max=bias_max)
+    np.testing.assert_array_equal(recipe.build(), mpt["alibi"][:, 0, :])
+    found = identify(mpt["alibi"][:, 0, :])
+    assert found.verdict == "match" and found.best is not None, found.summary
+    assert found.best.recipe.bias_max == bias_max
+    np.testing.assert_array_equal(found.best.recipe.build(), mpt["alibi"][:, 0, :])
 
 
 LEARNED = [

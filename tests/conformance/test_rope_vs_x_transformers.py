@@ -117,3 +117,20 @@ def test_identify_proves_the_xpos_scales(dim: int, seq_len: int) -> None:
     assert found.best.recipe.kind == "xpos"
     ulps = np.abs(found.best.recipe.build().view(np.int32).astype(np.int64) - theirs.view(np.int32).astype(np.int64))
     assert int(ulps.max()) <= 2
+
+
+@pytest.mark.parametrize(("heads", "total", "length"), [(4, 8, 33), (6, 8, 17), (8, 8, 40), (3, 12, 9)])
+def test_alibi_with_heads_left_unbiased_is_x_transformers(heads: int, total: int, length: int) -> None:
+    # AlibiPositionalBias(heads, total_heads): the last query's row of its (h, i, j) bias is the
+    # origin=last bias with total_heads; every query's row is that one shifted (−|j − i|·slope).
+    from pecli.kinds.alibi import Alibi
+
+    theirs = ref.x_transformers_alibi(heads, total, length)
+    recipe = Alibi(heads, length=length, part="bias", origin="last", total_heads=total)
+    mine = recipe.build()
+    np.testing.assert_array_equal(mine, theirs["last"])
+    assert not np.signbit(mine[heads:]).any()  # +0 rows, as torch's pad writes them
+    found = identify(theirs["last"])
+    assert found.verdict == "match" and found.best is not None, found.summary
+    np.testing.assert_array_equal(found.best.recipe.build(), theirs["last"])
+    assert found.best.recipe.total_heads == (total if total != heads else None)

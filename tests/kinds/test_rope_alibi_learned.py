@@ -394,3 +394,55 @@ def test_dynamic_scaling_needs_dim_4() -> None:
 
     with pytest.raises(RecipeError, match="dim ≥ 4"):
         Rope(8, 2, scaling="dynamic", factor=2.0, original_max_position_embeddings=4)
+
+
+@pytest.mark.parametrize(("heads", "bias_max"), [(8, 16), (16, 4), (12, 12), (1, 8)])
+def test_alibi_bias_max_is_the_exponent_of_the_slopes(heads: int, bias_max: int) -> None:
+    # Float64 closed form: ofirpress's order (the first c = 2^⌊log2 n⌋ heads 2^(−B·k/c), then
+    # every other slope of 2c heads), B = MPT's alibi_bias_max.
+    c = 1 << (heads.bit_length() - 1)
+    first = [2.0 ** (-bias_max * k / c) for k in range(1, c + 1)]
+    rest = [2.0 ** (-bias_max * k / (2 * c)) for k in range(1, 2 * c + 1, 2)][: heads - c]
+    truth = np.array(first + rest)
+    exact = Alibi(heads, compute="exact", bias_max=bias_max).slopes()
+    np.testing.assert_allclose(exact, truth, rtol=2**-52)
+    # MPT's float32 reciprocals: within a float32 rounding or two of the truth.
+    recip = Alibi(heads, form="recip", bias_max=bias_max).slopes()
+    np.testing.assert_allclose(recip, truth, rtol=2**-22)
+
+
+def test_alibi_heads_without_a_bias_are_rows_of_plus_zero() -> None:
+    table = Alibi(4, length=6, part="bias", origin="last", total_heads=7).build()
+    assert table.shape == (7, 6)
+    np.testing.assert_array_equal(table[:4], Alibi(4, length=6, part="bias", origin="last").build())
+    assert not table[4:].any() and not np.signbit(table[4:]).any()
+    # any row range is the same bits as the whole table
+    np.testing.assert_array_equal(Alibi(4, length=6, part="bias", total_heads=7).rows(3, 6)[1:], np.zeros((2, 6)))
+    slopes = Alibi(4, total_heads=6).build()
+    np.testing.assert_array_equal(slopes[0, 4:], [0, 0])
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"bias_max": 16}, "the list form does not have"),
+        ({"bias_max": 16, "form": "pow"}, "the pow form does not have"),
+        ({"bias_max": 0, "form": "recip"}, "bias_max must be"),
+        ({"total_heads": 3}, "total_heads must be at least 4"),
+    ],
+)
+def test_alibi_refuses_what_no_framework_builds(params: dict[str, object], message: str) -> None:
+    with pytest.raises(RecipeError, match=message):
+        Alibi(4, **params)  # type: ignore[arg-type]
+
+
+def test_alibi_bias_max_and_total_heads_on_the_command_line(run, tmp_path) -> None:
+    out = tmp_path / "a.npy"
+    r = run("generate", "--preset", "mpt-alibi", "--heads", "8", "--len", "16", "--bias-max", "16",
+            "--total-heads", "12", "-o", out)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    table = np.load(out)
+    assert table.shape == (12, 16) and not table[8:].any()
+    np.testing.assert_array_equal(-table[:8, -2], Alibi(8, form="recip", bias_max=16).slopes())
+    r = run("identify", out)
+    assert r.exit_code == 0 and "MATCH" in r.output and "bias_max=16" in r.output and "total_heads=12" in r.output
