@@ -14,9 +14,13 @@ Pegasus, XGLM, Speech2Text, FSMT, Whisper's encoder) give their preset's recipe 
 What a config leaves out, transformers fills from the model class's own defaults, which differ
 from model to model (Gemma's ``head_dim`` is 256, not ``hidden_size / heads``; Phi's rotary
 fraction 0.5, GPT-NeoX's 0.25).  pecli knows those of the model types in :data:`DEFAULTS`
-(checked against each class in the conformance tests) and refuses to guess for others: the
-error names the key to add.  A key pecli does not know inside the RoPE settings, or two keys that
-say different things, is refused with its name.
+(checked against each class in the conformance tests).  For any other model type, where
+transformers is installed, its own config class completes the config (offline, without torch:
+DeepSeek-V3's ``qk_rope_head_dim``, Gemma 3's per-layer-type RoPE from ``rope_local_base_freq``);
+without it, pecli refuses to guess and the error names the key to add.  A model whose layer
+types rotate differently (Gemma 3's sliding and full attention) is read one layer type at a
+time: ``config.json:full_attention``.  A key pecli does not know inside the RoPE settings, or two
+keys that say different things, is refused with its name.
 """
 
 from __future__ import annotations
@@ -125,13 +129,19 @@ def read_config(path: str | Path) -> dict[str, Any]:
     return doc
 
 
-def recipe_from_config(config: dict[str, Any] | str | Path, where: str | None = None) -> Recipe:
+def recipe_from_config(
+    config: dict[str, Any] | str | Path, where: str | None = None, layer_type: str | None = None
+) -> Recipe:
     """The recipe of the table a transformers model's config describes (see the module
     docstring): ``config`` is the parsed dict, or the path of a ``config.json`` or of the model's
-    directory (read with :func:`read_config`).  ``where`` names it in errors."""
+    directory (read with :func:`read_config`), which may end in ``:LAYER_TYPE``.  ``layer_type``
+    picks one layer type's RoPE where they differ (Gemma 3: ``full_attention``,
+    ``sliding_attention``).  ``where`` names it in errors."""
     if not isinstance(config, dict):
         where = where or str(config)
-        config = read_config(config)
+        path, layer = _layer_of(str(config))
+        layer_type = layer_type or layer
+        config = read_config(path)
     where = where or "config.json"
     model_type = config.get("model_type")
     if model_type is not None and not isinstance(model_type, str):
@@ -140,12 +150,8 @@ def recipe_from_config(config: dict[str, Any] | str | Path, where: str | None = 
         config = {**config, **config["text_config"], "model_type": model_type}
     if model_type in SINUSOIDAL_MODELS:
         return _sinusoidal(config, str(model_type), where)
-    nested = [k for k in ("full_attention", "sliding_attention", "global", "local") if k in _rope_dict(config, where)]
-    if nested:
-        raise PecliInputError(
-            f"{where} gives RoPE per layer type ({', '.join(nested)}): pecli reads one set; "
-            "copy that layer type's dict into a config of its own as rope_parameters"
-        )
+    config = _completed(config, where) or config
+    config = _one_layer_type(config, where, layer_type)
     rope_keys = ("rope_theta", "rotary_emb_base", "rotary_pct")
     if model_type not in DEFAULTS and not _rope_dict(config, where) and not any(k in config for k in rope_keys):
         raise PecliInputError(
@@ -154,6 +160,78 @@ def recipe_from_config(config: dict[str, Any] | str | Path, where: str | None = 
             "weights, read them from the checkpoint (pecli inspect model.safetensors)"
         )
     return _rope(config, model_type, where)
+
+
+def _layer_of(spec: str) -> tuple[str, str | None]:
+    """``DIR/config.json:full_attention`` → the path and the layer type (none where the whole
+    text names a file or directory)."""
+    head, sep, tail = spec.rpartition(":")
+    if not sep or Path(spec).exists() or not head or not Path(head).exists() or "/" in tail:
+        return spec, None
+    return head, tail
+
+
+def _completed(config: dict[str, Any], where: str) -> dict[str, Any] | None:
+    """The RoPE settings transformers' own config class for ``model_type`` derives (defaults filled,
+    old keys standardized into ``rope_parameters``), for model types pecli has no defaults of;
+    None where transformers is not installed or does not know the model type.  Read offline
+    (``from_dict`` of the parsed file), without torch."""
+    import importlib.util
+    from logging import ERROR
+
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or model_type in DEFAULTS or model_type in MROPE_MODELS:
+        return None
+    if importlib.util.find_spec("transformers") is None:
+        return None
+    try:
+        from transformers import CONFIG_MAPPING
+        from transformers.utils import logging
+
+        cls = CONFIG_MAPPING[model_type]
+    except Exception:  # a model type this transformers does not know (KeyError), or a broken install
+        return None
+    verbosity = logging.get_verbosity()
+    logging.set_verbosity(ERROR)  # its notes about unused keys are not ours to print
+    try:
+        text = cls.from_dict(dict(config)).get_text_config()
+    except Exception as exc:
+        line = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+        raise PecliInputError(f"{where}: transformers' {cls.__name__} cannot read it ({line})") from None
+    finally:
+        logging.set_verbosity(verbosity)
+    rope, heads, hidden = getattr(text, "rope_parameters", None), text.num_attention_heads, text.hidden_size
+    if not isinstance(rope, dict):
+        return None
+    # The rotary classes take ``head_dim`` or ``hidden_size // num_attention_heads``, and the
+    # rotary fraction from the settings (1 when absent): ``modeling_rope_utils.py``.
+    if rope and all(isinstance(v, dict) for v in rope.values()):  # per layer type
+        settings: dict[str, Any] = {k: {"partial_rotary_factor": 1.0, **v} for k, v in rope.items()}
+    else:
+        settings = {"partial_rotary_factor": 1.0, **rope}
+    return {
+        "model_type": model_type,
+        "max_position_embeddings": text.max_position_embeddings,
+        "head_dim": getattr(text, "head_dim", None) or hidden // heads,
+        "rope_parameters": settings,
+    }
+
+
+def _one_layer_type(config: dict[str, Any], where: str, layer_type: str | None) -> dict[str, Any]:
+    """``config`` with the RoPE settings of ``layer_type`` where they are given per layer type."""
+    rope = _rope_dict(config, where)
+    nested = [k for k, v in rope.items() if isinstance(v, dict)]
+    if nested and layer_type is None:
+        raise PecliInputError(
+            f"{where} gives RoPE per layer type ({', '.join(nested)}): name the one to build, e.g. {where}:{nested[0]}"
+        )
+    if nested and layer_type not in nested:
+        raise PecliInputError(f"{where} has no layer type {layer_type!r}: its layer types are {', '.join(nested)}")
+    if layer_type is not None and not nested:
+        raise PecliInputError(f"{where} gives one RoPE for every layer: drop ':{layer_type}'")
+    if not nested:
+        return config
+    return {**config, "rope_parameters": rope[str(layer_type)], "rope_scaling": None}
 
 
 def _rope_dict(config: dict[str, Any], where: str) -> dict[str, Any]:
@@ -186,11 +264,19 @@ def _agree(where: str, key: str, *values: tuple[str, Any]) -> Any:
 
 def _default(key: str, where: str, model_type: Any) -> Any:
     """What transformers' config class for ``model_type`` puts for a key the config leaves out."""
+    import importlib.util
+
     if model_type in DEFAULTS:
         return DEFAULTS[str(model_type)][key]
+    # Where transformers is installed, it completed the config if it knows the model type (_completed).
+    hint = (
+        ""
+        if importlib.util.find_spec("transformers")
+        else " (or pip install transformers: its config class fills it in)"
+    )
     raise PecliInputError(
         f"{where} has no {key}, and transformers would take the default of model_type {model_type!r}, which pecli "
-        f'does not know: add "{key}" to the config'
+        f'does not know: add "{key}" to the config{hint}'
     )
 
 

@@ -462,13 +462,13 @@ def recipe_from_options(ctx: click.Context, params: dict[str, Any], ids_given: b
     if ids_given and preset is None and config is None:
         given = {**get_kind(kind or implied_kind(given)).ids_stand_in, **given}
     if config is not None:
-        from pecli.hfconfig import read_config, recipe_from_config
+        from pecli.hfconfig import recipe_from_config
 
         if preset is not None:
             raise click.UsageError("give --preset or --hf-config, not both", ctx)
         from pecli.presets import make_recipe
 
-        return make_recipe(given, kind=kind, base=recipe_from_config(read_config(config), f"--hf-config {config}"))
+        return make_recipe(given, kind=kind, base=recipe_from_config(config, f"--hf-config {config}"))
     if preset is None and (kind or implied_kind(given)) == DEFAULT_KIND:
         missing = [opt for opt, name in (("--len", "length"), ("--dim", "dim")) if params[name] is None]
         if missing:

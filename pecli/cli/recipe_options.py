@@ -31,7 +31,8 @@ recipe_options = shared_stack(
         metavar="CONFIG",
         shell_complete=completion("complete_file"),
         help="Start from a transformers model's config.json (or its directory): the cos/sin cache "
-        "(or sinusoid) transformers 5.23 builds for it, without torch; other recipe options override it.",
+        "(or sinusoid) transformers 5.23 builds for it, without torch; other recipe options override it.  "
+        "CONFIG:LAYER picks a layer type's RoPE where they differ (Gemma 3: config.json:full_attention).",
     ),
     recipe_option(
         "--kind",

@@ -246,3 +246,80 @@ def test_an_mrope_config_with_a_sequence_is_what_the_model_builds(tmp_path: Path
         print(f"\n{model} {part} {ours.shape}: max|Δ| {diff:.3g}, {np.mean(ours == theirs[part]):.4%} bit-identical")
         assert ours.shape == theirs[part].shape
         assert diff <= 4 * 2.0**-24 * max(1, int(theirs["position_ids"].max()))
+
+
+# Model types pecli has no defaults of: transformers' own config class completes the config.
+COMPLETED: dict[str, tuple[dict[str, Any], str, str | None]] = {
+    # deepseek-ai/DeepSeek-V3 (rotary width qk_rope_head_dim 64; YaRN with mscale and mscale_all_dim)
+    "deepseek-v3": (
+        {
+            "model_type": "deepseek_v3",
+            "hidden_size": 7168,
+            "num_attention_heads": 128,
+            "num_key_value_heads": 128,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "v_head_dim": 128,
+            "max_position_embeddings": 163840,
+            "rope_theta": 10000,
+            "rope_scaling": {
+                "beta_fast": 32,
+                "beta_slow": 1,
+                "factor": 40,
+                "mscale": 1.0,
+                "mscale_all_dim": 1.0,
+                "original_max_position_embeddings": 4096,
+                "type": "yarn",
+            },
+        },
+        "deepseek_v3.modeling_deepseek_v3.DeepseekV3RotaryEmbedding",
+        None,
+    ),
+    # google/gemma-3-4b-it's text model: global layers θ 10⁶ with linear ×8, local layers θ 10⁴
+    **{
+        f"gemma-3-{layer}": (
+            {
+                "model_type": "gemma3_text",
+                "hidden_size": 2560,
+                "num_attention_heads": 8,
+                "num_key_value_heads": 4,
+                "head_dim": 256,
+                "max_position_embeddings": 131072,
+                "rope_local_base_freq": 10000.0,
+                "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                "rope_theta": 1000000.0,
+                "sliding_window": 1024,
+                "num_hidden_layers": 6,  # five sliding layers, then a full one (sliding_window_pattern 6)
+            },
+            "gemma3.modeling_gemma3.Gemma3RotaryEmbedding",
+            layer,
+        )
+        for layer in ("full_attention", "sliding_attention")
+    },
+}
+
+
+@pytest.mark.parametrize("name", list(COMPLETED))
+def test_a_config_pecli_has_no_defaults_of_is_read_through_transformers(tmp_path: Path, name: str) -> None:
+    torch = pytest.importorskip("torch")
+    from transformers import AutoConfig
+
+    raw, rotary, layer = COMPLETED[name]
+    assert raw["model_type"] not in DEFAULTS
+    (tmp_path / "config.json").write_text(json.dumps({**_BASE, **raw}))
+    spec = f"{tmp_path}/config.json" + (f":{layer}" if layer else "")
+    recipe = recipe_from_config(spec)
+    config = AutoConfig.from_pretrained(tmp_path)
+    module_name, cls_name = rotary.rsplit(".", 1)
+    cls = getattr(importlib.import_module(f"transformers.models.{module_name}"), cls_name)
+    for start in (0, recipe.length - 512):
+        positions = torch.arange(start, start + 512)[None]
+        with torch.no_grad():
+            args = (torch.zeros(1), positions) + ((layer,) if layer else ())
+            cos, sin = (t[0].numpy() for t in cls(config)(*args))
+        for part, theirs in (("cos", cos), ("sin", sin)):
+            ours = recipe.with_params(part=part, start=start, length=512).build()
+            assert ours.shape == theirs.shape, (name, ours.shape, theirs.shape)
+            diff = float(np.max(np.abs(ours.astype(np.float64) - theirs)))
+            print(f"\n{name:28s} {part} from {start}: max|Δ| {diff:.3g}, {np.mean(ours == theirs):.4%} bit-identical")
+            assert diff <= 4 * 2.0**-24 * max(1, start + 511), (name, part, start, diff)

@@ -180,3 +180,70 @@ def test_a_script_reads_a_config_by_its_path_or_its_directory(tmp_path: Path) ->
         assert pecli.recipe_from_config(given) == get_preset("llama3").recipe()
     with pytest.raises(pecli.PecliInputError, match=r"missing\.json does not exist"):
         pecli.recipe_from_config(tmp_path / "missing.json")
+
+
+def test_a_layer_type_is_picked_after_a_colon(run, tmp_path: Path) -> None:
+    # transformers 5 writes per-layer-type RoPE as one dict per layer type (Gemma 3, Qwen3-Next):
+    # CONFIG:LAYER builds that layer type's table, with its own θ and scaling.
+    layered = {
+        **{k: v for k, v in LLAMA31.items() if k != "rope_theta"},
+        "rope_scaling": None,
+        "rope_parameters": {
+            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+        },
+    }
+    path = write(tmp_path, layered)
+    from pecli import recipe_from_config
+
+    full = recipe_from_config(f"{path}:full_attention")
+    assert (full.base, full.scaling, full.factor) == (1e6, "linear", 8.0)
+    local = recipe_from_config(path, layer_type="sliding_attention")
+    assert (local.base, local.scaling) == (1e4, "default")
+    r = run(
+        "generate", "--hf-config", f"{path}:sliding_attention", "--len", "4", "--part", "sin", "-o", tmp_path / "s.npy"
+    )
+    assert r.exit_code == 0, r.output
+    for spec, message in (
+        (f"{path}:global", "has no layer type 'global': its layer types are full_attention, sliding_attention"),
+        (path, f"name the one to build, e.g. --hf-config {path}:full_attention"),
+        (
+            f"{write(tmp_path, LLAMA31, 'flat.json')}:full_attention",
+            "gives one RoPE for every layer: drop ':full_attention'",
+        ),
+    ):
+        r = run("generate", "--hf-config", spec, "--len", "4")
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+
+
+GEMMA3_TEXT = {
+    "model_type": "gemma3_text",
+    "hidden_size": 2560,
+    "num_attention_heads": 8,
+    "head_dim": 256,
+    "max_position_embeddings": 131072,
+    "rope_local_base_freq": 10000.0,
+    "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+    "rope_theta": 1000000.0,
+}
+
+
+def test_a_model_type_without_defaults_needs_transformers_or_the_key(tmp_path: Path, monkeypatch) -> None:
+    import importlib.util
+
+    from pecli import recipe_from_config
+    from pecli.errors import PecliInputError
+
+    path = write(tmp_path, GEMMA3_TEXT)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else real(name, *a)
+    )
+    with pytest.raises(PecliInputError, match="pip install transformers: its config class fills it in"):
+        recipe_from_config(path)
+    monkeypatch.undo()
+    pytest.importorskip("transformers")
+    # With transformers, its Gemma3TextConfig turns rope_local_base_freq into the sliding layers' θ.
+    full, local = (recipe_from_config(f"{path}:{layer}") for layer in ("full_attention", "sliding_attention"))
+    assert (full.base, full.scaling, full.factor, full.dim) == (1e6, "linear", 8.0, 256)
+    assert (local.base, local.scaling, local.dim) == (1e4, "default", 256)
