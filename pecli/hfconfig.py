@@ -109,6 +109,10 @@ def read_config(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if p.is_dir():
         p = p / "config.json"  # a model directory, as from_pretrained takes it
+    if p.suffix.lower() == ".gguf" and p.is_file():  # llama.cpp's file: its settings, in config.json's keys
+        from pecli.formats.gguf import hf_config
+
+        return hf_config(p)
     try:
         st = p.stat()
         if not stat.S_ISREG(st.st_mode):  # a FIFO would block for ever, /dev/zero never end

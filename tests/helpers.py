@@ -181,3 +181,21 @@ __all__ = [
     "ulp_distance",
     "violations",
 ]
+
+
+def write_gguf_table(path: Path, table: np.ndarray, key: str = "pe") -> None:
+    """A GGUF file holding ``table`` as tensor ``key``, written by llama.cpp's own writer
+    (pecli reads GGUF but does not write it)."""
+    import pytest
+
+    gguf = pytest.importorskip("gguf")
+    writer = gguf.GGUFWriter(path, "gpt2")
+    writer.add_tensor(key, table)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+#: Writers of the formats pecli reads but does not write, each its own library's: ``(path, table)``.
+READ_ONLY_WRITERS = {"gguf": write_gguf_table}

@@ -130,12 +130,13 @@ def field_choices(name: str) -> Callable[[], tuple[str, ...]]:
 
 
 def format_names(readable: bool) -> Callable[[], tuple[str, ...]]:
-    """A loader of every format name and alias the registry accepts (readable ones only, or all)."""
+    """A loader of every format name and alias the registry accepts: the readable ones, or the writable ones."""
 
     def load() -> tuple[str, ...]:
         from pecli.formats import formats
 
-        return tuple(n for f in formats().values() if f.read is not None or not readable for n in (f.name, *f.aliases))
+        able = [f for f in formats().values() if (f.read if readable else f.write) is not None]
+        return tuple(n for f in able for n in (f.name, *f.aliases))
 
     return load
 
@@ -353,12 +354,16 @@ def titles(test: Callable[[Any], bool]) -> str:
     return " or ".join(f.called for f in formats().values() if test(f))
 
 
+def _writable(f: Any) -> bool:
+    return f.write is not None
+
+
 def output_help() -> str:
     """-o/--output, on every command that writes (one option, one meaning)."""
     from pecli.plot import FORMATS as PICTURES
 
     return (
-        f"Where to write, in the format the extension names: a table ({extensions()}; '-' for stdout) or, "
+        f"Where to write, in the format the extension names: a table ({extensions(_writable)}; '-' for stdout) or, "
         f"for plot, a picture ({' '.join(PICTURES)})."
     )
 

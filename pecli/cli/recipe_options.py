@@ -30,8 +30,9 @@ recipe_options = shared_stack(
         "--hf-config",
         metavar="CONFIG",
         shell_complete=completion("complete_file"),
-        help="Start from a transformers model's config.json (or its directory): the cos/sin cache "
-        "(or sinusoid) transformers 5.23 builds for it, without torch; other recipe options override it.  "
+        help="Start from a transformers model's config.json (or its directory, or a llama.cpp .gguf): the "
+        "cos/sin cache (or sinusoid) transformers 5.23 builds for it, without torch; other recipe options "
+        "override it.  "
         "CONFIG:LAYER picks a layer type's RoPE where they differ (Gemma 3: config.json:full_attention).",
     ),
     recipe_option(

@@ -37,6 +37,7 @@ from pecli.formats._common import (
     sidecar_text,
 )
 from pecli.formats.cheader import CHEADER
+from pecli.formats.gguf import GGUF
 from pecli.formats.hdf5 import H5
 from pecli.formats.npy import NPY, NPZ
 from pecli.formats.safetensors import SAFETENSORS
@@ -64,7 +65,7 @@ __all__ = [
 ]
 
 #: pecli's own formats, in the order lists show them.
-BUILT_IN: dict[str, Format] = {f.name: f for f in (NPY, NPZ, H5, CSV, TSV, JSON, SAFETENSORS, TORCH, CHEADER)}
+BUILT_IN: dict[str, Format] = {f.name: f for f in (NPY, NPZ, H5, CSV, TSV, JSON, SAFETENSORS, TORCH, CHEADER, GGUF)}
 _every: dict[str, Format] = {}
 
 
@@ -292,14 +293,15 @@ def write_table(
         if fmt is None:
             raise FormatError("writing to a stream needs a format name")
         f = resolve_format("-", fmt)
-        _check_complex(table, f)
+        _check_writable(table, f)
         if f.writes_to != "stream":
             raise FormatError(f"{f.name} cannot be written to a stream (it needs a seekable file): give a file path")
+        assert f.write is not None  # _check_writable
         f.write(table, dest, options, progress)
         return
     path = Path(dest)
     f = resolve_format(str(path), fmt, "--to")
-    _check_complex(table, f)
+    _check_writable(table, f)
     has_meta = table.recipe is not None or bool(table.provenance)
     want_sidecar = sidecar and f.metadata == "sidecar" and has_meta and not is_special(path)
     _check_free_space(table, path, f)
@@ -313,6 +315,7 @@ def write_table(
             "move it away, or write with --no-sidecar"
         )
     with atomic_paths(*targets, force=force) as temps:
+        assert f.write is not None  # _check_writable
         if f.writes_to == "stream":
             with open(temps[0], "wb") as fp:
                 f.write(table, fp, options, progress)
@@ -324,8 +327,12 @@ def write_table(
         _drop_stale_sidecar(Path(str(path) + ".json"))
 
 
-def _check_complex(table: Table, f: Format) -> None:
-    """Refuse a complex table where the format has no such numbers (before anything is opened)."""
+def _check_writable(table: Table, f: Format) -> None:
+    """Refuse, before anything is opened, a format pecli only reads and a complex table where the
+    format has no such numbers."""
+    if f.write is None:
+        writable = " ".join(g.extensions[0] for g in formats().values() if g.write is not None)
+        raise FormatError(f"pecli reads {f.called} files but does not write them: choose another format ({writable})")
     stored = table.storage if table.storage in COMPLEX else None
     if stored is None or stored in f.complex_dtypes:
         return

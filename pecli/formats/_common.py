@@ -72,7 +72,8 @@ class Format:
     summary: str
     #: "stream": writes to any binary stream (stdout too); "path": needs a seekable file.
     writes_to: Literal["stream", "path"]
-    write: Writer
+    #: None for read-only formats (GGUF).
+    write: Writer | None
     #: None for write-only formats (C header).
     read: Reader | None
     #: Where the recipe goes: in the file, in a FILE.json sidecar, or nowhere.

@@ -15,6 +15,7 @@ import pytest
 from pecli import FormatError, OutputError, Sinusoidal, TableTooLargeError, open_table, write_table
 from pecli.formats import FORMATS
 from pecli.table import Table
+from tests.helpers import READ_ONLY_WRITERS
 
 DTYPES = ["float16", "float32", "float64"]
 #: Every extension of every format that both reads and writes with pecli's own dependencies.
@@ -39,8 +40,11 @@ def test_every_format_name_and_alias_is_accepted_by_format(tmp_path: Path, name:
     if fmt.requires is not None:
         pytest.importorskip(fmt.requires)
     path = tmp_path / "table.bin"  # no extension: --from/--to alone says what it is
-    written = CliRunner().invoke(cli, ["export", "--len", "4", "--dim", "2", "-o", str(path), "--to", name])
-    assert written.exit_code == 0, written.output
+    if fmt.write is None:  # a format pecli only reads: its own library writes the file
+        READ_ONLY_WRITERS[fmt.name](path, np.ones((4, 2), np.float32))
+    else:
+        written = CliRunner().invoke(cli, ["export", "--len", "4", "--dim", "2", "-o", str(path), "--to", name])
+        assert written.exit_code == 0, written.output
     read = CliRunner().invoke(cli, ["inspect", str(path), "--from", name.upper()])
     assert read.exit_code == 0, read.output
 

@@ -69,7 +69,12 @@ def test_choice_options_read_the_registries() -> None:
     from pecli.kinds import KINDS
 
     assert kind_names() == tuple(KINDS)
-    assert set(format_names(readable=False)()) == {n for f in FORMATS.values() for n in (f.name, *f.aliases)}
+    assert set(format_names(readable=False)()) == {
+        n for f in FORMATS.values() if f.write is not None for n in (f.name, *f.aliases)
+    }
+    assert set(format_names(readable=True)()) == {
+        n for f in FORMATS.values() if f.read is not None for n in (f.name, *f.aliases)
+    }
 
 
 def test_help_imports_no_recipe_or_json() -> None:

@@ -1,0 +1,201 @@
+"""llama.cpp's GGUF (read only, with the ``gguf`` package): one tensor as a table, and the model's
+RoPE settings for ``--hf-config`` (:func:`rope_settings`).
+
+A GGUF file holds a model's tensors (``position_embd.weight``: GPT-2's learned positions;
+``rope_freqs.weight``: Llama 3.1's per-frequency divisors) and its settings as key-value pairs
+(``llama.rope.freq_base``, ``llama.rope.scaling.type``, …), specified in
+https://github.com/ggml-org/ggml/blob/master/docs/gguf.md.  ``gguf.GGUFReader`` (llama.cpp's own
+reader) maps the file; a tensor's dimensions are stored fastest first (ggml's ``ne``) and read in
+NumPy's order.  F32, F16 and F64 are read as they are, BF16 as float32 (exactly), a quantized
+tensor dequantized to float32 by ``gguf.quants`` (said in ``inspect``).
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pecli.errors import FormatError
+from pecli.formats._common import ArrayInfo, Bfloat16Rows, Format, array_table, choose_key, first_line
+from pecli.kernels.rope_scaling import scaling_named
+from pecli.resources import ensure_fits_in_memory
+from pecli.table import Table
+
+#: The first bytes of every GGUF file.
+GGUF_MAGIC = b"GGUF"
+#: GGUF's ``{arch}.rope.scaling.type`` values and the transformers ``rope_type`` each was converted from.
+_SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn"}
+#: transformers' RoPE keys and the GGUF keys (after ``{arch}.rope.scaling.``) that hold them.
+_SCALING_KEYS = {
+    "factor": "factor",
+    "original_max_position_embeddings": "original_context_length",
+    "beta_fast": "yarn_beta_fast",
+    "beta_slow": "yarn_beta_slow",
+}
+#: llama.cpp's scaling keys with no transformers counterpart, and the value that changes nothing.
+_OWN_KNOBS = {"attn_factor": 1.0, "yarn_attn_factor": 1.0, "yarn_ext_factor": 1.0, "yarn_log_multiplier": 0.0}
+#: ggml's float types and the dtype pecli reads each as (BF16: float32, exactly).
+_FLOATS = {"F32": "float32", "F16": "float16", "F64": "float64", "BF16": "bfloat16"}
+
+
+def _gguf() -> Any:
+    try:
+        import gguf
+    except ImportError:
+        raise FormatError("reading .gguf needs the gguf package (llama.cpp's): pip install gguf") from None
+    return gguf
+
+
+def open_reader(path: Path) -> Any:
+    """``gguf.GGUFReader`` of ``path`` (the file mapped, nothing read yet), or a one-line error."""
+    gguf = _gguf()
+    try:
+        return gguf.GGUFReader(path, "r")
+    except Exception as exc:  # a reader of untrusted bytes: ValueError, IndexError, struct errors…
+        raise FormatError(f"{path} is not a readable GGUF file ({first_line(exc)})") from None
+
+
+def _dtype_name(tensor: Any) -> str:
+    name: str = tensor.tensor_type.name
+    return _FLOATS.get(name, name.lower())
+
+
+def _arrays(reader: Any) -> list[ArrayInfo]:
+    return [
+        ArrayInfo(t.name, tuple(int(n) for n in reversed(t.shape.tolist())), _dtype_name(t)) for t in reader.tensors
+    ]
+
+
+def _list(path: Path) -> list[ArrayInfo]:
+    return _arrays(open_reader(path))
+
+
+def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
+    reader = open_reader(path)
+    name = choose_key(path, key, _arrays(reader))
+    tensor = next(t for t in reader.tensors if t.name == name)
+    code = tensor.tensor_type.name
+    shape = tuple(int(n) for n in reversed(tensor.shape.tolist()))
+    info: dict[str, Any] = {"format": "gguf", "tensor": name, "stored dtype": code, "file_size": path.stat().st_size}
+    storage = None
+    data: Any = tensor.data
+    if code == "BF16":  # gguf reads it as bytes: the 2-byte words are bfloat16's bits
+        data, storage = Bfloat16Rows(np.asarray(tensor.data).view("<u2").reshape(shape)), "bfloat16"
+    elif code not in _FLOATS and not code.startswith(("I", "U")):  # quantized blocks
+        ensure_fits_in_memory(4 * int(tensor.n_elements), f"dequantizing {path}:{name} ({code}) to float32")
+        try:
+            data = np.asarray(_gguf().quants.dequantize(tensor.data, tensor.tensor_type), dtype=np.float32)
+        except (NotImplementedError, ValueError) as exc:
+            raise FormatError(
+                f"{path}:{name} holds {code} values, which gguf {getattr(_gguf(), '__version__', '')} cannot "
+                f"dequantize ({first_line(exc)}): convert it to F32 with llama.cpp first"
+            ) from None
+        info["note"] = f"dequantized from {code} to float32 by gguf.quants"
+    return array_table(data, f"{path}:{name}" if key else str(path), info, {}, storage=storage)
+
+
+def hf_config(path: Path) -> dict[str, Any]:
+    """The model's RoPE settings as the keys of the transformers ``config.json`` it was converted
+    from, the way llama.cpp's ``convert_hf_to_gguf.py`` maps them: ``{arch}.rope.freq_base`` →
+    ``rope_theta``, ``{arch}.rope.dimension_count`` → the rotary width, ``{arch}.context_length``
+    → ``max_position_embeddings``, ``{arch}.rope.scaling.*`` → a linear or YaRN scaling, and a
+    ``rope_freqs.weight`` tensor → the Llama 3.1 scaling whose factors it holds (found among
+    the published ones; :func:`_llama3_from_factors`)."""
+    reader = open_reader(path)
+
+    def get(key: str) -> Any:
+        found = reader.fields.get(key)
+        return found.contents() if found is not None else None
+
+    arch = get("general.architecture")
+    if not isinstance(arch, str):
+        raise FormatError(f"{path} has no general.architecture: it is no model llama.cpp converted")
+    n_ctx, width = get(f"{arch}.context_length"), get(f"{arch}.rope.dimension_count")
+    heads, embedding = get(f"{arch}.attention.head_count"), get(f"{arch}.embedding_length")
+    if width is None:
+        width = get(f"{arch}.attention.key_length") or (embedding // heads if embedding and heads else None)
+    if not isinstance(n_ctx, int) or not isinstance(width, int):
+        raise FormatError(f"{path} has no {arch}.context_length or {arch}.rope.dimension_count: no RoPE to read")
+    base = float(get(f"{arch}.rope.freq_base") or 10000.0)  # llama.cpp's default
+    kind = get(f"{arch}.rope.scaling.type") or "none"
+    rope_type = _SCALING_TYPES.get(kind)
+    if rope_type is None:
+        known = ", ".join(_SCALING_TYPES)
+        raise FormatError(f"{path}: {arch}.rope.scaling.type {kind!r} is not one pecli reads from GGUF ({known})")
+    for name, neutral in _OWN_KNOBS.items():
+        value = get(f"{arch}.rope.scaling.{name}")
+        if value is not None and value != neutral:
+            raise FormatError(
+                f"{path}: {arch}.rope.scaling.{name} is {value}, llama.cpp's own knob with no transformers "
+                "counterpart pecli builds"
+            )
+    rope: dict[str, Any] = {"rope_type": rope_type, "rope_theta": base, "partial_rotary_factor": 1.0}
+    reads = scaling_named(rope_type).reads  # type: ignore[union-attr]  # every value of _SCALING_TYPES is one
+    for key, name in _SCALING_KEYS.items():
+        value = get(f"{arch}.rope.scaling.{name}")
+        if value is not None and key in reads:
+            rope[key] = value
+    factors = next((t for t in reader.tensors if t.name == "rope_freqs.weight"), None)
+    if factors is not None:
+        if rope["rope_type"] != "default":
+            raise FormatError(f"{path} has both rope_freqs.weight and {arch}.rope.scaling.type {kind}: keep one")
+        rope |= _llama3_from_factors(np.asarray(factors.data, dtype=np.float32).reshape(-1), base, width, path)
+    return {"model_type": f"gguf:{arch}", "max_position_embeddings": n_ctx, "head_dim": width, "rope_parameters": rope}
+
+
+def _llama3_from_factors(factors: np.ndarray, base: float, dim: int, path: Path) -> dict[str, Any]:
+    """The Llama 3.1 scaling whose per-frequency divisors ``rope_freqs.weight`` holds, as
+    ``convert_hf_to_gguf.py`` computes them from ``factor``, ``low_freq_factor``,
+    ``high_freq_factor`` and ``original_max_position_embeddings`` (float32 frequencies, the
+    smooth ramp in torch's float32, stored as float32): every candidate of the published values
+    is rebuilt here in float64 and must give the file's factors within 2⁻¹⁶ relative (torch's
+    float32 ramp is up to 1.7·10⁻⁶ away where the ramp is steep); none is guessed, and the
+    candidates' factors differ by far more than that."""
+    import math
+
+    freqs = (1.0 / (np.float32(base) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))).astype(np.float32)
+    factor = float(np.max(factors))
+    for old in (8192, 4096, 2048, 16384, 32768, 65536, 131072):
+        for low, high in ((1.0, 4.0), (1.0, 2.0), (1.0, 8.0), (2.0, 4.0), (0.5, 4.0)):
+            ramp = []
+            for freq in freqs.tolist():
+                wavelen = 2 * math.pi / freq
+                if wavelen < old / high:
+                    ramp.append(1.0)
+                elif wavelen > old / low:
+                    ramp.append(factor)
+                else:
+                    smooth = (old / wavelen - low) / (high - low)
+                    ramp.append(1 / ((1 - smooth) / factor + smooth))
+            if len(ramp) == len(factors) and np.allclose(ramp, factors, rtol=2.0**-16, atol=0):
+                return {
+                    "rope_type": "llama3",
+                    "factor": factor,
+                    "low_freq_factor": low,
+                    "high_freq_factor": high,
+                    "original_max_position_embeddings": old,
+                }
+    raise FormatError(
+        f"{path}: rope_freqs.weight holds per-frequency factors that no Llama 3.1 scaling rebuilds "
+        "(factor, low/high frequency factors and original length as published): pecli cannot name them"
+    )
+
+
+GGUF = Format(
+    "gguf",
+    (".gguf",),
+    "llama.cpp's GGUF, read only (needs the gguf package): a tensor by --key or FILE:NAME",
+    "path",
+    None,
+    _read,
+    "none",
+    lambda dt: dt.itemsize,
+    list_keys=_list,
+    requires="gguf",
+    sniff=lambda head: head.startswith(GGUF_MAGIC),
+    streamable=True,
+    title="GGUF",
+)

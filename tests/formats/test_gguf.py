@@ -1,0 +1,197 @@
+"""GGUF (issue 24): llama.cpp's files read as a SOURCE (a tensor) and as a config (``--hf-config``).
+
+The files are written by ``gguf.GGUFWriter`` (llama.cpp's own Python writer) and the Llama 3.1
+factors by ``convert_hf_to_gguf.py``'s formula as published; the truth is the arrays given to
+the writer, ``gguf.quants`` for a quantized tensor, and the recipe of the transformers config the
+GGUF keys were converted from.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+gguf = pytest.importorskip("gguf")
+
+from pecli import open_table, recipe_from_config  # noqa: E402
+from pecli.errors import PecliInputError  # noqa: E402
+
+Q = gguf.GGMLQuantizationType
+
+
+def write_gguf(path: Path, arch: str, keys: dict[str, Any], tensors: dict[str, Any]) -> Path:
+    """A GGUF file as llama.cpp's writer makes it: ``keys`` are ``{arch}.…`` values, ``tensors``
+    arrays (or ``(bytes, type)`` for quantized and bfloat16 ones)."""
+    writer = gguf.GGUFWriter(path, arch)
+    for key, value in keys.items():
+        name = key.format(arch=arch)
+        if isinstance(value, str):
+            writer.add_string(name, value)
+        elif isinstance(value, int):
+            writer.add_uint32(name, value)
+        else:
+            writer.add_float32(name, value)
+    for name, value in tensors.items():
+        if isinstance(value, tuple):
+            writer.add_tensor(name, value[0], raw_dtype=value[1])
+        else:
+            writer.add_tensor(name, value)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def llama3_rope_freqs(base: float, dim: int, factor: float, low: float, high: float, old: int) -> np.ndarray:
+    """``convert_hf_to_gguf.py``'s ``LlamaModel.generate_extra_tensors`` (llama.cpp), as published:
+    float32 frequencies, then each one's divisor, stored as float32."""
+    torch = pytest.importorskip("torch")
+    freqs = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    low_freq_wavelen, high_freq_wavelen = old / low, old / high
+    rope_factors: list[Any] = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / freq
+        if wavelen < high_freq_wavelen:
+            rope_factors.append(1)
+        elif wavelen > low_freq_wavelen:
+            rope_factors.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            rope_factors.append(1 / ((1 - smooth) / factor + smooth))
+    return torch.tensor(rope_factors, dtype=torch.float32).numpy()
+
+
+def test_tensors_are_read_in_numpy_order_in_every_float_type(tmp_path: Path) -> None:
+    table = np.random.default_rng(0).standard_normal((16, 64)).astype(np.float32)
+    path = write_gguf(
+        tmp_path / "m.gguf",
+        "gpt2",
+        {},
+        {
+            "position_embd.weight": table,
+            "half": table.astype(np.float16),
+            "bf16": (gguf.quants.quantize(table, Q.BF16), Q.BF16),
+            "q8": (gguf.quants.quantize(table, Q.Q8_0), Q.Q8_0),
+        },
+    )
+    with open_table(path, key="position_embd.weight") as t:
+        np.testing.assert_array_equal(t.rows(0, 16), table)
+    with open_table(path, key="half") as t:
+        np.testing.assert_array_equal(t.rows(0, 16), table.astype(np.float16))
+    with open_table(path, key="bf16") as t:
+        assert t.storage == "bfloat16"
+        # bfloat16 is float32's top half, rounded to nearest even by gguf's quantize
+        bits = table.view(np.uint32).astype(np.uint64)
+        rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16).astype(np.uint32).view(np.float32)
+        np.testing.assert_array_equal(t.rows(0, 16), rounded)
+    with open_table(path, key="q8") as t:
+        assert "dequantized from Q8_0" in t.info["note"]
+        # Q8_0: blocks of 32 values, each an int8 times the block's float16 scale max|x|/127
+        error = np.abs(t.rows(0, 16) - table).reshape(16, 2, 32)
+        scale = np.abs(table).reshape(16, 2, 32).max(axis=2, keepdims=True) / 127
+        assert np.all(error <= scale * 0.5 + scale * 2**-10)
+
+
+def test_the_command_line_lists_reads_and_refuses_to_write_gguf(run, tmp_path: Path) -> None:
+    table = np.arange(24, dtype=np.float32).reshape(4, 6)
+    path = write_gguf(tmp_path / "m.gguf", "gpt2", {}, {"position_embd.weight": table, "other": table[:2]})
+    r = run("inspect", path)
+    assert r.exit_code == 0 and "position_embd.weight  (4, 6)  float32" in r.output, r.output
+    r = run("export", f"{path}:position_embd.weight", "-o", tmp_path / "pe.npy")
+    assert r.exit_code == 0, r.output
+    np.testing.assert_array_equal(np.load(tmp_path / "pe.npy"), table)
+    before = sorted(tmp_path.iterdir())
+    r = run("generate", "--len", "4", "--dim", "8", "-o", tmp_path / "out.gguf")
+    assert r.exit_code == 2 and r.stderr.startswith("Error: pecli reads GGUF files but does not write them")
+    assert sorted(tmp_path.iterdir()) == before
+    (tmp_path / "bad.gguf").write_bytes(b"GGUF" + bytes(12))
+    r = run("inspect", tmp_path / "bad.gguf")
+    assert r.exit_code == 2 and "is not a readable GGUF file" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+LLAMA = {"{arch}.context_length": 8192, "{arch}.embedding_length": 4096, "{arch}.attention.head_count": 32}
+
+
+@pytest.mark.parametrize(
+    ("keys", "want"),
+    [
+        ({"{arch}.rope.freq_base": 10000.0, "{arch}.rope.dimension_count": 128}, {"base": 10000.0, "dim": 128}),
+        (  # no dimension_count: the head width, embedding_length / head_count
+            {"{arch}.rope.freq_base": 1e6},
+            {"base": 1e6, "dim": 128, "scaling": "default"},
+        ),
+        (
+            {"{arch}.rope.scaling.type": "linear", "{arch}.rope.scaling.factor": 4.0},
+            {"scaling": "linear", "factor": 4.0, "base": 10000.0},
+        ),
+        (
+            {
+                "{arch}.rope.freq_base": 1e6,
+                "{arch}.rope.scaling.type": "yarn",
+                "{arch}.rope.scaling.factor": 4.0,
+                "{arch}.rope.scaling.original_context_length": 32768,
+                "{arch}.rope.scaling.yarn_beta_fast": 16.0,
+            },
+            {"scaling": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768, "beta_fast": 16.0},
+        ),
+    ],
+)
+def test_the_rope_keys_are_the_configs_they_were_converted_from(tmp_path: Path, keys: dict, want: dict) -> None:
+    path = write_gguf(tmp_path / "m.gguf", "llama", {**LLAMA, **keys}, {})
+    recipe = recipe_from_config(path)
+    assert recipe.length == 8192
+    assert {k: recipe.params(everything=True)[k] for k in want} == want
+
+
+@pytest.mark.parametrize(
+    ("base", "dim", "factor", "low", "high", "old"),
+    [(500000.0, 128, 8.0, 1.0, 4.0, 8192), (500000.0, 64, 32.0, 1.0, 4.0, 8192), (1e6, 128, 16.0, 1.0, 2.0, 4096)],
+)
+def test_llama31_factors_are_named_as_the_scaling_they_come_from(tmp_path: Path, base, dim, factor, low, high, old):
+    factors = llama3_rope_freqs(base, dim, factor, low, high, old)
+    keys = {**LLAMA, "{arch}.rope.freq_base": base, "{arch}.rope.dimension_count": dim}
+    path = write_gguf(tmp_path / "m.gguf", "llama", keys, {"rope_freqs.weight": factors})
+    recipe = recipe_from_config(path)
+    assert recipe.scaling == "llama3" and recipe.factor == factor
+    # The scaling named builds the table of the transformers config the file was converted from
+    # (an equivalent parametrization may be named: old/low and old/high are what the ramp reads).
+    config = {
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "head_dim": dim,
+        "max_position_embeddings": 8192,
+        "rope_theta": base,
+        "rope_scaling": {
+            "rope_type": "llama3",
+            "factor": factor,
+            "low_freq_factor": low,
+            "high_freq_factor": high,
+            "original_max_position_embeddings": old,
+        },
+    }
+    for part in ("cos", "sin"):
+        mine = recipe.with_params(part=part, start=8000, length=192).build()
+        theirs = recipe_from_config(config).with_params(part=part, start=8000, length=192).build()
+        np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize(
+    ("keys", "tensors", "message"),
+    [
+        ({"{arch}.rope.scaling.attn_factor": 0.5}, {}, "llama.rope.scaling.attn_factor is 0.5"),
+        ({"{arch}.rope.scaling.type": "longrope"}, {}, "'longrope' is not one pecli reads from GGUF"),
+        ({}, {"rope_freqs.weight": np.linspace(1, 3, 64, dtype=np.float32)}, "no Llama 3.1 scaling rebuilds"),
+    ],
+)
+def test_what_pecli_cannot_name_is_refused(run, tmp_path: Path, keys: dict, tensors: dict, message: str) -> None:
+    path = write_gguf(tmp_path / "m.gguf", "llama", {**LLAMA, **keys}, tensors)
+    with pytest.raises(PecliInputError, match=message):
+        recipe_from_config(path)
+    r = run("generate", "--hf-config", path, "--len", "4")
+    assert r.exit_code == 2 and message in r.stderr and r.stderr.count("\n") == 1, r.stderr
