@@ -224,7 +224,8 @@ def _completed(config: dict[str, Any], where: str) -> dict[str, Any] | None:
 def _one_layer_type(config: dict[str, Any], where: str, layer_type: str | None) -> dict[str, Any]:
     """``config`` with the RoPE settings of ``layer_type`` where they are given per layer type."""
     rope = _rope_dict(config, where)
-    nested = [k for k, v in rope.items() if isinstance(v, dict)]
+    # One dict per layer type, and nothing else (a malformed value that is a dict is not a layer type).
+    nested = list(rope) if rope and all(isinstance(v, dict) for v in rope.values()) else []
     if nested and layer_type is None:
         raise PecliInputError(
             f"{where} gives RoPE per layer type ({', '.join(nested)}): name the one to build, e.g. {where}:{nested[0]}"
