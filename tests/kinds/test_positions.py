@@ -92,7 +92,9 @@ def test_the_terminal_view_labels_rows_with_their_positions(run) -> None:
     assert [line.split()[0] for line in lines[3:6]] == ["3", "599", "0"]
 
 
-@pytest.mark.parametrize("fmt", [f for f in FORMATS.values() if f.read is not None], ids=lambda f: f.name)
+@pytest.mark.parametrize(
+    "fmt", [f for f in FORMATS.values() if f.read is not None and f.write is not None], ids=lambda f: f.name
+)
 def test_token_ids_from_a_file_stream_into_every_format(run, tmp_path: Path, fmt) -> None:
     if fmt.requires:
         pytest.importorskip(fmt.requires)
