@@ -59,7 +59,7 @@ recipe_options = shared_stack(
         help="interleaved: sin,cos,sin,cos… (the paper); split: all sin columns, then all cos (HuggingFace); "
         "cos-first: all cos, then all sin (MusicGen).  rope (default half): half = [f0…f_{h−1}, f0…f_{h−1}] "
         "(HF rotate_half, GPT-NeoX); pairs = [f0, f0, f1, f1, …] (GPT-J, lucidrains); once = [f0…f_{h−1}] "
-        "(HF's freqs, Meta's freqs_cis).",
+        "(HF's freqs, Meta's freqs_cis).  rope2d: half = timm's rotate_half=True.",
     ),
     recipe_option(
         "--start",
@@ -284,6 +284,13 @@ recipe_options = shared_stack(
         help="rope2d: lang = base^(−k/q) on cell indices (timm in_pixels=False, EVA-02; lucidrains' "
         "freqs_for='lang'); pixel = π·2^linspace(0, log2 R − 1, q) on linspace(−1, 1) (timm's default; "
         "lucidrains' freqs_for='pixel' is --linear-bands --max-res max_freq).",
+    ),
+    recipe_option(
+        "--grid-indexing",
+        type=LazyChoice(field_choices("grid_indexing")),
+        default=None,
+        help="rope2d: ij = the bands in --feat-shape's axis order (default); xy = the first two axes swapped, "
+        "width's bands before height's (timm's grid_indexing='xy').",
     ),
     recipe_option(
         "--max-res", type=int, default=None, metavar="R", help="rope2d --bands pixel: timm's max_res (default 224)."

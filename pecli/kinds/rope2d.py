@@ -45,6 +45,12 @@ from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
 
 Bands = Literal["lang", "pixel"]
+#: Each band's column twice in place (timm's default) or the bands then the bands again
+#: (``rotate_half=True``, for ``apply_rot_embed(half=True)``).
+Rope2dLayout = Literal["pairs", "half"]
+#: ``ij``: the columns' axes in ``feat_shape`` order; ``xy``: the first two swapped (timm's
+#: ``grid_indexing='xy'``: width before height).  Rows are grid cells in C order either way.
+GridIndexing = Literal["ij", "xy"]
 Rope2dPart = Literal["cat", "sin", "cos", "angle"]
 Rope2dCompute = Literal["float32", "exact"]
 #: The widest grid whose width :meth:`Rope2d.sizes` reads from the rows.
@@ -99,7 +105,9 @@ class Rope2d(Recipe):
     (``n·dim/2`` for ``n`` axes); ``part`` ``sin``, ``cos``, ``angle`` (coordinate·band, what
     ``get_axial_freqs`` returns) or ``cat`` (``RotaryEmbeddingCat``'s ``[sin | cos]``, twice the
     columns).  ``compute``: ``float32`` is the frameworks' pipeline step by step; ``exact`` the same
-    formula in float64, rounded once.
+    formula in float64, rounded once.  ``layout``: ``pairs`` as above, or ``half`` (timm's
+    ``rotate_half=True``): ``[h0, h1, …, w0, w1, …]`` then the same again.  ``grid_indexing``:
+    ``xy`` puts the second axis's bands first (timm's ``grid_indexing='xy'``: width, then height).
     """
 
     feat_shape: str
@@ -112,6 +120,8 @@ class Rope2d(Recipe):
     part: Rope2dPart = "cat"
     compute: Rope2dCompute = "float32"
     dtype: DType = "float32"
+    layout: Rope2dLayout = "pairs"
+    grid_indexing: GridIndexing = "ij"
 
     kind: ClassVar[str] = "rope2d"
     row_label: ClassVar[str] = "cell"
@@ -128,7 +138,14 @@ class Rope2d(Recipe):
             raise RecipeError(
                 f"dim {self.dim} must be a multiple of 4 (dim/4 bands per axis, each twice): e.g. --dim 64"
             )
-        for name, literal in (("bands", Bands), ("part", Rope2dPart), ("compute", Rope2dCompute), ("dtype", DType)):
+        for name, literal in (
+            ("bands", Bands),
+            ("part", Rope2dPart),
+            ("compute", Rope2dCompute),
+            ("dtype", DType),
+            ("layout", Rope2dLayout),
+            ("grid_indexing", GridIndexing),
+        ):
             choice(name, getattr(self, name), get_args(literal))
         set_(self, "base", positive_float("base", self.base, "the temperature, e.g. --base 10000", not_one=True))
         set_(
@@ -151,6 +168,14 @@ class Rope2d(Recipe):
     def axes(self) -> tuple[int, ...]:
         """The grid's sizes ``(H, W)`` or ``(T, H, W)``."""
         return grid_sizes("feat_shape", self.feat_shape)
+
+    @property
+    def column_axes(self) -> tuple[int, ...]:
+        """The grid axis of each block of bands, in column order (``xy``: the first two swapped)."""
+        order = list(range(len(self.axes)))
+        if self.grid_indexing == "xy":
+            order[0], order[1] = order[1], order[0]
+        return tuple(order)
 
     @property
     def part_width(self) -> int:
@@ -217,10 +242,16 @@ class Rope2d(Recipe):
         def block(a: int, b: int) -> None:
             cells = np.unravel_index(np.arange(r0 + a, r0 + b), axes)
             for n, which in enumerate(parts):
-                for axis, index in enumerate(cells):
-                    first = n * width + 2 * q * axis
-                    out[a:b, first : first + 2 * q : 2] = tables[axis][which][index]  # the one cast to dtype
-                    out[a:b, first + 1 : first + 2 * q : 2] = out[a:b, first : first + 2 * q : 2]
+                for slot, axis in enumerate(self.column_axes):
+                    values = tables[axis][which][cells[axis]]  # (rows, q)
+                    if self.layout == "pairs":  # [.., a0, a0, a1, a1, ..]: repeat_interleave(2)
+                        first = n * width + 2 * q * slot
+                        out[a:b, first : first + 2 * q : 2] = values  # the one cast to dtype
+                        out[a:b, first + 1 : first + 2 * q : 2] = out[a:b, first : first + 2 * q : 2]
+                    else:  # [a0 … | b0 … | a0 … | b0 …]: cat([x, x])
+                        first = n * width + q * slot
+                        out[a:b, first : first + q] = values
+                        out[a:b, first + width // 2 : first + width // 2 + q] = out[a:b, first : first + q]
 
         run_blocks(block, row_blocks(r1 - r0, self.shape[1]))
         return out
@@ -228,7 +259,11 @@ class Rope2d(Recipe):
     # -- facts -------------------------------------------------------------------------------
     def wavelengths(self) -> np.ndarray:
         """``2π/ω`` of each column's band, in units of its axis's coordinate."""
-        per_part = np.tile(np.repeat(2 * math.pi / self.band_values().astype(np.float64), 2), len(self.axes))
+        waves = 2 * math.pi / self.band_values().astype(np.float64)
+        if self.layout == "pairs":
+            per_part = np.tile(np.repeat(waves, 2), len(self.axes))
+        else:
+            per_part = np.tile(waves, 2 * len(self.axes))
         return np.tile(per_part, 2) if self.part == "cat" else per_part
 
     def pipeline(self) -> str:
@@ -239,57 +274,149 @@ class Rope2d(Recipe):
 
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
+    def fit(cls, sample: Sample) -> Iterator[Recipe]:
+        """Tables no preset names: :func:`_fitted`."""
+        return _fitted(sample)
+
+    @classmethod
     def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:
         """The preset's grid, or one read from the rows, or a square one, with the table's cells;
         ``dim`` from the width (a ``sin``/``cos`` preset: either half, as timm returns both; an
-        ``angle`` preset: angles only).  A 2-D grid always; a 3-D one when the preset's is."""
+        ``angle`` preset: angles only).  A 2-D grid always; a 3-D one when the preset's is.  The
+        layout is what the columns repeat (pairs, or the part's halves), and the axes' column
+        order (``grid_indexing``) is read with the grid."""
         part = params.get("part", "cat")
         width = sample.d // 2 if part == "cat" else sample.d
         halves = {"cat": ("cat",), "angle": ("angle",)}.get(part, ("cos", "sin"))
+        layout = _layout(sample, width)
+        if layout is None:
+            return
         default = params.get("feat_shape")
         preset_axes = grid_sizes("feat_shape", default) if default is not None else None
-        found: list[tuple[str, int]] = []
+        found: list[tuple[str, str, int]] = []
         for n in dict.fromkeys((2, len(preset_axes or ()) or 2)):
             dim = 2 * width // n
             if width % n or dim < 4 or dim % 4:
                 continue
-            grid = read_grid(sample, n, width)
-            if grid is not None:
-                found.append((grid, dim))
+            read = read_grid(sample, n, width, layout)
+            if read is not None:
+                found.append((*read, dim))
             if preset_axes is not None and len(preset_axes) == n and math.prod(preset_axes) == sample.n:
-                found.append(("x".join(map(str, preset_axes)), dim))
+                found.append(("x".join(map(str, preset_axes)), "ij", dim))
             side = math.isqrt(sample.n)
             if n == 2 and side >= 1 and side * side == sample.n:
-                found.append((f"{side}x{side}", dim))
-        for g, dim in dict.fromkeys(found):
+                found += [(f"{side}x{side}", "ij", dim), (f"{side}x{side}", "xy", dim)]
+        for g, indexing, dim in dict.fromkeys(found):
             for half in halves:
-                yield {"feat_shape": g, "dim": dim, "part": half, "dtype": sample.dtype}
+                yield {
+                    "feat_shape": g,
+                    "dim": dim,
+                    "part": half,
+                    "dtype": sample.dtype,
+                    "layout": layout,
+                    "grid_indexing": indexing,
+                }
 
 
-def read_grid(sample: Sample, n: int, width: int) -> str | None:
-    """The ``n``-axis grid a table's rows run over (``width`` columns per part), or ``None``: each
-    axis's columns hold still while the later axes run, so where they first move is the axis's
-    stride (the last axis's is 1)."""
-    strides: list[int] = []
-    for axis in range(n - 1):
-        a, b = axis * width // n, (axis + 1) * width // n
-        stride = sample.memo(("rope2d stride", a, b), functools.partial(axis_stride, sample, a, b))
-        if stride is None or (strides and strides[-1] % stride):
-            return None
-        strides.append(stride)
-    strides.append(1)
-    if sample.n % strides[0]:
+#: The pixel bands' ``max_res`` values a fit tries (timm's default, common input sizes, lucidrains'
+#: ``max_freq`` 10): the highest band ``π·max_res/2`` aliases on a grid, so it is not measured.
+_MAX_RES_TRIED = (224, 256, 384, 448, 512, 518, 10)
+
+
+def _fitted(sample: Sample) -> Iterator[Rope2d]:
+    """rope2d recipes at the grids, layouts and column orders the rows show, each part: language
+    bands with the base their first band measures (the band of the last axis's first step), and
+    pixel bands at the usual ``max_res``."""
+    head = sample.rows(0, min(sample.n, 4))
+    for size in _read_sizes(sample):
+        for params in _bands_tried(sample, Rope2d(**size, bands="lang")):
+            try:
+                recipe = Rope2d(**size, **params)
+            except RecipeError:  # a base of 1, a max_res the grid's bands cannot have
+                continue
+            # Only those whose first rows are the table's come forward: identify builds no more.
+            if np.max(np.abs(recipe.rows(0, len(head)) - head), initial=0.0) <= 1e-3:
+                yield recipe
+
+
+def _read_sizes(sample: Sample) -> Iterator[dict[str, Any]]:
+    """Each part's sizes at the grid the rows run over (2 or 3 axes, none of one cell: a 1-D
+    table in pairs, a rotary cache, reads as a grid of one column), not the square guess."""
+    seen: set[tuple[Any, ...]] = set()
+    for part, stand_in in itertools.product(("sin", "cos", "cat", "angle"), ("1x1", "1x1x1")):
+        for size in Rope2d.sizes({"part": part, "feat_shape": stand_in}, sample):  # as many axes as the stand-in
+            probe = Rope2d(**size, bands="lang")
+            key = tuple(sorted(size.items()))
+            if key in seen or probe.shape != sample.table.shape or min(probe.axes) == 1:
+                continue
+            seen.add(key)
+            if read_grid(sample, len(probe.axes), probe.part_width, probe.layout) == (
+                probe.feat_shape,
+                probe.grid_indexing,
+            ):
+                yield size
+
+
+def _bands_tried(sample: Sample, probe: Rope2d) -> list[dict[str, Any]]:
+    """Language bands with the base that row 1 (the last axis's coordinate 1) shows in band 1,
+    ``base^(−1/q)``, and pixel bands at each of :data:`_MAX_RES_TRIED`."""
+    from pecli.fitting import round_number
+
+    q = probe.dim // 4
+    slot = probe.column_axes.index(len(probe.axes) - 1)
+    column = probe.part_width if probe.part == "cat" else 0  # cat: read the cos half
+    column += 2 * q * slot + 2 if probe.layout == "pairs" else q * slot + 1
+    value = float(sample.rows(1, 2)[0, column]) if sample.n > 1 and q > 1 else math.nan
+    measure = {"sin": math.asin, "cos": math.acos, "cat": math.acos}.get(probe.part, float)
+    omega = measure(max(-1.0, min(1.0, value))) if math.isfinite(value) else math.nan
+    tried = [{"bands": "lang", "base": round_number(omega ** (-q))}] if 0 < omega < 1 else []
+    return tried + [
+        {"bands": "pixel", "max_res": max_res, "linear_bands": linear}
+        for max_res, linear in itertools.product(_MAX_RES_TRIED, (False, True))
+    ]
+
+
+def _layout(sample: Sample, width: int) -> str | None:
+    """``pairs`` when every column equals its neighbour (``[a0, a0, a1, a1, …]``), ``half`` when
+    each part's halves are equal (``cat([x, x])``), in the sample's head; else None."""
+    head = sample.rows(0, min(sample.n, sample.head_rows))
+    if sample.d % 2 == 0 and np.array_equal(head[:, 0::2], head[:, 1::2]):
+        return "pairs"
+    parts = [head[:, a : a + width] for a in range(0, sample.d - width + 1, width)] if width else []
+    if width % 2 == 0 and parts and all(np.array_equal(p[:, : width // 2], p[:, width // 2 :]) for p in parts):
+        return "half"
+    return None
+
+
+def read_grid(sample: Sample, n: int, width: int, layout: str = "pairs") -> tuple[str, str] | None:
+    """The ``n``-axis grid a table's rows run over (``width`` columns per part, in ``layout``)
+    and its column order (``ij``, or ``xy`` when the first two blocks of bands are the second
+    and the first axis), or ``None``: a block's columns hold still while the later axes run, so
+    where they first move is its axis's stride (the last axis's is 1)."""
+    block = width // n if layout == "pairs" else width // (2 * n)
+    strides = []
+    for axis in range(n):
+        a, b = axis * block, (axis + 1) * block
+        strides.append(sample.memo(("rope2d stride", a, b), functools.partial(axis_stride, sample, a, b)))
+    indexing = "ij"
+    first, second = strides[0], strides[1]
+    if first is not None and second is not None and first < second:  # the second axis's bands first: xy
+        strides[0], strides[1], indexing = strides[1], strides[0], "xy"
+    known = [s for s in strides[:-1] if s is not None]
+    if len(known) != n - 1 or any(s % t for s, t in itertools.pairwise([*known, 1])):
         return None
-    sizes = [sample.n // strides[0], *(s // t for s, t in itertools.pairwise(strides))]
-    return "x".join(map(str, sizes)) if min(sizes) >= 1 else None
+    steps = [*known, 1]
+    if sample.n % steps[0]:
+        return None
+    sizes = [sample.n // steps[0], *(s // t for s, t in itertools.pairwise(steps))]
+    return ("x".join(map(str, sizes)), indexing) if min(sizes) >= 1 else None
 
 
 def axis_stride(sample: Sample, first: int, stop: int) -> int | None:
-    """The first row whose columns ``[first, stop)`` differ from row 0's, or ``None``.  Only tables
-    whose columns come in equal pairs (in the sample's head) are read further, in blocks, up to
-    :data:`_MAX_WIDTH` rows."""
+    """The first row whose columns ``[first, stop)`` differ from row 0's, or ``None``: read in
+    blocks up to :data:`_MAX_WIDTH` rows."""
     head = sample.rows(0, min(sample.n, sample.head_rows))
-    if stop - first < 2 or sample.d % 2 or not np.array_equal(head[:, 0::2], head[:, 1::2]):
+    if stop - first < 1:
         return None
     row0 = head[0, first:stop]
     moved = np.flatnonzero(np.any(head[:, first:stop] != row0, axis=1))
@@ -297,25 +424,27 @@ def axis_stride(sample: Sample, first: int, stop: int) -> int | None:
         return int(moved[0])
     r, end = int(head.shape[0]), min(sample.n, _MAX_WIDTH + 1)
     while r < end:
-        block = sample.rows(r, min(end, r + 256))
-        moved = np.flatnonzero(np.any(block[:, first:stop] != row0, axis=1))
+        rows = sample.rows(r, min(end, r + 256))
+        moved = np.flatnonzero(np.any(rows[:, first:stop] != row0, axis=1))
         if moved.size:
             return int(r + moved[0])
-        r += block.shape[0]
+        r += rows.shape[0]
     return None
 
 
 def grid_width(sample: Sample, dim: int) -> int | None:
     """The width W of the 2-D grid a rope2d table's rows run over, or ``None``: the h columns (the
     first ``dim/2``) hold still along a grid row (see :func:`axis_stride`)."""
-    return None if dim < 4 else axis_stride(sample, 0, dim // 2)
+    return None if dim < 4 or _layout(sample, sample.d) != "pairs" else axis_stride(sample, 0, dim // 2)
 
 
 __all__ = [
     "AXES_ALLOWED",
     "Bands",
+    "GridIndexing",
     "Rope2d",
     "Rope2dCompute",
+    "Rope2dLayout",
     "Rope2dPart",
     "axis_stride",
     "grid_sizes",

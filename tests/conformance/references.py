@@ -1328,10 +1328,13 @@ def timm_rotary_pos_embed(
     temperature: float = 10000.0,
     linear_bands: bool = False,
     ref_feat_shape: Sequence[int] | None = None,
+    rotate_half: bool = False,
+    grid_indexing: str = "ij",
 ) -> Arrays:
     """timm ``timm/layers/pos_embed_sincos.py::build_rotary_pos_embed(feat_shape, dim=…, max_res=…,
-    temperature=…, linear_bands=…, in_pixels=…, ref_feat_shape=…)`` (checked: 1.0.31), its bands built
-    by timm itself (``bands=None``): ``sin`` and ``cos``, each ``(H*W, dim)`` float32."""
+    temperature=…, linear_bands=…, in_pixels=…, ref_feat_shape=…, rotate_half=…, grid_indexing=…)``
+    (checked: 1.0.31), its bands built by timm itself (``bands=None``): ``sin`` and ``cos``, each
+    ``(H*W, dim)`` float32."""
     torch = _torch()
     module = _timm_layers_module("pos_embed_sincos")
     with torch.no_grad():
@@ -1343,6 +1346,8 @@ def timm_rotary_pos_embed(
             linear_bands=linear_bands,
             in_pixels=in_pixels,
             ref_feat_shape=None if ref_feat_shape is None else list(ref_feat_shape),
+            rotate_half=rotate_half,
+            grid_indexing=grid_indexing,
         )
     return {"sin": _np(sin), "cos": _np(cos)}
 

@@ -122,3 +122,40 @@ def test_identify_names_timm_rope_pixel_for_a_table_timm_wrote(tmp_path: Path, p
     doc = json.loads(CliRunner().invoke(cli, ["identify", str(path), "--json"]).stdout)
     assert doc["verdict"] == "match" and doc["best"]["name"] == "timm-rope-pixel", doc
     assert doc["best"]["recipe"]["part"] == part
+
+
+#: name, (H, W), dim, bands, ref_feat_shape, rotate_half, grid_indexing.
+LAYOUTS: list[tuple[str, tuple[int, int], int, str, tuple[int, int] | None, bool, str]] = [
+    ("half-lang-16x16", (16, 16), 64, "lang", None, True, "ij"),
+    ("half-pixel-14x20", (14, 20), 32, "pixel", None, True, "ij"),
+    ("xy-lang-14x20", (14, 20), 64, "lang", None, False, "xy"),
+    ("xy-pixel-ref-24x12", (24, 12), 48, "pixel", (16, 16), False, "xy"),
+    ("half-xy-lang-ref-7x11", (7, 11), 96, "lang", (16, 14), True, "xy"),
+]
+
+
+@pytest.mark.parametrize("case", LAYOUTS, ids=[c[0] for c in LAYOUTS])
+def test_rotate_half_and_xy_indexing(case: tuple[Any, ...]) -> None:
+    # timm's rotate_half=True (apply_rot_embed(half=True)'s layout) and grid_indexing='xy' (width's
+    # bands first): the rope2d kind's --layout half and --grid-indexing xy, and identify names them.
+    name, (h, w), dim, bands, ref_shape, half, indexing = case
+    theirs = ref.timm_rotary_pos_embed((h, w), dim, bands == "pixel", 224, 10000.0, False, ref_shape, half, indexing)
+    ref_feat_shape = None if ref_shape is None else f"{ref_shape[0]}x{ref_shape[1]}"
+    for part in ("sin", "cos"):
+        recipe = Rope2d(
+            f"{h}x{w}",
+            dim,
+            bands,  # type: ignore[arg-type]
+            ref_feat_shape=ref_feat_shape,
+            part=part,  # type: ignore[arg-type]
+            layout="half" if half else "pairs",
+            grid_indexing=indexing,  # type: ignore[arg-type]
+        )
+        _check(name, part, recipe, theirs[part])
+    if ref_shape is None:  # identify knows no reference shape without a preset
+        from pecli.identification import identify
+
+        found = identify(theirs["sin"])
+        assert found.verdict == "match" and found.best is not None, found.summary
+        assert (found.best.recipe.layout, found.best.recipe.grid_indexing) == ("half" if half else "pairs", indexing)
+        assert float(np.abs(found.best.recipe.build().astype(np.float64) - theirs["sin"]).max()) <= 4 * 2.0**-24 * 20

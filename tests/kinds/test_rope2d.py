@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from pecli.cli import cli
+from pecli.errors import RecipeError
 from pecli.kinds.rope2d import Rope2d
 from pecli.presets import get_preset
 
@@ -192,3 +193,49 @@ def test_identify_reads_a_lang_angle_table_with_its_zero_row(tmp_path: Path) -> 
         r = CliRunner().invoke(cli, ["identify", str(path), "--json"])
     assert r.exit_code == 0 and r.exception is None, r.output
     assert json.loads(r.stdout)["verdict"] in ("unknown", "close", "match")
+
+
+def _closed_form(h: int, w: int, dim: int, base: float, layout: str, indexing: str) -> np.ndarray:
+    """sin of every cell's per-axis angles ``c·base^(−k/q)`` in float64, arranged as timm's
+    ``_rope_layout`` does: the axes' bands (``xy``: width's first), then each twice in place
+    (``pairs``) or the whole run twice (``half``)."""
+    q = dim // 4
+    bands = base ** (-np.arange(q) / q)
+    rows, cols = np.divmod(np.arange(h * w), w)
+    blocks = [np.sin(rows[:, None] * bands), np.sin(cols[:, None] * bands)]
+    if indexing == "xy":
+        blocks.reverse()
+    x = np.concatenate(blocks, axis=1)
+    return np.repeat(x, 2, axis=1) if layout == "pairs" else np.concatenate([x, x], axis=1)
+
+
+@pytest.mark.parametrize("layout", ["pairs", "half"])
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_layouts_and_column_orders_are_the_closed_form(layout: str, indexing: str) -> None:
+    truth = _closed_form(5, 7, 16, 100.0, layout, indexing)
+    ours = Rope2d("5x7", 16, "lang", 100.0, part="sin", compute="exact", layout=layout, grid_indexing=indexing).build()
+    np.testing.assert_allclose(ours, truth, rtol=0, atol=2.0**-24)  # float64 sin, rounded once to float32
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"feat_shape": "12x20", "dim": 64, "layout": "half"},
+        {"feat_shape": "12x20", "dim": 64, "grid_indexing": "xy", "part": "cos"},
+        {"feat_shape": "9x16", "dim": 32, "layout": "half", "grid_indexing": "xy", "base": 100.0},
+        {"feat_shape": "3x4x6", "dim": 32, "grid_indexing": "xy", "part": "cat"},
+        {"feat_shape": "12x20", "dim": 64, "bands": "pixel", "max_res": 448, "layout": "half"},
+    ],
+)
+def test_identify_reads_layout_column_order_and_bands_without_a_preset(params: dict) -> None:
+    from pecli.identification import identify
+
+    recipe = Rope2d(**{"bands": "lang", "part": "sin", **params})
+    found = identify(recipe.build())
+    assert found.verdict == "match" and found.best is not None, found.summary
+    assert found.best.recipe == recipe
+
+
+def test_a_layout_rope2d_does_not_have_is_refused() -> None:
+    with pytest.raises(RecipeError, match=r"unknown layout 'once': choose one of pairs, half"):
+        Rope2d("4x4", 16, "lang", layout="once")  # type: ignore[arg-type]
