@@ -33,28 +33,36 @@ if TYPE_CHECKING:
 
 #: ``A``, or ``A:B`` (half-open, like --rows), separated by commas.
 _ITEM = re.compile(r"\s*(\d+)\s*(?::\s*(\d+)\s*)?")
+#: A real position (``--positions 0.5``: a diffusion timestep, a keras float position).
+_REAL = re.compile(r"\s*(\d+\.\d*|\.\d+|\d+(?:\.\d*)?[eE][+-]?\d+)\s*")
 #: More ids than this in a literal list are refused: write them to a file.
 MAX_LITERAL_IDS = 1 << 20
 
 
-def parse_ids(spec: str | ArrayLike, option: str, max_ndim: int = 2) -> np.ndarray:
+def parse_ids(spec: str | ArrayLike, option: str, max_ndim: int = 2, whole: bool = True) -> np.ndarray:
     """The ids a ``--positions``/``--token-ids`` value names: a comma list of ``A`` and ``A:B``
     (half-open ranges), or ``@FILE`` (one id per value: .npy of integers, or text/JSON numbers);
     or, from a script, the ids themselves (a list or an array of whole numbers).
 
     1-D for a list; a file may hold a 2-D batch (sequences × tokens), kept 2-D for
     :func:`fairseq_positions` (up to ``max_ndim`` axes: M-RoPE's ids are ``(3, batch, tokens)``).
+    ``whole=False`` also takes real positions ≥ 0 (``0.5``; float64 when any is not whole).
     """
     import numpy as np
 
     if not isinstance(spec, str):
-        return _checked(spec, option, max_ndim)
+        return _checked(spec, option, max_ndim, whole)
     if spec.startswith("@"):
-        return _read_ids(spec[1:], option, max_ndim)
+        return _read_ids(spec[1:], option, max_ndim, whole)
     out: list[np.ndarray] = []
     total = 0
     for item in spec.split(","):
         m = _ITEM.fullmatch(item)
+        real = None if whole or m is not None else _REAL.fullmatch(item)
+        if real is not None:
+            total += 1
+            out.append(np.array([float(real.group(1))]))
+            continue
         if m is None:
             raise PecliInputError(
                 f"{option} {spec!r}: {item.strip()!r} is not a whole number ≥ 0 or a range A:B: "
@@ -70,10 +78,10 @@ def parse_ids(spec: str | ArrayLike, option: str, max_ndim: int = 2) -> np.ndarr
                 f"{option} names more than {MAX_LITERAL_IDS:,} ids: write them to a file and give {option} @FILE"
             )
         out.append(np.arange(a, b, dtype=np.int64))
-    return np.concatenate(out)
+    return _checked(np.concatenate(out), option, max_ndim, whole)
 
 
-def _read_ids(name: str, option: str, max_ndim: int) -> np.ndarray:
+def _read_ids(name: str, option: str, max_ndim: int, whole: bool = True) -> np.ndarray:
     import numpy as np
 
     path = Path(name)
@@ -88,7 +96,7 @@ def _read_ids(name: str, option: str, max_ndim: int) -> np.ndarray:
         else:
             text = path.read_text(encoding="utf-8")
             if text.lstrip().startswith("["):  # JSON: nested lists keep their shape
-                return _checked(_json_ids(text), f"{option} @{name}", max_ndim)
+                return _checked(_json_ids(text), f"{option} @{name}", max_ndim, whole)
             values = re.split(r"[\s,\[\]]+", text.strip())
             ids = np.array([float(v) for v in values if v], dtype=np.float64)
             if "\n" in text.strip() and ids.size:
@@ -98,7 +106,7 @@ def _read_ids(name: str, option: str, max_ndim: int) -> np.ndarray:
                     ids = ids.reshape(len(rows), -1)  # one sequence per line: a batch
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise PecliInputError(f"{option} @{name}: cannot read ids from {path} ({exc})") from exc
-    return _checked(ids, f"{option} @{name}", max_ndim)
+    return _checked(ids, f"{option} @{name}", max_ndim, whole)
 
 
 def _json_ids(text: str) -> Any:
@@ -112,8 +120,9 @@ def _json_ids(text: str) -> Any:
         raise ValueError(f"not a JSON array of numbers with rows of equal length: {exc}") from exc
 
 
-def _checked(ids: Any, where: str, max_ndim: int = 2) -> np.ndarray:
-    """``ids`` as int64, refused unless they are whole numbers ≥ 0 in 1 to ``max_ndim`` axes."""
+def _checked(ids: Any, where: str, max_ndim: int = 2, whole: bool = True) -> np.ndarray:
+    """``ids`` as int64, refused unless they are whole numbers ≥ 0 in 1 to ``max_ndim`` axes
+    (``whole=False``: real numbers ≥ 0 too, float64 when any is not whole)."""
     import numpy as np
 
     arr = np.asarray(ids)
@@ -122,11 +131,14 @@ def _checked(ids: Any, where: str, max_ndim: int = 2) -> np.ndarray:
         raise PecliInputError(
             f"{where} holds an array of shape {arr.shape}: give a non-empty list of ids (1-D), or a batch (2-D)" + extra
         )
-    if arr.dtype.kind not in "iuf" or (arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.rint(arr)))):
+    if arr.dtype.kind not in "iuf" or (arr.dtype.kind == "f" and not np.all(np.isfinite(arr))):
+        raise PecliInputError(f"{where} holds {arr.dtype} values that are not finite numbers: give integer ids")
+    fractional = arr.dtype.kind == "f" and not np.all(arr == np.rint(arr))
+    if fractional and whole:
         raise PecliInputError(f"{where} holds {arr.dtype} values that are not whole numbers: give integer ids")
     if np.any(arr < 0) or np.any(arr > 2**53):
         raise PecliInputError(f"{where} holds ids outside 0..2**53: positions count from 0")
-    return arr.astype(np.int64)
+    return arr.astype(np.float64 if fractional else np.int64)
 
 
 def fairseq_positions(token_ids: np.ndarray, padding_idx: int) -> np.ndarray:
@@ -142,11 +154,12 @@ def fairseq_positions(token_ids: np.ndarray, padding_idx: int) -> np.ndarray:
 def resolve_positions(
     positions: str | ArrayLike | None, token_ids: str | ArrayLike | None, padding_idx: int | None
 ) -> np.ndarray | None:
-    """The positions (1-D) ``--positions`` or ``--token-ids`` give, or None when neither is given."""
+    """The positions (1-D) ``--positions`` or ``--token-ids`` give, or None when neither is given
+    (``--positions`` may be real numbers: float64 then)."""
     if positions is not None and token_ids is not None:
         raise PecliInputError("give --positions or --token-ids, not both")
     if positions is not None:
-        return parse_ids(positions, "--positions").reshape(-1)
+        return parse_ids(positions, "--positions", whole=False).reshape(-1)
     if token_ids is None:
         return None
     if padding_idx is None:
@@ -226,7 +239,56 @@ def rows_at_positions(
     if recipe is not None and recipe.row_label != "pos":
         option = "--positions" if positions is not None else "--token-ids"
         raise PecliInputError(f"{option} picks positions; the rows of this {recipe.kind} table are {recipe.row_label}s")
+    if ids.dtype.kind == "f":
+        return real_positions_table(table, ids)
     return table.gather(ids)
+
+
+def real_positions_table(table: Table, positions: np.ndarray) -> Table:
+    """The rows at real (fractional) positions, for a recipe whose formula takes them
+    (:meth:`Recipe.rows_at_real`); each must lie in the table's span ``[start, start + len)``.
+    Written without the recipe, like any rows at positions given."""
+    from pecli.table import Table
+
+    recipe = table.recipe
+    kind = recipe.kind if recipe is not None else None
+    if not table.computed or recipe is None or recipe.rows_at_real(positions[:1]) is None:
+        what = f"a {kind} table's rows are" if kind else "a file's rows are"
+        raise PecliInputError(
+            f"--positions holds fractional positions (e.g. {_first_fraction(positions)}), and {what} whole "
+            "positions: give whole numbers, or a sinusoidal recipe (timesteps), whose formula takes any real position"
+        )
+    first, n = table.start, table.shape[0]
+    outside = (positions < first) | (positions >= first + n)
+    if outside.any():
+        p = float(positions[int(outside.argmax())])
+        raise PecliInputError(
+            f"position {p:g} is outside the table's span {first}..{first + n} (end excluded): give a larger --len"
+        )
+    source = f"{recipe.kind} {recipe.describe(short=True)}"
+    info = {**table.info, "positions": f"{len(positions)} rows at the real positions given, of {source}"}
+    return Table(RealRows(recipe, positions), None, source, info, dict(table.provenance), table.storage, positions)
+
+
+def _first_fraction(positions: np.ndarray) -> str:
+    import numpy as np
+
+    return f"{float(positions[int(np.argmax(positions != np.rint(positions)))]):g}"
+
+
+class RealRows:
+    """An array-like of a recipe's rows at real positions, built a slice at a time."""
+
+    def __init__(self, recipe: Recipe, positions: np.ndarray) -> None:
+        from pecli.dtypes import numpy_dtype
+
+        self.recipe, self.positions = recipe, positions
+        self.shape = (int(positions.size), recipe.shape[1])
+        self.dtype = numpy_dtype(recipe.dtype)
+
+    def __getitem__(self, key: slice) -> Any:
+        start, stop, _ = key.indices(self.shape[0])
+        return self.recipe.rows_at_real(self.positions[start:stop])
 
 
 class TokenRows:
@@ -248,10 +310,12 @@ class TokenRows:
 
 __all__ = [
     "MAX_LITERAL_IDS",
+    "RealRows",
     "TokenRows",
     "fairseq_positions",
     "ids_table",
     "parse_ids",
+    "real_positions_table",
     "resolve_positions",
     "rows_at_positions",
     "token_ids",

@@ -187,7 +187,7 @@ class _Grid:
 def _window_grid(
     win: Window,
     cols: list[int | None],
-    position_of: Callable[[int], int],
+    position_of: Callable[[int], int | float],
     cells: dict[int, list[str]],
     label: str = "pos",
 ) -> _Grid:

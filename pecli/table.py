@@ -209,9 +209,12 @@ class Table:
         info = {**self.info, "positions": f"{len(positions)} rows at the positions given, of {source}"}
         return Table(_Gather(self, rows), None, source, info, dict(self.provenance), self.storage, positions)
 
-    def position_of(self, r: int) -> int:
-        """The position row ``r`` holds (its label in views)."""
-        return int(self.positions[r]) if self.positions is not None else self.start + r
+    def position_of(self, r: int) -> int | float:
+        """The position row ``r`` holds (its label in views): a real one where they were given so."""
+        if self.positions is None:
+            return self.start + r
+        p = float(self.positions[r])
+        return int(p) if p.is_integer() else p
 
     @property
     def computed(self) -> bool:

@@ -182,9 +182,12 @@ class Recipe:
         raise NotImplementedError
 
     def rows_at(self, ids: np.ndarray) -> np.ndarray:
-        """The rows of tokens with the given ids, for a kind whose tokens carry ids of their own
-        (see :attr:`ids_stand_in`); other kinds' rows are looked up by position (``Table.gather``)."""
+        """The rows of tokens with these ids, for a kind whose tokens carry their own (:attr:`ids_stand_in`)."""
         raise NotImplementedError
+
+    def rows_at_real(self, positions: np.ndarray) -> np.ndarray | None:
+        """Rows at real (fractional) positions where the kind's formula takes them (sinusoids), else None."""
+        return None
 
     @property
     def has_token_ids(self) -> bool:
@@ -193,19 +196,16 @@ class Recipe:
 
     @property
     def padding_row(self) -> int | None:
-        """The padding index whose zero row the table holds (fairseq's and RoBERTa's ``padding_idx``);
-        None when it has none.  fairseq numbers tokens from it (``--token-ids``)."""
+        """The padding index of the table's zero row (fairseq's ``padding_idx``: ``--token-ids``), or None."""
         padding: int | None = getattr(self, "padding_idx", None)
         return padding
 
     def recipe_at(self, ids: np.ndarray) -> Recipe | None:
-        """The recipe of this kind whose rows are exactly :meth:`rows_at` ``(ids)``, when the ids follow
-        the kind's own rule for some sequence (else ``None``)."""
+        """The recipe whose rows are :meth:`rows_at` ``(ids)`` when the ids follow the kind's own rule, else None."""
         return None
 
     def direct_cells(self) -> bool:
-        """Whether :meth:`cells` computes scattered cells directly, without building their rows
-        (then a sample of a few columns of a wide table costs those columns only)."""
+        """Whether :meth:`cells` computes scattered cells without building their rows (a few columns cost those)."""
         return False
 
     def cells(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, get_args
 
 import numpy as np
 
-from pecli.dtypes import DType
+from pecli.dtypes import DType, round_to
 from pecli.errors import RecipeError
 from pecli.kernels.compiled import flat_sincos, pipeline32
 from pecli.kernels.exact import BLOCK_CELLS, frequencies, row_blocks, sincos_pairs
@@ -336,6 +336,32 @@ class Sinusoidal(Recipe):
         if self.padding_idx is not None:
             values[rows == self.padding_idx] = 0.0
         return values.astype(self.dtype, copy=False)  # float32: the one rounding, as rows() does
+
+    def rows_at_real(self, positions: np.ndarray) -> np.ndarray:
+        """Rows at real positions ``p`` (diffusers' float timesteps, keras' float positions):
+        ``exact``: sin and cos of ``p·ω`` rounded once (the kernel takes any float64 ``p``
+        exactly); a pipeline: its own steps on ``p`` cast to its dtype (torch's
+        ``timesteps.float()``).  A padding row is a whole position's: refused."""
+        if self.padding_idx is not None:
+            raise RecipeError(
+                f"padding_idx {self.padding_idx} puts a zero row at a whole position: fractional positions "
+                "need a table without one (drop --padding-idx, or give whole positions)"
+            )
+        p = np.asarray(positions, dtype=np.float64).reshape(-1)
+        out = np.empty((p.size, self.dim), dtype=self.dtype)
+        sin_cols, cos_cols = self._placed(out)
+        n_sin, n_cos = self.sin_columns, self.cos_columns
+        if self.compute == "exact":
+            _, w_hi, w_lo = frequencies(self.base, self.min_timescale, self.exponents())
+            at = np.repeat(p, n_sin)
+            s, c = sincos_pairs(at, np.tile(w_hi[:n_sin], p.size), np.tile(w_lo[:n_sin], p.size))
+            sin_cols[...] = round_to(s.reshape(p.size, n_sin), self.dtype)
+            cos_cols[...] = round_to(c.reshape(p.size, n_sin)[:, :n_cos], self.dtype)
+        else:
+            s, c = self.pipeline_values(p)
+            sin_cols[...] = s
+            cos_cols[...] = c[:, :n_cos]
+        return out
 
     def pipeline_values(
         self, positions: np.ndarray, kernel: Callable[..., None] | None = None

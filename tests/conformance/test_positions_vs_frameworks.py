@@ -64,3 +64,36 @@ def test_positions_of_packed_sequences_are_what_llama_rope_returns() -> None:
         # and bit for bit the rows of the contiguous table
         whole = recipe.build()
         assert np.array_equal(ours, whole[ids])
+
+
+#: SD3's and Flux's timesteps are σ·1000, fractional; a few, with whole ones between.
+FRACTIONAL = [0.0, 0.5, 1.25, 12.0, 333.3333, 500.001, 998.75, 999.5]
+
+
+@pytest.mark.parametrize(
+    ("preset", "flip", "shift", "dim"),
+    [
+        ("diffusers-timesteps", False, 1, 128),
+        ("sd-unet-timesteps", True, 0, 320),
+        ("sd3-timesteps", True, 0, 256),
+        ("diffusers-dit-timesteps", True, 1, 255),
+    ],
+)
+def test_fractional_timesteps_are_diffusers_get_timestep_embedding(
+    preset: str, flip: bool, shift: int, dim: int
+) -> None:
+    # --positions with real numbers: the preset's float32 pipeline at t = 0.5, 999.5, …, as
+    # diffusers computes it for a float32 timesteps tensor (timesteps[:, None].float() * freqs).
+    pytest.importorskip("diffusers")
+    from pecli.positions import rows_at_positions
+
+    theirs = ref.diffusers_timestep_embedding(FRACTIONAL, dim, flip_sin_to_cos=flip, downscale_freq_shift=shift)[
+        "table"
+    ]
+    table = rows_at_positions(Table.from_recipe(get_preset(preset).recipe(length=1000, dim=dim)), np.array(FRACTIONAL))
+    ours = table.rows(0, len(FRACTIONAL))
+    assert ours.shape == theirs.shape and table.recipe is None
+    bound = 4 * 2.0**-24 * np.maximum(1.0, np.array(FRACTIONAL))[:, None]
+    assert np.all(np.abs(ours.astype(np.float64) - theirs) <= bound)
+    print(f"\n{preset} at fractional t: max|Δ| {np.abs(ours.astype(np.float64) - theirs).max():.3g}, "
+          f"{np.mean(ours == theirs):.2%} bit-identical")  # fmt: skip

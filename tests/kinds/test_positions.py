@@ -13,10 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import pecli
 from pecli import open_table
 from pecli.formats import FORMATS
 from pecli.kinds import kinds
 from pecli.positions import fairseq_positions, parse_ids
+from pecli.presets import get_preset
 from pecli.sources import parse_recipe
 from pecli.table import Table
 from tests.helpers import reference, reference_tolerance
@@ -149,5 +151,44 @@ def test_the_library_takes_positions_as_an_array_and_as_text() -> None:
     np.testing.assert_array_equal(got.rows(0, 4), np.concatenate([table.rows(i, i + 1) for i in ids]))
     assert [got.position_of(r) for r in range(4)] == [5, 0, 5, 63]
     np.testing.assert_array_equal(rows_at_positions(table, "5,0,5,63").rows(0, 4), got.rows(0, 4))
-    with pytest.raises(pecli.PecliInputError, match="not whole numbers"):
-        rows_at_positions(table, [0.5])
+    # A rotary cache's rows are whole positions (a sinusoid's formula takes real ones: below).
+    with pytest.raises(
+        pecli.PecliInputError, match=r"fractional positions \(e.g. 0.5\), and a rope table.s rows are whole"
+    ):
+        rows_at_positions(pecli.Table.from_recipe(pecli.Rope(length=64, dim=8)), [0.5])
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split", "cos-first"])
+def test_real_positions_are_the_closed_form_rounded_once(layout: str) -> None:
+    # Fractional positions (diffusion timesteps such as 0.5): sin and cos of p·base^(−2i/d) in
+    # float64, rounded once to float32 (|Δ| ≤ half a float32 ulp of values ≤ 1: 2⁻²⁴).
+    from pecli.positions import rows_at_positions
+
+    p = np.array([0.5, 1.25, 7.0, 99.999, 3e-7])
+    table = rows_at_positions(pecli.Table.from_recipe(pecli.Sinusoidal(length=100, dim=10, layout=layout)), p)
+    ours = table.rows(0, len(p))
+    omega = 10000.0 ** (-np.arange(0, 10, 2) / 10)
+    s, c = np.sin(p[:, None] * omega), np.cos(p[:, None] * omega)
+    truth = {
+        "interleaved": np.stack([s, c], axis=2).reshape(len(p), 10),
+        "split": np.concatenate([s, c], axis=1),
+        "cos-first": np.concatenate([c, s], axis=1),
+    }[layout]
+    assert np.all(np.abs(ours.astype(np.float64) - truth) <= 2.0**-24)
+    assert table.recipe is None and [table.position_of(r) for r in range(3)] == [0.5, 1.25, 7]
+    # whole positions given as floats are the table's own rows, bit for bit
+    whole = rows_at_positions(pecli.Table.from_recipe(pecli.Sinusoidal(length=100, dim=10, layout=layout)), "3,7.0")
+    np.testing.assert_array_equal(whole.rows(0, 2), pecli.Sinusoidal(length=100, dim=10, layout=layout).build()[[3, 7]])
+
+
+def test_real_positions_on_the_command_line_and_from_a_file(run, tmp_path: Path) -> None:
+    (tmp_path / "t.txt").write_text("0.5\n999.5\n")
+    out = tmp_path / "t.npy"
+    r = run("generate", "--preset", "sd3-timesteps", "--positions", f"@{tmp_path / 't.txt'}", "-o", out)
+    assert r.exit_code == 0, r.output
+    rows = np.load(out)
+    assert rows.shape == (2, 256) and not (tmp_path / "t.npy.json").exists()  # rows at positions: no recipe
+    direct = pecli.Sinusoidal(**get_preset("sd3-timesteps").recipe().params()).rows_at_real(np.array([0.5, 999.5]))
+    np.testing.assert_array_equal(rows, direct)
+    r = run("generate", "--len", "8", "--dim", "4", "--positions", "0.5,2", "--decimals", "3")
+    assert r.exit_code == 0 and [line.split()[0] for line in r.output.splitlines()[3:5]] == ["0.5", "2"], r.output
