@@ -204,9 +204,11 @@ def _completed(config: dict[str, Any], where: str) -> dict[str, Any] | None:
         raise PecliInputError(f"{where}: transformers' {cls.__name__} cannot read it ({line})") from None
     finally:
         logging.set_verbosity(verbosity)
-    rope, heads, hidden = getattr(text, "rope_parameters", None), text.num_attention_heads, text.hidden_size
-    if not isinstance(rope, dict):
-        return None
+    rope = getattr(text, "rope_parameters", None)
+    heads, hidden = getattr(text, "num_attention_heads", None), getattr(text, "hidden_size", None)
+    head_dim = getattr(text, "head_dim", None) or (hidden // heads if hidden and heads else None)
+    if not isinstance(rope, dict) or not head_dim:
+        return None  # no RoPE settings (a Mamba, a BERT): the own reader says what is missing
     # The rotary classes take ``head_dim`` or ``hidden_size // num_attention_heads``, and the
     # rotary fraction from the settings (1 when absent): ``modeling_rope_utils.py``.
     if rope and all(isinstance(v, dict) for v in rope.values()):  # per layer type
@@ -215,8 +217,8 @@ def _completed(config: dict[str, Any], where: str) -> dict[str, Any] | None:
         settings = {"partial_rotary_factor": 1.0, **rope}
     return {
         "model_type": model_type,
-        "max_position_embeddings": text.max_position_embeddings,
-        "head_dim": getattr(text, "head_dim", None) or hidden // heads,
+        "max_position_embeddings": getattr(text, "max_position_embeddings", None),
+        "head_dim": head_dim,
         "rope_parameters": settings,
     }
 
@@ -224,6 +226,12 @@ def _completed(config: dict[str, Any], where: str) -> dict[str, Any] | None:
 def _one_layer_type(config: dict[str, Any], where: str, layer_type: str | None) -> dict[str, Any]:
     """``config`` with the RoPE settings of ``layer_type`` where they are given per layer type."""
     rope = _rope_dict(config, where)
+    local = config.get("rope_local_base_freq")
+    if local is not None and not (rope and all(isinstance(v, dict) for v in rope.values())):
+        # Gemma 3's 4.x keys (as Gemma3TextConfig reads them): local layers rotate at θ_local, unscaled.
+        sliding = {"rope_type": "default", "rope_theta": local}
+        rope = {"sliding_attention": sliding, "full_attention": {**rope, "rope_theta": config.get("rope_theta")}}
+        config = {**config, "rope_theta": None}
     # One dict per layer type, and nothing else (a malformed value that is a dict is not a layer type).
     nested = list(rope) if rope and all(isinstance(v, dict) for v in rope.values()) else []
     if nested and layer_type is None:
@@ -236,7 +244,8 @@ def _one_layer_type(config: dict[str, Any], where: str, layer_type: str | None) 
         raise PecliInputError(f"{where} gives one RoPE for every layer: drop ':{layer_type}'")
     if not nested:
         return config
-    return {**config, "rope_parameters": rope[str(layer_type)], "rope_scaling": None}
+    chosen = {k: v for k, v in rope[str(layer_type)].items() if v is not None}
+    return {**config, "rope_parameters": chosen, "rope_scaling": None}
 
 
 def _rope_dict(config: dict[str, Any], where: str) -> dict[str, Any]:

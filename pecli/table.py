@@ -105,8 +105,10 @@ class Table:
         storage = None
         if arr.dtype.name == "bfloat16":  # ml_dtypes' bfloat16: served as float32, exactly
             arr, storage = arr.astype(np.float32), "bfloat16"
-        elif arr.dtype.name in COMPLEX:  # (real, imaginary) column pairs, exactly
+        elif arr.dtype.name in COMPLEX and arr.ndim:  # (real, imaginary) column pairs, exactly
             arr, storage = complex_as_pairs(arr), arr.dtype.name
+        elif arr.dtype.name in COMPLEX:
+            raise FormatError(f"{name} holds a single number: expected a table (positions × dims), a vector or a grid")
         check_float_dtype(arr.dtype, name)
         if arr.ndim == 0:
             raise FormatError(f"{name} holds a single number: expected a table (positions × dims), a vector or a grid")
@@ -529,10 +531,10 @@ def check_float_dtype(dtype: Any, source: str) -> None:
 
 def complex_as_pairs(values: np.ndarray) -> np.ndarray:
     """Complex numbers as their (real, imaginary) parts side by side, ``[re0, im0, re1, im1, …]``:
-    the same bytes viewed as floats (``torch.view_as_real`` with the last two axes merged)."""
-    values = np.ascontiguousarray(values)
-    if values.ndim == 0:
-        values = values.reshape(1)
+    the same bytes viewed as floats (``torch.view_as_real`` with the last two axes merged), in the
+    machine's byte order (a big-endian file's numbers are swapped first)."""
+    native = values.dtype.newbyteorder("=")
+    values = np.ascontiguousarray(values).astype(native, copy=False)
     pairs: np.ndarray = values.view(np.dtype(COMPLEX[values.dtype.name]))
     return pairs
 
@@ -542,8 +544,8 @@ def _check_complex_pairs(table: Table, dtype: str) -> None:
     d = table.shape[1]
     if table.recipe is not None and not table.recipe.complex_pairs():
         raise PecliInputError(
-            f"a {table.recipe.kind} table's columns are not (real, imaginary) pairs: {dtype} stores rope "
-            f"--part cis (Meta's freqs_cis); choose --dtype {COMPLEX[dtype]} or another --part"
+            f"a {table.recipe.kind} table's columns are not (real, imaginary) pairs: {dtype} stores rope's "
+            f"--part cis (Meta's freqs_cis); give --kind rope --part cis, or --dtype {COMPLEX[dtype]}"
         )
     if d % 2:
         raise PecliInputError(

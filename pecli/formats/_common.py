@@ -319,6 +319,11 @@ def array_table(
     if is_bfloat16_storage(np.dtype(data.dtype)):
         data, storage = Bfloat16Rows(data), "bfloat16"
     elif np.dtype(data.dtype).name in COMPLEX:
+        if not data.shape:
+            raise FormatError(
+                f"{source} holds a single number: expected a table (positions × dims), a vector or a grid"
+            )
+        info.setdefault("byte order", byte_order(np.dtype(data.dtype)))  # the file's, not the parts' served
         data, storage = ComplexRows(data), np.dtype(data.dtype).name
     if not meta and sidecar_of is not None:
         meta = read_sidecar(Path(str(sidecar_of) + ".json"), tuple(data.shape), info)

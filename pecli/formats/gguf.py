@@ -12,6 +12,7 @@ tensor dequantized to float32 by ``gguf.quants`` (said in ``inspect``).
 
 from __future__ import annotations
 
+import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -82,8 +83,11 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     info: dict[str, Any] = {"format": "gguf", "tensor": name, "stored dtype": code, "file_size": path.stat().st_size}
     storage = None
     data: Any = tensor.data
-    if code == "BF16":  # gguf reads it as bytes: the 2-byte words are bfloat16's bits
-        data, storage = Bfloat16Rows(np.asarray(tensor.data).view("<u2").reshape(shape)), "bfloat16"
+    if code == "BF16":  # gguf reads it as bytes: the 2-byte words are bfloat16's bits, in the file's order
+        swapped = reader.byte_order == "S"  # the file's byte order is not this machine's
+        order = ">" if swapped == (sys.byteorder == "little") else "<"
+        words = np.asarray(tensor.data).view(f"{order}u2").reshape(shape).astype("<u2", copy=False)  # swapped
+        data, storage = Bfloat16Rows(words), "bfloat16"
     elif code not in _FLOATS and not code.startswith(("I", "U")):  # quantized blocks
         ensure_fits_in_memory(4 * int(tensor.n_elements), f"dequantizing {path}:{name} ({code}) to float32")
         try:
@@ -113,10 +117,21 @@ def hf_config(path: Path) -> dict[str, Any]:
     arch = get("general.architecture")
     if not isinstance(arch, str):
         raise FormatError(f"{path} has no general.architecture: it is no model llama.cpp converted")
+    if not any(key.startswith(f"{arch}.rope.") for key in reader.fields) and not _has(reader, "rope_freqs.weight"):
+        learned = (
+            " (its learned positions: pecli inspect FILE:position_embd.weight)"
+            if _has(reader, "position_embd.weight")
+            else ""
+        )
+        raise FormatError(
+            f"{path} has no {arch}.rope.* keys: llama.cpp's {arch} model has no rotary positions to build{learned}"
+        )
     n_ctx, width = get(f"{arch}.context_length"), get(f"{arch}.rope.dimension_count")
-    heads, embedding = get(f"{arch}.attention.head_count"), get(f"{arch}.embedding_length")
+    heads, embedding = _one_value(get(f"{arch}.attention.head_count")), get(f"{arch}.embedding_length")
     if width is None:
-        width = get(f"{arch}.attention.key_length") or (embedding // heads if embedding and heads else None)
+        width = _one_value(get(f"{arch}.attention.key_length"))
+    if width is None and isinstance(embedding, int) and isinstance(heads, int) and heads > 0:
+        width = embedding // heads
     if not isinstance(n_ctx, int) or not isinstance(width, int):
         raise FormatError(f"{path} has no {arch}.context_length or {arch}.rope.dimension_count: no RoPE to read")
     base = float(get(f"{arch}.rope.freq_base") or 10000.0)  # llama.cpp's default
@@ -146,6 +161,17 @@ def hf_config(path: Path) -> dict[str, Any]:
     return {"model_type": f"gguf:{arch}", "max_position_embeddings": n_ctx, "head_dim": width, "rope_parameters": rope}
 
 
+def _has(reader: Any, tensor: str) -> bool:
+    return any(t.name == tensor for t in reader.tensors)
+
+
+def _one_value(value: Any) -> int | None:
+    """A count, or one of a per-layer list whose layers all agree (else None)."""
+    if isinstance(value, list):
+        return value[0] if value and all(v == value[0] for v in value) and isinstance(value[0], int) else None
+    return value if isinstance(value, int) else None
+
+
 def _llama3_from_factors(factors: np.ndarray, base: float, dim: int, path: Path) -> dict[str, Any]:
     """The Llama 3.1 scaling whose per-frequency divisors ``rope_freqs.weight`` holds, as
     ``convert_hf_to_gguf.py`` computes them from ``factor``, ``low_freq_factor``,
@@ -156,6 +182,11 @@ def _llama3_from_factors(factors: np.ndarray, base: float, dim: int, path: Path)
     candidates' factors differ by far more than that."""
     import math
 
+    if len(factors) != dim // 2:
+        raise FormatError(
+            f"{path}: rope_freqs.weight holds {len(factors)} factors, and a rotary width of {dim} has {dim // 2} "
+            "frequencies: the file is inconsistent"
+        )
     freqs = (1.0 / (np.float32(base) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))).astype(np.float32)
     factor = float(np.max(factors))
     for old in (8192, 4096, 2048, 16384, 32768, 65536, 131072):

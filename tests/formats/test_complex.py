@@ -162,3 +162,25 @@ def test_library_conversion_refuses_what_has_no_pairs(tmp_path: Path) -> None:
         table.section(0, 4, 1, 5)
     write_table(table, tmp_path / "t.npy")
     assert np.load(tmp_path / "t.npy").dtype == np.complex64
+
+
+def test_big_endian_complex_numbers_are_read_by_value(run, tmp_path: Path) -> None:
+    numbers = (np.arange(6) * (1 + 2j)).reshape(2, 3)
+    np.save(tmp_path / "be.npy", numbers.astype(">c8"))
+    with h5py.File(tmp_path / "be.h5", "w") as f:
+        f["pe"] = numbers.astype(">c16")
+    for name, real in (("be.npy", np.float32), ("be.h5", np.float64)):
+        with open_table(tmp_path / name) as table:
+            assert table.info["byte order"] == "big-endian"
+            np.testing.assert_array_equal(table.rows(0, 2), numbers.astype(np.complex128).view(np.float64).astype(real))
+    r = run("export", tmp_path / "be.npy", "-o", tmp_path / "le.npy")
+    assert r.exit_code == 0, r.output
+    np.testing.assert_array_equal(np.load(tmp_path / "le.npy"), numbers.astype(np.complex64))
+
+
+def test_a_single_complex_number_is_not_a_table(run, tmp_path: Path) -> None:
+    np.save(tmp_path / "z.npy", np.array(1 + 2j, np.complex64))
+    r = run("inspect", tmp_path / "z.npy")
+    assert r.exit_code == 2 and "holds a single number" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    with pytest.raises(PecliInputError, match="holds a single number"):
+        Table.from_array(np.array(1 + 2j))

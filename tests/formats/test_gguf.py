@@ -195,3 +195,28 @@ def test_what_pecli_cannot_name_is_refused(run, tmp_path: Path, keys: dict, tens
         recipe_from_config(path)
     r = run("generate", "--hf-config", path, "--len", "4")
     assert r.exit_code == 2 and message in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_a_model_without_rotary_positions_is_not_given_one(tmp_path: Path) -> None:
+    # GPT-2 converted by llama.cpp: learned positions, no {arch}.rope.* keys.
+    table = np.zeros((1024, 8), np.float32)
+    keys = {"{arch}.context_length": 1024, "{arch}.embedding_length": 768, "{arch}.attention.head_count": 12}
+    path = write_gguf(tmp_path / "gpt2.gguf", "gpt2", keys, {"position_embd.weight": table})
+    with pytest.raises(PecliInputError, match=r"no gpt2\.rope\.\* keys: .* pecli inspect FILE:position_embd\.weight"):
+        recipe_from_config(path)
+
+
+def test_per_layer_head_counts_and_a_short_rope_freqs_are_handled(tmp_path: Path) -> None:
+    writer_keys = {"{arch}.context_length": 64, "{arch}.embedding_length": 256, "{arch}.rope.freq_base": 10000.0}
+    path = tmp_path / "m.gguf"
+    writer = gguf.GGUFWriter(path, "llama")
+    for key, value in writer_keys.items():
+        (writer.add_uint32 if isinstance(value, int) else writer.add_float32)(key.format(arch="llama"), value)
+    writer.add_array("llama.attention.head_count", [4, 4, 4])  # one per layer, all equal
+    writer.add_tensor("rope_freqs.weight", np.ones(5, np.float32))  # 64 wide: 32 frequencies, not 5
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(PecliInputError, match="holds 5 factors, and a rotary width of 64 has 32 frequencies"):
+        recipe_from_config(path)

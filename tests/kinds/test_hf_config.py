@@ -239,11 +239,22 @@ def test_a_model_type_without_defaults_needs_transformers_or_the_key(tmp_path: P
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else real(name, *a)
     )
-    with pytest.raises(PecliInputError, match="pip install transformers: its config class fills it in"):
+    # Its layer types are read from rope_local_base_freq as Gemma3TextConfig reads them, but the
+    # defaults of gemma3_text (its rotary fraction) are transformers' to give.
+    with pytest.raises(PecliInputError, match=r"gives RoPE per layer type \(sliding_attention, full_attention\)"):
         recipe_from_config(path)
+    with pytest.raises(PecliInputError, match="pip install transformers: its config class fills it in"):
+        recipe_from_config(f"{path}:full_attention")
     monkeypatch.undo()
     pytest.importorskip("transformers")
     # With transformers, its Gemma3TextConfig turns rope_local_base_freq into the sliding layers' θ.
     full, local = (recipe_from_config(f"{path}:{layer}") for layer in ("full_attention", "sliding_attention"))
     assert (full.base, full.scaling, full.factor, full.dim) == (1e6, "linear", 8.0, 256)
     assert (local.base, local.scaling, local.dim) == (1e4, "default", 256)
+
+
+def test_a_model_without_rope_read_through_transformers_is_named_not_crashed(run, tmp_path: Path) -> None:
+    # MambaConfig has no attention heads and no RoPE settings: the own reader's message, no traceback.
+    r = run("generate", "--hf-config", write(tmp_path, {"model_type": "mamba", "hidden_size": 768}), "--len", "2")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "(model_type 'mamba') has no RoPE settings" in r.stderr
