@@ -23,7 +23,7 @@ from pecli.kernels.pipelines import f32
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param
 
-AlibiPart = Literal["slopes", "bias"]
+AlibiPart = Literal["slopes", "bias", "matrix"]
 AlibiOrigin = Literal["first", "last"]
 AlibiForm = Literal["list", "pow", "recip"]
 AlibiCompute = Literal["float32", "exact"]
@@ -45,7 +45,10 @@ class Alibi(Recipe):
     frameworks add to the attention scores of every query: ``origin=first`` is Bloom's and
     ofirpress's ``slope·j`` for key ``j = 0..length−1``; ``origin=last`` is MPT's
     ``slope·(j − length + 1)`` (≤ 0).  Both equal ``−slope·distance`` up to a per-row constant,
-    which softmax ignores.  ``compute``: ``float32`` is the frameworks' pipeline (float32 slopes,
+    which softmax ignores.  ``matrix`` is the whole ``(heads, queries, keys)`` bias with its first
+    two axes as rows (``heads·length`` rows of ``length`` keys; query ``i`` of head ``h`` is row
+    ``h·length + i``): ``−|j − i|·slope``, x-transformers' ``AlibiPositionalBias`` (its last query's
+    rows are ``origin=last``'s bias).  ``compute``: ``float32`` is the frameworks' pipeline (float32 slopes,
     float32 ``slope·j``), with the slopes from ``form``: ``list`` (ofirpress/GPT-NeoX: the
     float64 Python list cast to float32), ``pow`` (Bloom: ``float32(2^(−8/c))`` to the power k
     in float32) or ``recip`` (MPT: ``1/2^(8k/n2)`` in float32, ``n2 = 2^⌈log2 n⌉``);
@@ -85,20 +88,19 @@ class Alibi(Recipe):
             choice(name, getattr(self, name), get_args(literal))
         if self.heads > 2**20:
             raise RecipeError(f"heads must be at most 2**20, got {self.heads}: slopes 2^(−8k/n) underflow beyond")
-        if self.part == "bias":
+        if self.part != "slopes":
             if self.length is None:
-                raise RecipeError("part=bias needs the number of key positions: give --len, e.g. --len 2048")
+                raise RecipeError(f"part={self.part} needs the number of key positions: give --len, e.g. --len 2048")
             set_(self, "length", int_param("length", self.length, 1, "the number of key positions, e.g. --len 2048"))
             if self.compute == "float32" and self.length > F32_EXACT:
                 raise RecipeError(
                     f"length {self.length} is beyond 2**24, where float32 distances stop being exact: "
                     "use compute=exact or a smaller --len"
                 )
-        else:
-            if self.length is not None:
-                raise RecipeError("length only applies to part=bias: drop --len, or add --part bias")
-            if self.origin != "first":
-                raise RecipeError("origin only applies to part=bias: drop --origin, or add --part bias")
+        elif self.length is not None:
+            raise RecipeError("length only applies to part=bias or matrix: drop --len, or add --part bias")
+        if self.origin != "first" and self.part != "bias":
+            raise RecipeError("origin only applies to part=bias: drop --origin, or add --part bias")
         if self.compute == "exact" and self.form != "list":
             raise RecipeError(f"form={self.form} is a float32 pipeline: use compute=float32, or drop --form")
         set_(self, "bias_max", int_param("bias_max", self.bias_max, 1, "MPT's alibi_bias_max, 8 by default"))
@@ -121,7 +123,8 @@ class Alibi(Recipe):
         if self.part == "slopes":
             return (1, self.rows_of_heads)
         assert self.length is not None
-        return (self.rows_of_heads, self.length)
+        queries = self.length if self.part == "matrix" else 1
+        return (self.rows_of_heads * queries, self.length)
 
     def slopes(self) -> np.ndarray:
         """The ``heads`` slopes: float32 (``compute="float32"``) or float64 (exact, correctly
@@ -140,6 +143,8 @@ class Alibi(Recipe):
         dt: Any = np.float32 if self.compute == "float32" else np.float64
         keys = (np.arange(length) - (length - 1 if self.origin == "last" else 0)).astype(dt)
         slopes = slopes.astype(dt)
+        if self.part == "matrix":
+            return self._matrix_rows(r0, r1, slopes, dt)
         out = np.empty((r1 - r0, length), dtype=self.dtype)
         # float32: the frameworks' float32 product slope·j (one rounding each), then .to(dtype).
         # Row blocks on every core, in passes of _PASS keys (a scratch in the cache, not the table).
@@ -157,6 +162,24 @@ class Alibi(Recipe):
                     part = scratch[:, : len(keys[cols])]
                     np.multiply(slopes[r0 + a : r0 + b, None], keys[None, cols], out=part)
                     out[a:b, cols] = part  # the one cast to dtype
+
+        run_blocks(block, row_blocks(r1 - r0, length))
+        return out
+
+    def _matrix_rows(self, r0: int, r1: int, slopes: np.ndarray, dt: Any) -> np.ndarray:
+        """Rows ``h·length + i`` of the ``(heads, queries, keys)`` bias: ``−|j − i|`` (exact in
+        float32 below 2²⁴) times head ``h``'s slope, one rounding; heads without a bias are +0."""
+        length = self.length
+        assert length is not None
+        out = np.empty((r1 - r0, length), dtype=self.dtype)
+        keys = np.arange(length)
+
+        def block(a: int, b: int) -> None:
+            head, query = np.divmod(np.arange(r0 + a, r0 + b), length)
+            distance = (-np.abs(keys[None, :] - query[:, None])).astype(dt)  # negated as integers: +0 on the diagonal
+            product = slopes[head][:, None] * distance
+            product[head >= self.heads] = 0  # +0, as torch's pad writes it (0·(−d) is −0)
+            out[a:b] = product  # the one cast to dtype
 
         run_blocks(block, row_blocks(r1 - r0, length))
         return out
@@ -179,6 +202,8 @@ class Alibi(Recipe):
         if sample.n == 1:
             yield {"heads": sample.d, "dtype": sample.dtype}
         yield {"heads": sample.n, "length": sample.d, "part": "bias", "dtype": sample.dtype}
+        if sample.d > 1 and sample.n % sample.d == 0:
+            yield {"heads": sample.n // sample.d, "length": sample.d, "part": "matrix", "dtype": sample.dtype}
 
     @classmethod
     def fit(cls, sample: Sample) -> Iterator[Recipe]:
@@ -196,6 +221,7 @@ class Alibi(Recipe):
                     yield from _conventions(sample, params)
             return
         if n > 64:
+            yield from _fit_matrix(sample)
             return
         rows = sample.rows(0, n)
         heads = _biased(np.abs(rows).max(axis=1))
@@ -206,6 +232,21 @@ class Alibi(Recipe):
             if params is not None:
                 sample.clue(f"each row is a head's ALiBi slope times the key distance, zero at the {origin} key")
                 yield from _conventions(sample, {**params, "length": d, "part": "bias", "origin": origin})
+
+
+def _fit_matrix(sample: Sample) -> Iterator[Alibi]:
+    """A ``(heads, queries, keys)`` bias read as rows: each head's first query row is ``−j·slope``."""
+    n, d = sample.n, sample.d
+    if d < 2 or n % d or not 1 <= n // d <= 64:
+        return
+    firsts = np.array([sample.rows(h * d, h * d + 1)[0] for h in range(n // d)])
+    if np.any(firsts[:, 0] != 0) or np.any(firsts > 0):
+        return
+    heads = _biased(np.abs(firsts).max(axis=1))
+    params = _fitted_heads(sample, -firsts[:heads, 1], n // d) if heads else None
+    if params is not None:
+        sample.clue("each row is a head's ALiBi slope times −|key − query|, the (heads, queries, keys) bias")
+        yield from _conventions(sample, {**params, "length": d, "part": "matrix"})
 
 
 def _biased(values: np.ndarray) -> int:

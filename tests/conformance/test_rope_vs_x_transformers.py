@@ -134,3 +134,17 @@ def test_alibi_with_heads_left_unbiased_is_x_transformers(heads: int, total: int
     assert found.verdict == "match" and found.best is not None, found.summary
     np.testing.assert_array_equal(found.best.recipe.build(), theirs["last"])
     assert found.best.recipe.total_heads == (total if total != heads else None)
+
+
+@pytest.mark.parametrize(("heads", "total", "length"), [(4, 8, 33), (6, 8, 17), (16, 16, 70), (3, 12, 9)])
+def test_alibi_matrix_is_x_transformers_whole_bias(heads: int, total: int, length: int) -> None:
+    # The whole (heads, queries, keys) bias AlibiPositionalBias returns, bit for bit (+0 included),
+    # read with its leading axes as rows; identify names it from the 3-D array.
+    from pecli.kinds.alibi import Alibi
+
+    theirs = ref.x_transformers_alibi(heads, total, length)["bias"]
+    mine = Alibi(heads, length=length, part="matrix", total_heads=total if total != heads else None).build()
+    np.testing.assert_array_equal(mine.view(np.uint32), theirs.reshape(-1, length).view(np.uint32))
+    found = identify(theirs)
+    assert found.verdict == "match" and found.best is not None, found.summary
+    np.testing.assert_array_equal(found.best.recipe.build(), mine)

@@ -446,3 +446,28 @@ def test_alibi_bias_max_and_total_heads_on_the_command_line(run, tmp_path) -> No
     np.testing.assert_array_equal(-table[:8, -2], Alibi(8, form="recip", bias_max=16).slopes())
     r = run("identify", out)
     assert r.exit_code == 0 and "MATCH" in r.output and "bias_max=16" in r.output and "total_heads=12" in r.output
+
+
+def test_alibi_matrix_is_minus_distance_times_slope() -> None:
+    # Float64 closed form: head h, query i, key j → −|j − i|·2^(−8(h+1)/n), each a float32
+    # product of two exact float32 numbers rounded once; heads past --heads are +0.
+    heads, total, n = 4, 6, 7
+    table = Alibi(heads, length=n, part="matrix", total_heads=total).build()
+    assert table.shape == (total * n, n)
+    h, i, j = np.meshgrid(np.arange(heads), np.arange(n), np.arange(n), indexing="ij")
+    truth = -np.abs(j - i) * 2.0 ** (-8.0 * (h + 1) / heads)
+    np.testing.assert_array_equal(table[: heads * n], truth.reshape(heads * n, n).astype(np.float32))
+    assert not table[heads * n :].any()
+    assert not np.signbit(table[: heads * n][truth.reshape(heads * n, n) == 0]).any()  # +0 on the diagonal
+    assert not np.signbit(table[heads * n :]).any()
+    # any row range is the same bits as the whole table
+    np.testing.assert_array_equal(Alibi(heads, length=n, part="matrix", total_heads=total).rows(9, 30), table[9:30])
+
+
+def test_alibi_matrix_is_identified_from_a_3d_array(tmp_path) -> None:
+    from pecli.identification import identify
+
+    recipe = Alibi(8, length=24, part="matrix", form="recip", bias_max=16)
+    found = identify(recipe.build().reshape(8, 24, 24))  # (heads, queries, keys), as torch returns it
+    assert found.verdict == "match" and found.best is not None, found.summary
+    np.testing.assert_array_equal(found.best.recipe.build(), recipe.build())
