@@ -255,7 +255,8 @@ recipe_options = shared_stack(
     recipe_option(
         "--tokens",
         metavar="SEGMENTS",
-        help="axial: text=N (ids all 0) and image=HxW (ids (0, row, col)) segments, e.g. text=512;image=64x64.",
+        help="axial: text=N (ids all 0), image=HxW (ids (0, row, col)) and video=TxHxW (ids (frame, row, col): "
+        "CogVideoX) segments, e.g. text=512;image=64x64.",
     ),
     recipe_option(
         "--linear-factor",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 import re
 from collections.abc import Iterator
@@ -40,28 +41,33 @@ AxialPart = Literal["cos", "sin", "angle"]
 AxialCompute = Literal["float64", "float32", "exact"]
 
 _EXAMPLE = "text=512;image=64x64"
-_ITEM = re.compile(r"(text|image)\s*=\s*(.*)")
+_ITEM = re.compile(r"(text|image|video)\s*=\s*(.*)")
 _GRID = re.compile(r"(\d+)\s*[x×]\s*(\d+)")
+_VIDEO = re.compile(r"(\d+)\s*[x×]\s*(\d+)\s*[x×]\s*(\d+)")
 #: Tables with more rows are not read back (identify reads the whole table to find its sequence).
 MAX_FIT_ROWS = 1 << 17
-#: Axes and θ tried by :meth:`Axial.fit`: Flux.1's.
-_COMMON = (("16;56;56", 10000.0),)
+#: Axes and θ tried by :meth:`Axial.fit`: Flux.1's, and CogVideoX's (head dim 64: t 16, h 24, w 24).
+_COMMON = (("16;56;56", 10000.0), ("16;24;24", 10000.0))
 
 
 class Segment(NamedTuple):
-    """A run of tokens from row ``first`` on: ``text`` (``width`` tokens, ids all zero) or an
-    ``image`` grid of ``height×width`` tokens with ids ``(0, row, col)``."""
+    """A run of tokens from row ``first`` on: ``text`` (``width`` tokens, ids all zero), an
+    ``image`` grid of ``height×width`` tokens with ids ``(0, row, col)``, or a ``video`` of
+    ``frames×height×width`` tokens with ids ``(frame, row, col)`` (CogVideoX's 3-D rotary grid)."""
 
     kind: str
     height: int
     width: int
     first: int
+    frames: int = 1
 
     @property
     def tokens(self) -> int:
-        return self.height * self.width
+        return self.frames * self.height * self.width
 
     def text(self) -> str:
+        if self.kind == "video":
+            return f"video={self.frames}x{self.height}x{self.width}"
         return f"text={self.width}" if self.kind == "text" else f"image={self.height}x{self.width}"
 
 
@@ -79,16 +85,24 @@ def segments(sequence: str) -> tuple[Segment, ...]:
         m = _ITEM.fullmatch(item)
         value = m.group(2).strip() if m else ""
         grid = _GRID.fullmatch(value) if m and m.group(1) == "image" else None
-        if m is None or (m.group(1) == "text" and not value.isdigit()) or (m.group(1) == "image" and grid is None):
-            raise RecipeError(f"tokens segment {item!r} is not text=N or image=HxW: give e.g. --tokens {_EXAMPLE}")
-        height, width = (1, int(value)) if grid is None else (int(grid.group(1)), int(grid.group(2)))
-        if min(height, width) < 1:
+        video = _VIDEO.fullmatch(value) if m and m.group(1) == "video" else None
+        if m is None or not (value.isdigit() if m.group(1) == "text" else (grid or video)):
+            raise RecipeError(
+                f"tokens segment {item!r} is not text=N, image=HxW or video=TxHxW: give e.g. --tokens {_EXAMPLE}"
+            )
+        if video is not None:
+            frames, height, width = (int(g) for g in video.groups())
+        elif grid is not None:
+            frames, height, width = 1, int(grid.group(1)), int(grid.group(2))
+        else:
+            frames, height, width = 1, 1, int(value)
+        if min(height, width, frames) < 1:
             raise RecipeError(
                 f"tokens segment {item!r} has a zero size: every count is at least 1 (an image is its latent "
                 "grid after packing, e.g. image=64x64 for 1024×1024 pixels)"
             )
-        out.append(Segment(m.group(1), height, width, first))
-        first += height * width
+        out.append(Segment(m.group(1), height, width, first, frames))
+        first += frames * height * width
     return tuple(out)
 
 
@@ -104,9 +118,10 @@ def token_ids(sequence: str, axes: int, r0: int = 0, r1: int | None = None) -> n
     while i < len(segs) and segs[i].first < r1:
         s = segs[i]
         a, b = max(r0, s.first), min(r1, s.first + s.tokens)
-        if s.kind == "image":
+        if s.kind != "text":
             j = np.arange(a - s.first, b - s.first)
-            out[1, a - r0 : b - r0] = j // s.width
+            out[0, a - r0 : b - r0] = j // (s.height * s.width)  # the frame (0 for an image)
+            out[1, a - r0 : b - r0] = (j // s.width) % s.height
             out[2, a - r0 : b - r0] = j % s.width
         i += 1
     return out
@@ -196,10 +211,10 @@ class Axial(Recipe):
         else:
             segs = segments(str(self.tokens))
             set_(self, "tokens", ";".join(s.text() for s in segs))
-            if any(s.kind == "image" for s in segs) and len(axes) != 3:
+            if any(s.kind != "text" for s in segs) and len(axes) != 3:
                 raise RecipeError(
-                    f"image tokens have three ids (0, row, col), but axes_dim {self.axes_dim} has {len(axes)} axes: "
-                    "give three sizes, e.g. --axes-dim 16;56;56"
+                    f"image and video tokens have three ids (frame, row, col), but axes_dim {self.axes_dim} has "
+                    f"{len(axes)} axes: give three sizes, e.g. --axes-dim 16;56;56"
                 )
         if self.dim is not None:
             set_(self, "dim", int_param("dim", self.dim, 2, "the head dim the axes fill, e.g. --dim 128 (Flux)"))
@@ -296,7 +311,7 @@ class Axial(Recipe):
     def max_position(self) -> float:
         if self.length is not None:
             return float(self.length)
-        return float(max(max(s.height, s.width) if s.kind == "image" else 1 for s in segments(str(self.tokens))))
+        return float(max(max(s.frames, s.height, s.width) for s in segments(str(self.tokens))))
 
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
@@ -308,8 +323,9 @@ class Axial(Recipe):
             return
         if len(axes) == 3 and sum(axes) == sample.d and params.get("tokens") is not None:
             layout = params.get("layout", "pairs")
+            read = video_of if str(params["tokens"]).startswith("video=") else sequence_of
             for part in ("cos", "sin"):
-                found = sequence_of(sample, axes, part, layout)
+                found = read(sample, axes, part, layout)
                 if found is not None:
                     yield {"tokens": found, "part": part, "dtype": sample.dtype}
 
@@ -320,16 +336,18 @@ class Axial(Recipe):
             axes = [int(a) for a in axes_dim.split(";")]
             if sum(axes) != sample.d:
                 continue
-            for part in ("cos", "sin"):
-                found = sequence_of(sample, axes, part, "pairs")
+            for part, read in itertools.product(("cos", "sin"), (sequence_of, video_of)):
+                found = read(sample, axes, part, "pairs")
                 if found is None:
                     continue
                 recipe = cls(axes_dim, found, base=theta, part=part, dtype=sample.dtype)  # type: ignore[arg-type]
+                ids = "(frame, row, col)" if found.startswith("video=") else "(0, row, col)"
                 sample.clue(
-                    f"the columns repeat in pairs over axes {axes_dim}; the rows follow ids (0, row, col) over {found}",
-                    recipe,
+                    f"the columns repeat in pairs over axes {axes_dim}; the rows follow ids {ids} over {found}", recipe
                 )
-                yield from (recipe, cls(axes_dim, found, base=theta, part=part, compute="exact", dtype=sample.dtype))  # type: ignore[arg-type]
+                yield recipe
+                for compute in ("exact", "float32"):
+                    yield cls(axes_dim, found, base=theta, part=part, compute=compute, dtype=sample.dtype)  # type: ignore[arg-type]
 
 
 def sequence_of(sample: Sample, axes: list[int], part: str, layout: str) -> str | None:
@@ -362,6 +380,33 @@ def sequence_of(sample: Sample, axes: list[int], part: str, layout: str) -> str 
         return f"text={start};{image}" if start else image
 
     return sample.memo(("axial sequence", tuple(axes), part, layout), read)
+
+
+def video_of(sample: Sample, axes: list[int], part: str, layout: str) -> str | None:
+    """The ``video=TxHxW`` grid whose ``(frame, row, col)`` ids the table's rows follow (C order:
+    the column id moves every row, the row id every ``W`` rows, the frame every ``H·W``), or
+    ``None``: where each axis's columns first leave row 0's values is its stride."""
+
+    def read() -> str | None:
+        n, d = sample.n, sample.d
+        if sum(axes) != d or len(axes) != 3 or n > MAX_FIT_ROWS or n < 2:
+            return None
+        zero = 1.0 if part == "cos" else 0.0
+        head = sample.rows(0, min(n, sample.head_rows))
+        if not np.all(head[0] == zero) or not np.array_equal(head[:, 0::2], head[:, 1::2]):
+            return None  # token 0 has ids (0, 0, 0), and the columns repeat in pairs: else read no further
+        x = sample.rows(0, n)
+        o = np.cumsum([0, *axes])
+        moved = [np.flatnonzero(np.any(x[:, o[k] : o[k + 1]] != x[0, o[k] : o[k + 1]], axis=1)) for k in range(3)]
+        if not moved[2].size or moved[2][0] != 1:
+            return None  # the column id moves from token 1 on
+        width = int(moved[1][0]) if moved[1].size else n
+        plane = int(moved[0][0]) if moved[0].size else n
+        if plane % width or n % plane:
+            return None
+        return f"video={n // plane}x{plane // width}x{width}"
+
+    return sample.memo(("axial video", tuple(axes), part, layout), read)
 
 
 __all__ = ["Axial", "AxialCompute", "AxialLayout", "AxialPart", "Segment", "axes_list", "segments", "token_ids"]

@@ -8,6 +8,9 @@ and the packed latent of a 1024×1024 image (128×128 latents, 2×2 patches: a 6
 transformer copies ``FluxPosEmbed`` (``Krea2RotaryPosEmbed``) with its defaults ``axes_dims_rope``
 [32, 48, 48] and ``rope_theta`` 1000, and ``Krea2Pipeline.prepare_position_ids`` gives the same ids
 (1024×1024 pixels: a 64×64 grid after its 8× VAE and 2×2 patches; the text length is the prompt's).
+CogVideoX-5b's ``get_3d_rotary_pos_embed`` is the same per-axis table over a video's ``(frame, row,
+col)`` ids, axes ``dim/4 | 3·dim/8 | 3·dim/8`` in float32, at its base size (``sample_height`` 60 and
+``sample_width`` 90 latents in 2×2 patches; 49 frames are 13 latent frames).
 """
 
 from __future__ import annotations
@@ -39,5 +42,16 @@ PRESETS = [
         "Flux's per-axis RoPE cos with axes 32|48|48 and θ 1000: ids (0, row, col), [c0, c0, c1, c1, …], "
         "float64 then float32",
         _ROWS,
+    ),
+    _p(
+        "cogvideox-5b-rope",
+        "axial",
+        {"axes_dim": "16;24;24", "base": 10000.0, "compute": "float32"},
+        {"tokens": "video=13x30x45"},
+        "diffusers 0.42.1 (CogVideoX-5b: attention_head_dim 64, 49 frames → 13 latent, 720×480 → 30×45 patches)",
+        "models/embeddings.py::get_3d_rotary_pos_embed (CogVideoXPipeline._prepare_rotary_positional_embeddings)",
+        "3-D RoPE cos of ids (frame, row, col) at the model's base size: axes t 16 | h 24 | w 24 (dim/4, 3·dim/8), "
+        "1/10000^(2i/a), [c0, c0, c1, c1, …], float32",
+        "row = token (frame, row, col) in C order",
     ),
 ]

@@ -1317,6 +1317,19 @@ def diffusers_cogvideox_patch_embed(embed_dim: int = 1920, **kwargs: Any) -> Arr
     return {"table": _np(buffer[text:].float()), "text_rows": _np(buffer[:text])}
 
 
+def diffusers_3d_rotary(embed_dim: int, frames: int, height: int, width: int) -> Arrays:
+    """diffusers ``models/embeddings.py::get_3d_rotary_pos_embed(embed_dim, crops_coords, grid_size,
+    temporal_size)`` (checked: 0.42.1) as ``CogVideoXPipeline._prepare_rotary_positional_embeddings``
+    calls it at the model's base size (the crop region is the whole grid): ``cos`` and ``sin``, each
+    ``(frames·height·width, embed_dim)`` float32."""
+    torch = _torch()
+    from diffusers.models.embeddings import get_3d_rotary_pos_embed
+
+    with torch.no_grad():
+        cos, sin = get_3d_rotary_pos_embed(embed_dim, ((0, 0), (height, width)), (height, width), frames)
+    return {"cos": _np(cos), "sin": _np(sin)}
+
+
 # ============================================================================== timm 2-D rotary embeddings
 
 

@@ -141,3 +141,33 @@ def test_identify_names_krea2_for_a_table_diffusers_wrote(tmp_path: Path) -> Non
     doc = json.loads(CliRunner().invoke(cli, ["identify", str(path), "--json"]).stdout)
     assert doc["verdict"] == "match" and doc["names"][0] == "krea2", doc.get("summary", doc)
     assert doc["best"]["verified"]["rows"] == doc["shape"][0]
+
+
+@pytest.mark.parametrize(("dim", "frames", "h", "w"), [(64, 13, 30, 45), (64, 4, 6, 9), (128, 2, 5, 7)])
+def test_cogvideox_3d_rotary_is_get_3d_rotary_pos_embed(dim: int, frames: int, h: int, w: int) -> None:
+    # CogVideoX's 3-D RoPE at the model's base size: axes dim/4 | 3·dim/8 | 3·dim/8 over the
+    # (frame, row, col) ids, float32 frequencies; identify reads the video grid back.
+    from pecli.identification import identify
+
+    theirs = ref.diffusers_3d_rotary(dim, frames, h, w)
+    axes = f"{dim // 4};{dim // 8 * 3};{dim // 8 * 3}"
+    for part in ("cos", "sin"):
+        recipe = Axial(axes, tokens=f"video={frames}x{h}x{w}", compute="float32", part=part)  # type: ignore[arg-type]
+        ours = recipe.build()
+        diff = float(np.abs(ours.astype(np.float64) - theirs[part]).max())
+        print(
+            f"\ncogvideox {dim} {frames}x{h}x{w} {part}: max|Δ| {diff:.3g}, {np.mean(ours == theirs[part]):.2%} bit-identical"
+        )
+        assert diff <= 4 * 2.0**-24 * max(frames, h, w)
+    if dim == 64:
+        found = identify(theirs["cos"])
+        assert found.verdict == "match" and found.best is not None, found.summary
+        assert found.best.recipe.tokens == f"video={frames}x{h}x{w}"
+        assert float(np.abs(found.best.recipe.build().astype(np.float64) - theirs["cos"]).max()) <= 4 * 2.0**-24 * 45
+
+
+def test_the_cogvideox_preset_is_cogvideox_5b_at_its_base_size() -> None:
+    theirs = ref.diffusers_3d_rotary(64, 13, 30, 45)["cos"]
+    ours = get_preset("cogvideox-5b-rope").recipe().build()
+    assert ours.shape == theirs.shape == (17550, 64)
+    assert float(np.abs(ours.astype(np.float64) - theirs).max()) <= 4 * 2.0**-24 * 45

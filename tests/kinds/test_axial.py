@@ -10,11 +10,13 @@ conformance group (tests/conformance/test_axial_vs_diffusers.py) checks diffuser
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pecli.errors import RecipeError
 from pecli.identification import identify
 from pecli.kinds.axial import Axial, token_ids
 from pecli.presets import get_preset
@@ -92,13 +94,13 @@ BAD = [
     ),
     (
         ["--axes-dim", "16;56", "--tokens", "image=2x2"],
-        "image tokens have three ids (0, row, col), but axes_dim 16;56 has 2 axes",
+        "image and video tokens have three ids (frame, row, col), but axes_dim 16;56 has 2 axes",
     ),
     (["--axes-dim", "16;56;56", "--len", "10"], "--len gives one axis of positions, but axes_dim 16;56;56 has 3"),
     (["--axes-dim", "x", "--len", "10"], "axes_dim must be whole numbers ≥ 2, one per axis"),
     (
         ["--axes-dim", "16;56;56", "--tokens", "text=2;picture=2x2"],
-        "tokens segment 'picture=2x2' is not text=N or image=HxW: give e.g. --tokens text=512;image=64x64",
+        "tokens segment 'picture=2x2' is not text=N, image=HxW or video=TxHxW: give e.g. --tokens text=512;image=64x64",
     ),
     (["--axes-dim", "16;56;56", "--tokens", "text=2;image=2"], "tokens segment 'image=2' is not text=N"),
     (["--axes-dim", "16;56;56", "--tokens", ";"], "no tokens given: give the segments"),
@@ -133,3 +135,36 @@ def test_identify_names_flux_over_the_tables_own_sequence(tmp_path: Path, part: 
     result = identify(Table(table, None, "cache"))
     assert result.verdict == "match" and result.kind == "axial" and "flux" in result.names
     assert result.best is not None and result.best.recipe.tokens == "text=40;image=12x20"  # type: ignore[attr-defined]
+
+
+def test_video_tokens_have_frame_row_col_ids_in_c_order() -> None:
+    ids = token_ids("text=3;video=2x3x4", 3)
+    frame, row, col = np.unravel_index(np.arange(24), (2, 3, 4))
+    np.testing.assert_array_equal(ids[:, :3], np.zeros((3, 3)))
+    np.testing.assert_array_equal(ids[:, 3:], np.stack([frame, row, col]))
+    # any row range is the same ids as the whole sequence
+    np.testing.assert_array_equal(token_ids("text=3;video=2x3x4", 3, 10, 20), ids[:, 10:20])
+
+
+def test_a_video_table_is_each_axis_rotated_by_its_own_id() -> None:
+    # Float64 closed form: token (t, h, w) → [cos(t·ω_t) pairs | cos(h·ω_h) pairs | cos(w·ω_w) pairs].
+    table = Axial("4;6;6", tokens="video=2x3x4", compute="exact").build()
+    frame, row, col = np.unravel_index(np.arange(24), (2, 3, 4))
+    blocks = []
+    for pos, a in ((frame, 4), (row, 6), (col, 6)):
+        omega = 10000.0 ** (-np.arange(0, a, 2) / a)
+        blocks.append(np.repeat(np.cos(pos[:, None] * omega), 2, axis=1))
+    np.testing.assert_allclose(table, np.concatenate(blocks, axis=1), rtol=0, atol=2.0**-24)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "axes", "message"),
+    [
+        ("video=2x3", "4;6;6", "is not text=N, image=HxW or video=TxHxW"),
+        ("video=0x3x4", "4;6;6", "has a zero size"),
+        ("video=2x3x4", "16", "image and video tokens have three ids (frame, row, col)"),
+    ],
+)
+def test_bad_video_segments_are_refused(tokens: str, axes: str, message: str) -> None:
+    with pytest.raises(RecipeError, match=re.escape(message)):
+        Axial(axes, tokens=tokens)
