@@ -116,7 +116,8 @@ recipe_options = shared_stack(
         "--form",
         type=LazyChoice(field_choices("form")),
         default=None,
-        help="How that pipeline evaluates frequencies: exp(−k·ln B/n), 1/B^(k/n) (pow), or p/B^(k/n) (div).  "
+        help="How that pipeline evaluates frequencies: exp(−k·ln B/n), exp((−ln B·k)/n) (exp-div: diffusers' "
+        "timesteps), 1/B^(k/n) (pow), or p/B^(k/n) (div).  "
         "alibi slopes: list (ofirpress, default), pow (Bloom), recip (MPT).  rope's float32 inv_freq: pow "
         "(default, 1/B^(2i/d): HF, vLLM, torchtune) or neg-pow (B^(−2i/d) in one pow: keras-hub).",
     ),

@@ -45,7 +45,7 @@ Layout = Literal["interleaved", "split", "cos-first"]
 Freq = Literal["paper", "t2t", "half"]
 Odd = Literal["sin", "zero", "truncate", "error"]
 Compute = Literal["exact", "float64", "float32"]
-Form = Literal["exp", "pow", "div"]
+Form = Literal["exp", "pow", "div", "exp-div"]
 #: Bytes the rotation kernel keeps per frequency of a rotated table, whatever its rows: the cached
 #: rotations of the first block and of 64 block offsets (complex128) and their exact evaluation.
 #: Measured (tracemalloc, 2 threads): 2.3 kB a frequency for 4 rows, 4.5 kB for 2000 rows.
@@ -94,7 +94,8 @@ class Sinusoidal(Recipe):
     ``padding_idx = k`` puts ``k + 1`` rows in front of the ``length`` positions and zeroes row
     ``k`` (fairseq: the first token is row ``k + 1``).  ``compute``: ``exact`` (one rounding from
     the exact value), or the framework's own ``float64``/``float32`` pipeline, evaluating the
-    frequencies in the ``form`` it uses (``exp``, ``pow`` or ``div``).
+    frequencies in the ``form`` it uses (``exp``, ``pow`` or ``div``; ``exp-div``:
+    ``exp((−ln base·k)/n)``, the product then the division, as diffusers' ``get_timestep_embedding``).
     """
 
     length: int
@@ -392,6 +393,8 @@ class Sinusoidal(Recipe):
         den = exps[0][1]
         if self.form == "exp":  # fairseq / t2t / Whisper / PyTorch tutorial: exp(k · (−ln(base)/den))
             inv = rounded(np.exp, dt, num * dt(-math.log(self.base / self.min_timescale) / den))
+        elif self.form == "exp-div":  # diffusers' timesteps: exp((−ln(max_period) · k) / (half − shift))
+            inv = rounded(np.exp, dt, (dt(-math.log(self.base / self.min_timescale)) * num) / dt(den))
         else:  # pow: 1 / base^(k/den) (positional-encodings, timm, HF RoPE, GPT-J)
             inv = dt(1) / rounded(np.power, dt, dt(self.base), num / dt(den))
         if self.min_timescale != 1:
@@ -505,10 +508,12 @@ class Sinusoidal(Recipe):
                 yield recipe
 
 
-#: (compute, form) pairs frameworks use: exact; float32 exp or pow; div (XLM, Marian: paper's rule only).
+#: (compute, form) pairs frameworks use: exact; float32 exp, exp-div (diffusers) or pow; div (XLM,
+#: Marian: paper's rule only).
 _PIPELINES: tuple[tuple[Compute, Form], ...] = (
     ("exact", "exp"),
     ("float32", "exp"),
+    ("float32", "exp-div"),
     ("float32", "pow"),
     ("float32", "div"),
     ("float64", "div"),

@@ -178,7 +178,7 @@ PRESETS = [
     _p(
         "diffusers-timesteps",
         _S,
-        {**_FAIRSEQ},
+        {**_FAIRSEQ, "form": "exp-div"},
         {"length": 1000, "dim": 128},
         "diffusers 0.42.1 (DDPM CIFAR-10 UNet2DModel: 128 channels, flip_sin_to_cos=False, freq_shift=1)",
         "models/embeddings.py::get_timestep_embedding (defaults), Timesteps(d, False, 1)",
@@ -188,7 +188,7 @@ PRESETS = [
     _p(
         "sd-unet-timesteps",
         _S,
-        {**_FAIRSEQ, "freq": "half", "layout": "cos-first"},
+        {**_FAIRSEQ, "form": "exp-div", "freq": "half", "layout": "cos-first"},
         {"length": 1000, "dim": 320},
         "diffusers 0.42.1 (Stable Diffusion 1.x/2.x, SDXL: block_out_channels[0] 320)",
         "models/unets/unet_2d_condition.py::UNet2DConditionModel.time_proj (Timesteps(320, True, 0))",
@@ -198,7 +198,7 @@ PRESETS = [
     _p(
         "sd3-timesteps",
         _S,
-        {**_FAIRSEQ, "freq": "half", "layout": "cos-first"},
+        {**_FAIRSEQ, "form": "exp-div", "freq": "half", "layout": "cos-first"},
         {"length": 1000, "dim": 256},
         "diffusers 0.42.1 (SD3/SD3.5, Flux, PixArt-α/Σ: 256 channels)",
         "models/embeddings.py::CombinedTimestepTextProjEmbeddings, CombinedTimestepGuidanceTextProjEmbeddings, "
@@ -209,7 +209,7 @@ PRESETS = [
     _p(
         "diffusers-dit-timesteps",
         _S,
-        {**_FAIRSEQ, "layout": "cos-first"},
+        {**_FAIRSEQ, "form": "exp-div", "layout": "cos-first"},
         {"length": 1000, "dim": 256},
         "diffusers 0.42.1 (DiTTransformer2DModel: AdaLayerNormZero, 256 channels)",
         "models/embeddings.py::CombinedTimestepLabelEmbeddings (time_proj = Timesteps(256, True, 1))",
