@@ -182,7 +182,7 @@ PRESETS = [
         {"length": 1000, "dim": 128},
         "diffusers 0.42.1 (DDPM CIFAR-10 UNet2DModel: 128 channels, flip_sin_to_cos=False, freq_shift=1)",
         "models/embeddings.py::get_timestep_embedding (defaults), Timesteps(d, False, 1)",
-        "DDPM's timestep table: 10000^(−i/(half−1)), [sin|cos], zero column for odd d, float32 (fairseq's)",
+        "DDPM's timestep table: 10000^(−i/(half−1)) as exp((−ln B·i)/n), [sin|cos], zero column for odd d, float32",
         "row t = timestep t",
     ),
     _p(
