@@ -79,6 +79,7 @@ MAGIC = {
     "json": b'{"format": "pecli/1", "data": [',
     "safetensors": struct.pack("<Q", 64) + b'{"pe": {"dtype": "F32", ',
     "pt": b"PK\x03\x04",
+    "gguf": b"GGUF\x03\x00\x00\x00",
 }
 #: Tables larger than this are read at their first and last row only (see ``read_everything``).
 MAX_READ_BYTES = 256 << 20
@@ -345,10 +346,44 @@ def seed_samples(reader: str, directory: Path) -> list[Sample]:
     samples = []
     for k, (recipe, options) in enumerate(jobs):
         path = directory / f"seed{k}{ext}"
-        write_table(Table.from_recipe(recipe), path, options=options, force=True)
+        if FORMATS[reader].write is None:  # a format pecli only reads: its own library writes the seed
+            FOREIGN_WRITERS[reader](path, recipe.build())
+        else:
+            write_table(Table.from_recipe(recipe), path, options=options, force=True)
         sidecar = Path(str(path) + ".json")
         samples.append(Sample(path.read_bytes(), sidecar.read_bytes() if sidecar.exists() else None))
     return samples
+
+
+def gguf_write(path: Path, table: np.ndarray) -> None:
+    """A GGUF file holding ``table`` as tensor ``pe`` and a few rope keys, by llama.cpp's writer."""
+    import gguf
+
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_context_length(int(table.shape[0]))
+    writer.add_rope_freq_base(10000.0)
+    writer.add_rope_dimension_count(int(table.shape[1]))
+    writer.add_tensor("pe", np.ascontiguousarray(table, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+#: Writers of the formats pecli reads but does not write (their own libraries').
+FOREIGN_WRITERS: dict[str, Callable[[Path, np.ndarray], None]] = {"gguf": gguf_write}
+
+
+def gguf_edit(rng: random.Random, data: bytes) -> bytes:
+    """A seed GGUF with header words overwritten: counts, lengths, dimensions, types and offsets
+    (little-endian 4- and 8-byte words in the first kilobyte) set to edge values."""
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        width = rng.choice((4, 8))
+        at = rng.randrange(4, max(5, min(len(out), 1024) - width))
+        value = rng.choice((0, 1, 2, 31, 2**31 - 1, 2**32 - 1, 2**63 - 1, 2**64 - 1, rng.getrandbits(8 * width)))
+        out[at : at + width] = (value % 2 ** (8 * width)).to_bytes(width, "little")
+    return bytes(out)
 
 
 # ------------------------------------------------------------------------- structural edits
@@ -728,6 +763,8 @@ def structured(reader: str, rng: random.Random, seeds: list[Sample], scratch: Pa
         return Sample(h5_build(rng, scratch))
     if reader == "pt":
         return Sample(pt_build(rng))
+    if reader == "gguf":
+        return Sample(gguf_edit(rng, seed.data))
     raise ValueError(f"no structured generator for {reader!r}")
 
 

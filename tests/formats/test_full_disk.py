@@ -30,7 +30,7 @@ DIM = 256  # a row of float32 is 1 kB
 
 
 def _formats() -> list[str]:
-    names = [name for name in FORMATS if name != "pt"]
+    names = [name for name, f in FORMATS.items() if name != "pt" and f.write is not None]  # formats pecli writes
     try:
         import torch  # noqa: F401
     except Exception:  # not installed, or broken: .pt is optional
