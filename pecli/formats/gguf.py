@@ -21,7 +21,6 @@ import numpy as np
 
 from pecli.errors import FormatError
 from pecli.formats._common import ArrayInfo, Bfloat16Rows, Format, array_table, choose_key, first_line
-from pecli.kernels.rope_scaling import scaling_named
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Table
 
@@ -108,6 +107,8 @@ def hf_config(path: Path) -> dict[str, Any]:
     → ``max_position_embeddings``, ``{arch}.rope.scaling.*`` → a linear or YaRN scaling, and a
     ``rope_freqs.weight`` tensor → the Llama 3.1 scaling whose factors it holds (found among
     the published ones; :func:`_llama3_from_factors`)."""
+    from pecli.kernels.rope_scaling import scaling_named  # here: a format's import stays light (start-up)
+
     reader = open_reader(path)
 
     def get(key: str) -> Any:
