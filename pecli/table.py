@@ -103,15 +103,13 @@ class Table:
                 ) from None
         info: dict[str, Any] = {"source": "an array in memory"}
         storage = None
-        if arr.dtype.name == "bfloat16":  # ml_dtypes' bfloat16: served as float32, exactly
-            arr, storage = arr.astype(np.float32), "bfloat16"
-        elif arr.dtype.name in COMPLEX and arr.ndim:  # (real, imaginary) column pairs, exactly
-            arr, storage = complex_as_pairs(arr), arr.dtype.name
-        elif arr.dtype.name in COMPLEX:
-            raise FormatError(f"{name} holds a single number: expected a table (positions × dims), a vector or a grid")
-        check_float_dtype(arr.dtype, name)
         if arr.ndim == 0:
             raise FormatError(f"{name} holds a single number: expected a table (positions × dims), a vector or a grid")
+        if arr.dtype.name == "bfloat16":  # ml_dtypes' bfloat16: served as float32, exactly
+            arr, storage = arr.astype(np.float32), "bfloat16"
+        elif arr.dtype.name in COMPLEX:  # (real, imaginary) column pairs, exactly
+            arr, storage = complex_as_pairs(arr), arr.dtype.name
+        check_float_dtype(arr.dtype, name)
         if arr.ndim != 2:
             shape = arr.shape
             arr = arr.reshape(1, -1) if arr.ndim == 1 else arr.reshape(-1, shape[-1])
