@@ -202,3 +202,18 @@ def test_complex64_freqs_cis_file_is_metas_tensor(tmp_path: Any, dim: int, end: 
     assert float(np.max(np.abs(mine_np.real - theirs.real))) <= _bound(end)
     assert float(np.max(np.abs(mine_np.imag - theirs.imag))) <= _bound(end)
     np.testing.assert_array_equal(mine_np.view(np.float32), recipe.build())
+
+
+@TORCH
+def test_identify_names_metas_complex_freqs_cis_as_it_stands() -> None:
+    # A user's own freqs_cis (torch.polar's complex64, not pecli's): read as its (real, imaginary)
+    # pairs, identify proves a recipe on every row, within the float32 bound, and says how to
+    # write it as complex numbers again.
+    theirs = ref.meta_freqs_cis(128, 2048, 500000.0)["complex"]
+    found = identify(Table.from_array(theirs, name="freqs_cis"))
+    assert found.verdict == "match" and found.best is not None, found.summary
+    recipe = found.best.recipe
+    assert (recipe.part, recipe.base) == ("cis", 500000.0)
+    rebuilt = recipe.build().view(np.complex64)
+    assert float(np.max(np.abs(rebuilt - theirs))) <= 2 * _bound(2048)  # real and imaginary parts each within it
+    assert any("--dtype complex64" in note for note in found.notes)
