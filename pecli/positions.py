@@ -19,6 +19,7 @@ written in row blocks.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -212,7 +213,7 @@ def ids_table(recipe: Recipe, spec: str | ArrayLike) -> Table:
     )
     source = f"{recipe.kind} {params} at the position ids of {_named(spec)}"
     info = {"positions": f"{ids.shape[1]} tokens at the position ids of {_named(spec)}, of {recipe.kind}"}
-    return Table(TokenRows(recipe, ids), None, source, info)
+    return Table(BuiltRows(recipe, ids, recipe.rows_at), None, source, info)
 
 
 def rows_at_positions(
@@ -267,7 +268,8 @@ def real_positions_table(table: Table, positions: np.ndarray) -> Table:
         )
     source = f"{recipe.kind} {recipe.describe(short=True)}"
     info = {**table.info, "positions": f"{len(positions)} rows at the real positions given, of {source}"}
-    return Table(RealRows(recipe, positions), None, source, info, dict(table.provenance), table.storage, positions)
+    rows = BuiltRows(recipe, positions, recipe.rows_at_real)  # type: ignore[arg-type]  # checked: not None above
+    return Table(rows, None, source, info, dict(table.provenance), table.storage, positions)
 
 
 def _first_fraction(positions: np.ndarray) -> str:
@@ -276,42 +278,27 @@ def _first_fraction(positions: np.ndarray) -> str:
     return f"{float(positions[int(np.argmax(positions != np.rint(positions)))]):g}"
 
 
-class RealRows:
-    """An array-like of a recipe's rows at real positions, built a slice at a time."""
+class BuiltRows:
+    """An array-like of rows a recipe builds for given ids, a slice at a time: ``build(ids[..., a:b])``
+    (``Recipe.rows_at`` of M-RoPE's ``(3, tokens)`` ids, ``Recipe.rows_at_real`` of real positions)."""
 
-    def __init__(self, recipe: Recipe, positions: np.ndarray) -> None:
+    def __init__(self, recipe: Recipe, ids: np.ndarray, build: Callable[[np.ndarray], np.ndarray]) -> None:
         from pecli.dtypes import numpy_dtype
 
-        self.recipe, self.positions = recipe, positions
-        self.shape = (int(positions.size), recipe.shape[1])
-        self.dtype = numpy_dtype(recipe.dtype)
-
-    def __getitem__(self, key: slice) -> Any:
-        start, stop, _ = key.indices(self.shape[0])
-        return self.recipe.rows_at_real(self.positions[start:stop])
-
-
-class TokenRows:
-    """An array-like of the rows of tokens with explicit ids, built a slice at a time."""
-
-    def __init__(self, recipe: Recipe, ids: np.ndarray) -> None:
-        from pecli.dtypes import numpy_dtype
-
-        self.recipe, self.ids = recipe, ids
-        self.shape = (int(ids.shape[1]), recipe.shape[1])
+        self.ids, self.build = ids, build
+        self.shape = (int(ids.shape[-1]), recipe.shape[1])
         self.dtype = numpy_dtype(recipe.dtype)
 
     def __getitem__(self, key: slice) -> Any:
         import numpy as np
 
         start, stop, _ = key.indices(self.shape[0])
-        return self.recipe.rows_at(np.asarray(self.ids[:, start:stop]))
+        return self.build(np.asarray(self.ids[..., start:stop]))
 
 
 __all__ = [
     "MAX_LITERAL_IDS",
-    "RealRows",
-    "TokenRows",
+    "BuiltRows",
     "fairseq_positions",
     "ids_table",
     "parse_ids",
