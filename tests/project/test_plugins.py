@@ -170,10 +170,13 @@ def test_broken_or_clashing_plugins_are_left_out_with_a_note(site: Path, tmp_pat
     assert "A ramp" not in r.stdout
 
 
-def test_the_main_job_reads_no_plugin_metadata(site: Path, tmp_path: Path) -> None:
-    # pecli generate --len 120 --dim 8 needs one kind and no format: importlib.metadata stays unloaded.
+@pytest.mark.parametrize("out", [None, "pe.npy", "pe.h5"])
+def test_the_main_job_reads_no_plugin_metadata(site: Path, tmp_path: Path, out: str | None) -> None:
+    # pecli generate --len 120 --dim 8 needs one kind and, with -o FILE, one of pecli's own formats:
+    # importlib.metadata (~30 ms, more with many packages installed) stays unloaded.
+    argv = ["pecli", "generate", "--len", "120", "--dim", "8"] + ([] if out is None else ["-o", str(tmp_path / out)])
     code = (
-        "import sys, runpy; sys.argv = ['pecli', 'generate', '--len', '120', '--dim', '8'];\n"
+        f"import sys, runpy; sys.argv = {argv!r};\n"
         "try:\n    runpy.run_module('pecli', run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
         "print('importlib.metadata' in sys.modules, file=sys.stderr)"
@@ -181,3 +184,4 @@ def test_the_main_job_reads_no_plugin_metadata(site: Path, tmp_path: Path) -> No
     env = {**os.environ, "PYTHONPATH": str(site)}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
+    assert out is None or (tmp_path / out).stat().st_size > 120 * 8 * 4
