@@ -110,14 +110,15 @@ recipe_options = shared_stack(
         "--compute",
         type=LazyChoice(field_choices("compute")),
         default=None,
-        help="exact: one rounding from the exact value; float64/float32: the framework's own pipeline.",
+        help="exact: one rounding from the exact value; float64/float32: the framework's own pipeline; "
+        'bfloat16 (sinusoidal): that pipeline with every step rounded to bfloat16 (keras\' dtype="bfloat16").',
     ),
     recipe_option(
         "--form",
         type=LazyChoice(field_choices("form")),
         default=None,
         help="How that pipeline evaluates frequencies: exp(−k·ln B/n), exp((−ln B·k)/n) (exp-div: diffusers' "
-        "timesteps), 1/B^(k/n) (pow), or p/B^(k/n) (div).  "
+        "timesteps), 1/B^(k/n) (pow), (1/B)^(k/n) (inv-pow: keras-hub's SinePositionEncoding), or p/B^(k/n) (div).  "
         "alibi slopes: list (ofirpress, default), pow (Bloom), recip (MPT).  rope's float32 inv_freq: pow "
         "(default, 1/B^(2i/d): HF, vLLM, torchtune) or neg-pow (B^(−2i/d) in one pow: keras-hub).",
     ),

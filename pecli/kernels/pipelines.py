@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from pecli.dtypes import DTYPES, is_bfloat16
 from pecli.kernels.compiled import flat_sincos, pipeline32
 from pecli.kernels.exact import sincos, turns
 
@@ -25,8 +26,10 @@ _ONE_RADIAN = turns(np.array([1.0]))
 
 
 def rounded(fn: Callable[..., Any], dt: Any, *args: Any) -> np.ndarray:
-    """``fn`` evaluated in float64 and rounded to ``dt`` once."""
-    return np.asarray(fn(*(np.asarray(a, dtype=np.float64) for a in args))).astype(dt)
+    """``fn`` evaluated in float64 and rounded to ``dt`` once (bfloat16: through float32, as torch
+    evaluates a bfloat16 op in float32 and rounds its result)."""
+    value = np.asarray(fn(*(np.asarray(a, dtype=np.float64) for a in args)))
+    return value.astype(f32).astype(dt) if is_bfloat16(dt) else value.astype(dt)
 
 
 def pow32(base: Any, exponent: np.ndarray) -> np.ndarray:
@@ -42,6 +45,9 @@ def sin_cos_rounded(
     torch's.  ``kernel``: the compiled ``sincos_flat`` (:func:`pecli.kernels.compiled.flat_sincos`),
     the same bits sooner.  float64 angles take NumPy's ``sin`` and ``cos``, as the frameworks'
     float64 pipelines do."""
+    if is_bfloat16(dt):  # torch's bfloat16 sin: the float32 sin of the float32 angle, rounded
+        s, c = rounded32(angle.astype(f32), ("sin", "cos"), kernel)
+        return s.astype(dt), c.astype(dt)
     if dt != f32:
         return np.sin(angle), np.cos(angle)
     s, c = rounded32(angle, ("sin", "cos"), kernel)
@@ -147,5 +153,8 @@ def rotary32(
 
 
 def compute_dtype(compute: str) -> Any:
-    """The NumPy dtype of a pipeline named ``float32`` or ``float64``."""
+    """The NumPy dtype of a pipeline named ``float32``, ``float64`` or ``bfloat16`` (every step
+    rounded to bfloat16: NumPy's bfloat16 arithmetic is ``ml_dtypes``', float32 rounded, as torch's)."""
+    if compute == "bfloat16":
+        return DTYPES["bfloat16"].numpy().type
     return f32 if compute == "float32" else np.float64

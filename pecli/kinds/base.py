@@ -319,11 +319,10 @@ class Recipe:
         return float(self.start + self.shape[0])
 
     def carrier(self) -> str:
-        """The dtype a 16-bit table is built in before its one rounding to 16 bits: float32 when
-        the recipe reproduces a float32 pipeline (the framework's way: torch computes in float32
-        and casts, as ``LlamaRotaryEmbedding`` does for a bfloat16 input), else float64 (the
-        exact table, or a float64 pipeline, rounded once)."""
-        return "float32" if getattr(self, "compute", None) == "float32" else "float64"
+        """The dtype a 16-bit table is built in before its one rounding to 16 bits: float32 for a
+        float32 pipeline (torch computes in float32 and casts, as ``LlamaRotaryEmbedding`` does for a
+        bfloat16 input) or a bfloat16 one, else float64 (exact, or a float64 pipeline, rounded once)."""
+        return "float32" if getattr(self, "compute", None) in ("float32", "bfloat16") else "float64"
 
     def pipeline(self) -> str:
         """How the values are computed: ``exact`` or the framework pipeline's name."""
@@ -337,6 +336,7 @@ class Recipe:
             "exact": "exact, rounded once",
             "float64": "float64 pipeline: bit-exact",
             "float32": "float32 pipeline: ≈ ulp(angle)",
+            "bfloat16": "bfloat16 pipeline: each step rounded",
         }[getattr(self, "compute", "exact")]
 
     # -- the inverse: which recipes of this kind a table's data suggest ----------------------------

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, get_args
 
 import numpy as np
 
-from pecli.dtypes import DType, round_to
+from pecli.dtypes import DType, numpy_dtype, round_to
 from pecli.errors import RecipeError
 from pecli.kernels.compiled import flat_sincos, pipeline32
 from pecli.kernels.exact import BLOCK_CELLS, frequencies, row_blocks, sincos_pairs
@@ -44,8 +44,8 @@ if TYPE_CHECKING:  # the inverse direction (identify) loads pecli.fitting when i
 Layout = Literal["interleaved", "split", "cos-first"]
 Freq = Literal["paper", "t2t", "half"]
 Odd = Literal["sin", "zero", "truncate", "error"]
-Compute = Literal["exact", "float64", "float32"]
-Form = Literal["exp", "pow", "div", "exp-div"]
+Compute = Literal["exact", "float64", "float32", "bfloat16"]
+Form = Literal["exp", "pow", "div", "exp-div", "inv-pow"]
 #: Bytes the rotation kernel keeps per frequency of a rotated table, whatever its rows: the cached
 #: rotations of the first block and of 64 block offsets (complex128) and their exact evaluation.
 #: Measured (tracemalloc, 2 threads): 2.3 kB a frequency for 4 rows, 4.5 kB for 2000 rows.
@@ -95,7 +95,11 @@ class Sinusoidal(Recipe):
     ``k`` (fairseq: the first token is row ``k + 1``).  ``compute``: ``exact`` (one rounding from
     the exact value), or the framework's own ``float64``/``float32`` pipeline, evaluating the
     frequencies in the ``form`` it uses (``exp``, ``pow`` or ``div``; ``exp-div``:
-    ``exp((−ln base·k)/n)``, the product then the division, as diffusers' ``get_timestep_embedding``).
+    ``exp((−ln base·k)/n)``, the product then the division, as diffusers' ``get_timestep_embedding``;
+    ``inv-pow``: ``(1/base)^(k/n)`` in one pow, ``1/base`` rounded first, as keras-hub's
+    ``SinePositionEncoding``).  ``compute="bfloat16"``: that pipeline with every step rounded to
+    bfloat16, positions too (keras' ``SinePositionEncoding(dtype="bfloat16")``: positions past 256
+    share rows).
     """
 
     length: int
@@ -349,7 +353,7 @@ class Sinusoidal(Recipe):
                 "need a table without one (drop --padding-idx, or give whole positions)"
             )
         p = np.asarray(positions, dtype=np.float64).reshape(-1)
-        out = np.empty((p.size, self.dim), dtype=self.dtype)
+        out = np.empty((p.size, self.dim), dtype=numpy_dtype(self.dtype))
         sin_cols, cos_cols = self._placed(out)
         n_sin, n_cos = self.sin_columns, self.cos_columns
         if self.compute == "exact":
@@ -386,7 +390,8 @@ class Sinusoidal(Recipe):
         return sin_cos_rounded(p * self.pipeline_frequencies()[None, :], dt, kernel)
 
     def pipeline_frequencies(self) -> np.ndarray:
-        """The ``exp`` or ``pow`` form's inverse frequencies, in the pipeline's dtype and steps."""
+        """The ``exp``, ``exp-div``, ``pow`` or ``inv-pow`` form's inverse frequencies, in the
+        pipeline's dtype and steps."""
         dt: Any = compute_dtype(self.compute)
         exps = self.exponents()
         num: Any = np.array([n for n, _ in exps], dtype=dt)
@@ -395,6 +400,8 @@ class Sinusoidal(Recipe):
             inv = rounded(np.exp, dt, num * dt(-math.log(self.base / self.min_timescale) / den))
         elif self.form == "exp-div":  # diffusers' timesteps: exp((−ln(max_period) · k) / (half − shift))
             inv = rounded(np.exp, dt, (dt(-math.log(self.base / self.min_timescale)) * num) / dt(den))
+        elif self.form == "inv-pow":  # keras-hub's SinePositionEncoding: (1/base)^(k/den), 1/base rounded first
+            inv = rounded(np.power, dt, dt(1 / self.base), num / dt(den))
         else:  # pow: 1 / base^(k/den) (positional-encodings, timm, HF RoPE, GPT-J)
             inv = dt(1) / rounded(np.power, dt, dt(self.base), num / dt(den))
         if self.min_timescale != 1:
@@ -437,8 +444,8 @@ class Sinusoidal(Recipe):
         angle step per row gives ``ω_i``; a least-squares fit of ``ω_i = base^(−e_i)`` for each
         frequency rule gives the base (the roundest number that predicts every measured step); the
         phases of the first non-zero row give the start; all-zero rows at the top give fairseq's
-        padding row; each fit is proposed with the exact, float32 (exp, pow, div) and float64 pipelines.
-        """
+        padding row; each fit is proposed with the exact, float32 (exp, exp-div, pow, inv-pow, div)
+        and float64 pipelines (and bfloat16 inv-pow for bfloat16 data)."""
         n, d = sample.n, sample.d
         if d < 4:
             return
@@ -489,7 +496,8 @@ class Sinusoidal(Recipe):
                 "their angle steps fit "
                 + ", ".join(f"freq={r.freq} base {r.base:g}" + (f" odd={r.odd}" if d % 2 else "") for r in rules)
             )
-            for rule, pad, (compute, form) in itertools.product(rules, pads, _PIPELINES):
+            pipelines = _PIPELINES + (_BFLOAT16_PIPELINES if sample.dtype == "bfloat16" else ())
+            for rule, pad, (compute, form) in itertools.product(rules, pads, pipelines):
                 if form == "div" and rule.freq != "paper":
                     continue
                 try:
@@ -508,16 +516,19 @@ class Sinusoidal(Recipe):
                 yield recipe
 
 
-#: (compute, form) pairs frameworks use: exact; float32 exp, exp-div (diffusers) or pow; div (XLM,
-#: Marian: paper's rule only).
+#: (compute, form) pairs frameworks use: exact; float32 exp, exp-div (diffusers), pow or inv-pow
+#: (keras-hub); div (XLM, Marian: paper's rule only).
 _PIPELINES: tuple[tuple[Compute, Form], ...] = (
     ("exact", "exp"),
     ("float32", "exp"),
     ("float32", "exp-div"),
     ("float32", "pow"),
+    ("float32", "inv-pow"),
     ("float32", "div"),
     ("float64", "div"),
 )
+#: And for bfloat16 data, pipelines computed in bfloat16 step by step (keras-hub's).
+_BFLOAT16_PIPELINES: tuple[tuple[Compute, Form], ...] = (("bfloat16", "inv-pow"),)
 
 
 def _first_start(sample: Sample, rule: Sinusoidal, sin_cols: Ids, cos_cols: Ids) -> int | None:

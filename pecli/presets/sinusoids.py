@@ -173,6 +173,24 @@ PRESETS = [
         "positional_encodings/torch_encodings.py::PositionalEncoding1D",
         "1/10000^(2i/C), C = d rounded up to even, interleaved, truncated to d, float32",
     ),
+    _p(
+        "keras-hub-sine",
+        _S,
+        {"compute": "float32", "form": "inv-pow"},
+        {"length": 512, "dim": 768},
+        "keras-hub 0.32.0 (SinePositionEncoding() on a (1, 512, 768) input)",
+        "keras_hub/src/layers/modeling/sine_position_encoding.py::SinePositionEncoding",
+        "sin/cos(p·(1/10000)^(2i/d)) interleaved, one float32 pow of 1/10000 rounded, float32; start_index: --start",
+    ),
+    _p(
+        "keras-hub-sine-bf16",
+        _S,
+        {"compute": "bfloat16", "form": "inv-pow", "dtype": "bfloat16"},
+        {"length": 512, "dim": 768},
+        'keras-hub 0.32.0 (SinePositionEncoding(dtype="bfloat16") on a (1, 512, 768) input)',
+        "keras_hub/src/layers/modeling/sine_position_encoding.py::SinePositionEncoding",
+        "keras-hub-sine with every step in bfloat16, positions too: rows past position 256 repeat in pairs",
+    ),
     # diffusers' get_timestep_embedding: exp(−ln(max_period)·i/(half − downscale_freq_shift)), [sin|cos]
     # ([cos|sin] with flip_sin_to_cos), zero column for odd d, float32; row t = timestep t.
     _p(

@@ -70,6 +70,16 @@ def _torch() -> Any:
     return torch
 
 
+def marks(*modules: str) -> list[Any]:
+    """A conformance module's ``pytestmark``: conformance, slow, and skipped unless every one of
+    ``modules`` (the framework whose own code it runs, and torch where it needs it) imports."""
+    import pytest
+
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    reason = f"{', '.join(missing)} not installed (the conformance group: tests/conformance/INSTALL.md)"
+    return [pytest.mark.conformance, pytest.mark.slow, pytest.mark.skipif(bool(missing), reason=reason)]
+
+
 def _np(tensor: Any) -> np.ndarray:
     """A detached CPU copy of ``tensor`` as a NumPy array, dtype unchanged."""
     return tensor.detach().cpu().numpy().copy()
@@ -1473,6 +1483,30 @@ def keras_hub_rope(dim: int, length: int, start_index: int = 0, **kwargs: Any) -
     layer = RotaryEmbedding(**kwargs)
     cos, sin = layer._compute_cos_sin_embedding(keras.ops.zeros((1, length, dim)), start_index)
     return {"cos": _np(cos[0]), "sin": _np(sin[0])}
+
+
+def keras_hub_sine(
+    length: int, dim: int, start_index: int = 0, dtype: str = "float32", positions: Any = None, **kwargs: Any
+) -> Arrays:
+    """keras-hub 0.32.0's ``keras_hub.layers.SinePositionEncoding(dtype=dtype, **kwargs)`` with the
+    torch backend, called on a ``(1, length, dim)`` input with ``start_index`` (or ``positions``, a
+    list of reals): the ``(length, dim)`` table it returns, in ``dtype`` (bfloat16 as its float32
+    values)."""
+    import os
+
+    os.environ.setdefault("KERAS_BACKEND", "torch")
+    import keras
+
+    assert keras.backend.backend() == "torch", keras.backend.backend()
+    from keras_hub.layers import SinePositionEncoding
+
+    layer = SinePositionEncoding(dtype=dtype, **kwargs)
+    inputs = keras.ops.zeros((1, length, dim), dtype=dtype)
+    if positions is not None:
+        out = layer(inputs, positions=keras.ops.convert_to_tensor(positions, dtype=dtype))
+    else:
+        out = layer(inputs, start_index=start_index)
+    return {"table": _np(out[0].float()), "dtype": np.array(str(out.dtype))}
 
 
 def _litgpt_model() -> Any:

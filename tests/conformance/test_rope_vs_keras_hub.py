@@ -11,7 +11,6 @@ each whose table is keras-hub's within that bound (no false MATCH).  ``-s`` prin
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import numpy as np
@@ -22,14 +21,7 @@ from pecli.identification import identify
 from pecli.kinds.rope import Rope
 from pecli.table import Table
 
-pytestmark = [
-    pytest.mark.conformance,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        importlib.util.find_spec("keras_hub") is None or importlib.util.find_spec("torch") is None,
-        reason="keras-hub (with the torch backend) is not installed",
-    ),
-]
+pytestmark = ref.marks("keras_hub", "torch")
 
 #: (dim, length, start_index, keras-hub's RotaryEmbedding arguments, pecli's recipe parameters)
 CASES: list[tuple[int, int, int, dict[str, Any], dict[str, Any]]] = [

@@ -10,7 +10,6 @@ whose table is litgpt's within that bound on every config (no false MATCH).  ``-
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import numpy as np
@@ -21,14 +20,7 @@ from pecli.identification import identify
 from pecli.kinds.rope import Rope
 from pecli.table import Table
 
-pytestmark = [
-    pytest.mark.conformance,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        importlib.util.find_spec("litgpt") is None or importlib.util.find_spec("torch") is None,
-        reason="litgpt is not installed",
-    ),
-]
+pytestmark = ref.marks("litgpt", "torch")
 
 _LLAMA31 = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
 _YARN = {"factor": 4.0, "beta_fast": 32.0, "beta_slow": 1.0}

@@ -11,7 +11,6 @@ recipe on each rotary table whose rebuild is x-transformers' within the bound.
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import numpy as np
@@ -23,11 +22,7 @@ from pecli.kinds.rope import Rope
 from pecli.kinds.xpos import Xpos
 from pecli.table import Table
 
-pytestmark = [
-    pytest.mark.conformance,
-    pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("x_transformers") is None, reason="x-transformers is not installed"),
-]
+pytestmark = ref.marks("x_transformers")
 
 #: (name, RotaryEmbedding arguments with dim and seq_len, pecli's rope parameters)
 CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [

@@ -238,8 +238,8 @@ def test_each_presets_precision_is_what_its_recipe_computes() -> None:
         compute = getattr(r, "compute", "exact")
         if r.kind == "learned":
             assert said[p.name].startswith("random: "), p.name
-        elif compute == "float32":
-            assert said[p.name].startswith("float32 pipeline: "), p.name
+        elif compute in ("float32", "bfloat16"):
+            assert said[p.name].startswith(f"{compute} pipeline: "), p.name
         else:
             assert said[p.name] == {"exact": "exact, rounded once", "float64": "float64 pipeline: bit-exact"}[compute]
     assert "Bloom: 1 ulp" in said["bloom-alibi"] and said["llama"] == "float32 pipeline: ≈ ulp(angle)"

@@ -181,6 +181,20 @@ def test_real_positions_are_the_closed_form_rounded_once(layout: str) -> None:
     np.testing.assert_array_equal(whole.rows(0, 2), pecli.Sinusoidal(length=100, dim=10, layout=layout).build()[[3, 7]])
 
 
+def test_real_positions_of_a_bfloat16_table_are_the_closed_form_rounded_to_bfloat16() -> None:
+    # bfloat16 has 8 significant bits: the float64 closed form rounded to bfloat16 is within half a
+    # bfloat16 ulp (2⁻⁹ for values ≤ 1) of it, and these values are far from bfloat16 midpoints.
+    from pecli.positions import rows_at_positions
+
+    p = np.array([0.5, 1.25, 99.75])
+    table = rows_at_positions(pecli.Table.from_recipe(pecli.Sinusoidal(length=100, dim=6, dtype="bfloat16")), p)
+    ours = table.rows(0, len(p))
+    assert str(ours.dtype) == "bfloat16"
+    omega = 10000.0 ** (-np.arange(0, 6, 2) / 6)
+    truth = np.stack([np.sin(p[:, None] * omega), np.cos(p[:, None] * omega)], axis=2).reshape(len(p), 6)
+    assert np.all(np.abs(ours.astype(np.float64) - truth) <= 2.0**-9)
+
+
 def test_real_positions_on_the_command_line_and_from_a_file(run, tmp_path: Path) -> None:
     (tmp_path / "t.txt").write_text("0.5\n999.5\n")
     out = tmp_path / "t.npy"
