@@ -258,7 +258,7 @@ def tolerances(recipe: Recipe, sample: Sample) -> tuple[float, float]:
 def preset_recipes(preset: Preset, sample: Sample) -> Iterator[Recipe]:
     """The preset's recipe at each size its kind proposes that gives the table's shape."""
     cls = kinds()[preset.kind]
-    for size in cls.sizes({**preset.size, **preset.params}, sample):
+    for size in cls.sizes(preset.defaults(), sample):
         try:
             recipe = preset.recipe(**size)
         except RecipeError:

@@ -92,6 +92,14 @@ recipe_options = shared_stack(
         help="tensor2tensor's min_timescale: ω_i = M·(B/M)^(−e_i).",
     ),
     recipe_option(
+        "--scale",
+        type=float,
+        default=None,
+        metavar="S",
+        help="sinusoidal: every value times S, in the pipeline's dtype (exact: before the one rounding); "
+        "x-transformers' ScaledSinusoidalEmbedding starts at dim^-0.5 (its preset follows --dim).",
+    ),
+    recipe_option(
         "--odd",
         type=LazyChoice(field_choices("odd")),
         default=None,
@@ -118,7 +126,8 @@ recipe_options = shared_stack(
         type=LazyChoice(field_choices("form")),
         default=None,
         help="How that pipeline evaluates frequencies: exp(−k·ln B/n), exp((−ln B·k)/n) (exp-div: diffusers' "
-        "timesteps), 1/B^(k/n) (pow), (1/B)^(k/n) (inv-pow: keras-hub's SinePositionEncoding), or p/B^(k/n) (div).  "
+        "timesteps), 1/B^(k/n) (pow), (1/B)^(k/n) (inv-pow: keras-hub's SinePositionEncoding), "
+        "B^(−k/n) (neg-pow: x-transformers), or p/B^(k/n) (div).  "
         "alibi slopes: list (ofirpress, default), pow (Bloom), recip (MPT).  rope's float32 inv_freq: pow "
         "(default, 1/B^(2i/d): HF, vLLM, torchtune) or neg-pow (B^(−2i/d) in one pow: keras-hub).",
     ),

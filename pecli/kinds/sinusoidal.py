@@ -45,7 +45,7 @@ Layout = Literal["interleaved", "split", "cos-first"]
 Freq = Literal["paper", "t2t", "half"]
 Odd = Literal["sin", "zero", "truncate", "error"]
 Compute = Literal["exact", "float64", "float32", "bfloat16"]
-Form = Literal["exp", "pow", "div", "exp-div", "inv-pow"]
+Form = Literal["exp", "pow", "div", "exp-div", "inv-pow", "neg-pow"]
 #: Bytes the rotation kernel keeps per frequency of a rotated table, whatever its rows: the cached
 #: rotations of the first block and of 64 block offsets (complex128) and their exact evaluation.
 #: Measured (tracemalloc, 2 threads): 2.3 kB a frequency for 4 rows, 4.5 kB for 2000 rows.
@@ -97,9 +97,11 @@ class Sinusoidal(Recipe):
     frequencies in the ``form`` it uses (``exp``, ``pow`` or ``div``; ``exp-div``:
     ``exp((−ln base·k)/n)``, the product then the division, as diffusers' ``get_timestep_embedding``;
     ``inv-pow``: ``(1/base)^(k/n)`` in one pow, ``1/base`` rounded first, as keras-hub's
-    ``SinePositionEncoding``).  ``compute="bfloat16"``: that pipeline with every step rounded to
-    bfloat16, positions too (keras' ``SinePositionEncoding(dtype="bfloat16")``: positions past 256
-    share rows).
+    ``SinePositionEncoding``; ``neg-pow``: ``base^(−k/n)`` in one pow, as x-transformers'
+    ``ScaledSinusoidalEmbedding``).  ``scale``: every value times it (that class's
+    ``dim ** -0.5``), in the pipeline's dtype, or exactly before the one rounding.
+    ``compute="bfloat16"``: that pipeline with every step rounded to bfloat16, positions too
+    (keras' ``SinePositionEncoding(dtype="bfloat16")``: positions past 256 share rows).
     """
 
     length: int
@@ -114,6 +116,7 @@ class Sinusoidal(Recipe):
     padding_idx: int | None = None
     compute: Compute = "exact"
     form: Form = "exp"
+    scale: float = 1.0
 
     kind: ClassVar[str] = "sinusoidal"
     core: ClassVar[tuple[str, ...]] = ("length", "dim", "base", "layout", "start", "dtype")
@@ -126,6 +129,8 @@ class Sinusoidal(Recipe):
         set_(self, "start", int_param("start", self.start, 0, "positions count from 0 or more"))
         set_(self, "base", positive_float("base", self.base, "the paper uses --base 10000", not_one=True))
         set_(self, "min_timescale", positive_float("min_timescale", self.min_timescale, "usually 1"))
+        hint = "e.g. --scale 0.0442 (512^-0.5); 1 leaves the values as they are"
+        set_(self, "scale", positive_float("scale", self.scale, hint))
         for name, literal in (
             ("layout", Layout),
             ("dtype", DType),
@@ -275,6 +280,8 @@ class Sinusoidal(Recipe):
         """Rows ``[r0, r1)``: ``compute="exact"`` rounds each value once from the exact value;
         otherwise the framework's float64 or float32 pipeline, step by step (:meth:`pipeline_values`)."""
         check_row_range(self.shape[0], r0, r1)
+        if self.compute == "exact" and self.scale != 1:  # the exact values scaled, then the one rounding
+            return round_to(replace(self, scale=1.0, dtype="float64").rows(r0, r1) * self.scale, self.dtype)
         n_sin, n_cos = self.sin_columns, self.cos_columns
         out = np.empty((r1 - r0, self.dim), dtype=self.dtype)
         sin_cols, cos_cols = self._placed(out)
@@ -287,7 +294,7 @@ class Sinusoidal(Recipe):
             # same bits); a float32 table of the exp or pow form in one compiled pass.
             size = self.shape[0] * n_sin
             kernel = flat_sincos(size) if self.compute == "float32" else None
-            fused = kernel is not None and self.form != "div" and self.dtype == "float32"
+            fused = kernel is not None and self.form != "div" and self.dtype == "float32" and self.scale == 1
             inv = self.pipeline_frequencies() if fused else None
             whole = pipeline32(size) if fused else None
 
@@ -337,6 +344,7 @@ class Sinusoidal(Recipe):
         _, w_hi, w_lo = frequencies(self.base, self.min_timescale, self.exponents())
         s, c = sincos_pairs((self.start + rows).astype(np.float64), w_hi[f], w_lo[f])
         values = np.where(is_cos[cols], c, s)
+        values *= self.scale  # (1: unchanged) the exact values scaled, as rows() does, then one rounding
         values[f < 0] = 0.0  # an odd width's zero column
         if self.padding_idx is not None:
             values[rows == self.padding_idx] = 0.0
@@ -360,8 +368,8 @@ class Sinusoidal(Recipe):
             _, w_hi, w_lo = frequencies(self.base, self.min_timescale, self.exponents())
             at = np.repeat(p, n_sin)
             s, c = sincos_pairs(at, np.tile(w_hi[:n_sin], p.size), np.tile(w_lo[:n_sin], p.size))
-            sin_cols[...] = round_to(s.reshape(p.size, n_sin), self.dtype)
-            cos_cols[...] = round_to(c.reshape(p.size, n_sin)[:, :n_cos], self.dtype)
+            sin_cols[...] = round_to(s.reshape(p.size, n_sin) * self.scale, self.dtype)
+            cos_cols[...] = round_to(c.reshape(p.size, n_sin)[:, :n_cos] * self.scale, self.dtype)
         else:
             s, c = self.pipeline_values(p)
             sin_cols[...] = s
@@ -385,9 +393,12 @@ class Sinusoidal(Recipe):
         p: Any = positions.astype(dt)[:, None]
         if self.form == "div":  # XLM/Marian: angle = p / base^(2(j//2)/d)
             e = np.array([n / den for n, _ in exps]) if dt is np.float64 else num / dt(den)
-            angle = p / rounded(np.power, dt, dt(self.base), e)
-            return sin_cos_rounded(angle, dt, kernel)
-        return sin_cos_rounded(p * self.pipeline_frequencies()[None, :], dt, kernel)
+            s, c = sin_cos_rounded(p / rounded(np.power, dt, dt(self.base), e), dt, kernel)
+        else:
+            s, c = sin_cos_rounded(p * self.pipeline_frequencies()[None, :], dt, kernel)
+        if self.scale != 1:  # x-transformers: emb * self.scale, a float32 parameter
+            s, c = s * dt(self.scale), c * dt(self.scale)
+        return s, c
 
     def pipeline_frequencies(self) -> np.ndarray:
         """The ``exp``, ``exp-div``, ``pow`` or ``inv-pow`` form's inverse frequencies, in the
@@ -400,6 +411,8 @@ class Sinusoidal(Recipe):
             inv = rounded(np.exp, dt, num * dt(-math.log(self.base / self.min_timescale) / den))
         elif self.form == "exp-div":  # diffusers' timesteps: exp((−ln(max_period) · k) / (half − shift))
             inv = rounded(np.exp, dt, (dt(-math.log(self.base / self.min_timescale)) * num) / dt(den))
+        elif self.form == "neg-pow":  # x-transformers' ScaledSinusoidalEmbedding: base^(−k/den) in one pow
+            inv = rounded(np.power, dt, dt(self.base), -(num / dt(den)))
         elif self.form == "inv-pow":  # keras-hub's SinePositionEncoding: (1/base)^(k/den), 1/base rounded first
             inv = rounded(np.power, dt, dt(1 / self.base), num / dt(den))
         else:  # pow: 1 / base^(k/den) (positional-encodings, timm, HF RoPE, GPT-J)
@@ -421,12 +434,12 @@ class Sinusoidal(Recipe):
         frequency between its pair's and the next (interleaved, paper frequencies only)."""
         if self.layout != "interleaved" or self.freq != "paper" or self.padding_idx is not None:
             return []
-        d, base, start = self.dim, self.base, self.start
+        d, base, start, scale = self.dim, self.base, self.start, self.scale
 
         def rows(r0: int, r1: int) -> np.ndarray:
             p = np.arange(start + r0, start + r1, dtype=np.float64)[:, None]
             angle = p * np.power(base, -np.arange(d) / d)[None, :]
-            return np.where(np.arange(d) % 2 == 0, np.sin(angle), np.cos(angle))
+            return np.where(np.arange(d) % 2 == 0, np.sin(angle), np.cos(angle)) * scale
 
         detail = (
             f"A puts the column index in the exponent: its column j is sin/cos(p / {base:g}^(j/{d})) where B's "
@@ -462,12 +475,13 @@ class Sinusoidal(Recipe):
             sin_cols, cos_cols = shape.pairs()
             if odd == "zero" and np.any(sample.values[:, d - 1] != 0):
                 continue
-            omega = pair_frequencies(runs, sin_cols, cos_cols)
+            scale = _scale(runs[0][0], sin_cols, cos_cols, d)
+            omega = pair_frequencies(runs, sin_cols, cos_cols, scale)
             if omega is None:
                 continue
             for freq in get_args(Freq):
                 try:
-                    rule = replace(shape, freq=cast(Freq, freq))
+                    rule = replace(shape, freq=cast(Freq, freq), scale=scale)
                 except RecipeError:
                     continue
                 exponents = np.array([num / den for num, den in (rule.exponent(i) for i in range(omega.size))])
@@ -529,6 +543,18 @@ _PIPELINES: tuple[tuple[Compute, Form], ...] = (
 )
 #: And for bfloat16 data, pipelines computed in bfloat16 step by step (keras-hub's).
 _BFLOAT16_PIPELINES: tuple[tuple[Compute, Form], ...] = (("bfloat16", "inv-pow"),)
+
+
+def _scale(rows: np.ndarray, sin_cols: Ids, cos_cols: Ids, d: int) -> float:
+    """The radius the ``(sin, cos)`` pairs of ``rows`` lie on: 1, or a ``scale`` (x-transformers'
+    ``dim^-0.5`` where it is that, else the median radius to 7 digits, a float32 parameter's)."""
+    from pecli.fitting import round_number
+
+    with np.errstate(invalid="ignore", over="ignore"):
+        radius = float(np.sqrt(np.median(rows[:, sin_cols] ** 2 + rows[:, cos_cols] ** 2)))
+    if not math.isfinite(radius) or radius == 0 or abs(radius - 1) <= 1e-6:
+        return 1.0
+    return d**-0.5 if abs(radius - d**-0.5) <= 1e-6 * radius else round_number(radius, 7)
 
 
 def _first_start(sample: Sample, rule: Sinusoidal, sin_cols: Ids, cos_cols: Ids) -> int | None:

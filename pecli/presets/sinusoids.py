@@ -5,7 +5,7 @@ Listed by :mod:`pecli.presets`, which says what a preset is and how exact each k
 
 from __future__ import annotations
 
-from pecli.presets.base import Preset
+from pecli.presets.base import PerWidth, Preset
 
 _p = Preset  # one call per preset, positionally: name, kind, params, size, framework, source, summary
 _S = "sinusoidal"
@@ -190,6 +190,23 @@ PRESETS = [
         'keras-hub 0.32.0 (SinePositionEncoding(dtype="bfloat16") on a (1, 512, 768) input)',
         "keras_hub/src/layers/modeling/sine_position_encoding.py::SinePositionEncoding",
         "keras-hub-sine with every step in bfloat16, positions too: rows past position 256 repeat in pairs",
+    ),
+    _p(
+        "x-transformers-scaled-sine",
+        _S,
+        {
+            "freq": "half",
+            "layout": "split",
+            "odd": "error",
+            "compute": "float32",
+            "form": "neg-pow",
+            "scale": PerWidth(-0.5),
+        },
+        {"length": 1024, "dim": 512},
+        "x-transformers 2.31.10 (TransformerWrapper(scaled_sinu_pos_emb=True): ScaledSinusoidalEmbedding(512))",
+        "x_transformers/x_transformers.py::ScaledSinusoidalEmbedding",
+        "[sin | cos] of p·10000^(−i/half) (one float32 pow), times its scale parameter, which starts at "
+        "dim^-0.5 (follows --dim; a trained one: --scale S), float32; even d only",
     ),
     # diffusers' get_timestep_embedding: exp(−ln(max_period)·i/(half − downscale_freq_shift)), [sin|cos]
     # ([cos|sin] with flip_sin_to_cos), zero column for odd d, float32; row t = timestep t.

@@ -502,6 +502,23 @@ def x_transformers_alibi(heads: int, total_heads: int, length: int) -> Arrays:
     return {"bias": _np(bias), "last": _np(bias[:, -1, :])}
 
 
+def x_transformers_scaled_sine(
+    dim: int, length: int, theta: float = 10000, offset: int = 0, scale: float | None = None
+) -> Arrays:
+    """x-transformers 2.31.10 ``x_transformers.py::ScaledSinusoidalEmbedding(dim, theta)`` called on a
+    ``(1, length, dim)`` input with ``offset``: the ``(length, dim)`` float32 ``[sin | cos]`` times its
+    ``scale`` parameter (``dim ** -0.5`` as built, or ``scale`` written into it, as after training)."""
+    torch = _torch()
+    from x_transformers.x_transformers import ScaledSinusoidalEmbedding
+
+    with torch.no_grad():
+        module = ScaledSinusoidalEmbedding(dim, theta=theta)
+        if scale is not None:
+            module.scale.fill_(scale)
+        out = module(torch.zeros(1, length, dim), offset=offset)
+    return {"table": _np(out), "scale": _np(module.scale)}
+
+
 # ========================================================================= transformers: learned tables
 
 
