@@ -27,7 +27,9 @@ from pecli.table import Table
 #: The first bytes of every GGUF file.
 GGUF_MAGIC = b"GGUF"
 #: GGUF's ``{arch}.rope.scaling.type`` values and the transformers ``rope_type`` each was converted from.
-_SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn"}
+_SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn", "longrope": "longrope"}
+#: LongRoPE's per-frequency factors (Phi-3's ``long_factor``, ``short_factor``), one tensor each.
+_LONGROPE_TENSORS = {"long_factor": "rope_factors_long.weight", "short_factor": "rope_factors_short.weight"}
 #: transformers' RoPE keys and the GGUF keys (after ``{arch}.rope.scaling.``) that hold them.
 _SCALING_KEYS = {
     "factor": "factor",
@@ -106,7 +108,8 @@ def hf_config(path: Path) -> dict[str, Any]:
     ``rope_theta``, ``{arch}.rope.dimension_count`` → the rotary width, ``{arch}.context_length``
     → ``max_position_embeddings``, ``{arch}.rope.scaling.*`` → a linear or YaRN scaling, and a
     ``rope_freqs.weight`` tensor → the Llama 3.1 scaling whose factors it holds (found among
-    the published ones; :func:`_llama3_from_factors`)."""
+    the published ones; :func:`_llama3_from_factors`), ``rope_factors_long``/``_short`` → Phi-3's
+    LongRoPE (:func:`_longrope`)."""
     from pecli.kernels.rope_scaling import scaling_named  # here: a format's import stays light (start-up)
 
     reader = open_reader(path)
@@ -118,7 +121,10 @@ def hf_config(path: Path) -> dict[str, Any]:
     arch = get("general.architecture")
     if not isinstance(arch, str):
         raise FormatError(f"{path} has no general.architecture: it is no model llama.cpp converted")
-    if not any(key.startswith(f"{arch}.rope.") for key in reader.fields) and not _has(reader, "rope_freqs.weight"):
+    rope_tensors = ("rope_freqs.weight", *_LONGROPE_TENSORS.values())
+    if not any(key.startswith(f"{arch}.rope.") for key in reader.fields) and not any(
+        _has(reader, t) for t in rope_tensors
+    ):
         learned = (
             " (its learned positions: pecli inspect FILE:position_embd.weight)"
             if _has(reader, "position_embd.weight")
@@ -141,8 +147,11 @@ def hf_config(path: Path) -> dict[str, Any]:
     if rope_type is None:
         known = ", ".join(_SCALING_TYPES)
         raise FormatError(f"{path}: {arch}.rope.scaling.type {kind!r} is not one pecli reads from GGUF ({known})")
+    longrope = rope_type == "longrope" or any(_has(reader, t) for t in _LONGROPE_TENSORS.values())
     for name, neutral in _OWN_KNOBS.items():
         value = get(f"{arch}.rope.scaling.{name}")
+        if longrope and name == "attn_factor":
+            continue  # LongRoPE's attention factor (_longrope)
         if value is not None and value != neutral:
             raise FormatError(
                 f"{path}: {arch}.rope.scaling.{name} is {value}, llama.cpp's own knob with no transformers "
@@ -159,7 +168,43 @@ def hf_config(path: Path) -> dict[str, Any]:
         if rope["rope_type"] != "default":
             raise FormatError(f"{path} has both rope_freqs.weight and {arch}.rope.scaling.type {kind}: keep one")
         rope |= _llama3_from_factors(np.asarray(factors.data, dtype=np.float32).reshape(-1), base, width, path)
+    if longrope:
+        if rope["rope_type"] not in ("default", "longrope"):
+            raise FormatError(f"{path} has LongRoPE factors and {arch}.rope.scaling.type {kind}: keep one")
+        attn = get(f"{arch}.rope.scaling.attn_factor")
+        original = get(f"{arch}.rope.scaling.original_context_length")
+        rope |= _longrope(reader, original, attn, n_ctx, width, path)
     return {"model_type": f"gguf:{arch}", "max_position_embeddings": n_ctx, "head_dim": width, "rope_parameters": rope}
+
+
+def _longrope(reader: Any, original: Any, attn: Any, n_ctx: int, width: int, path: Path) -> dict[str, Any]:
+    """Phi-3's LongRoPE as ``convert_hf_to_gguf.py``'s ``Phi3MiniModel`` stores it: the factors as
+    float32 tensors ``rope_factors_long``/``_short`` (``dim/2`` each), the original length in
+    ``rope.scaling.original_context_length`` and the attention factor in ``rope.scaling.attn_factor``
+    (float32), left to transformers' default ``√(1 + ln s / ln original)`` when it is that one rounded."""
+    import math
+
+    if not isinstance(original, int):
+        raise FormatError(
+            f"{path} has LongRoPE factors but no rope.scaling.original_context_length: no LongRoPE to build"
+        )
+    out: dict[str, Any] = {"rope_type": "longrope", "original_max_position_embeddings": original}
+    for key, name in _LONGROPE_TENSORS.items():
+        tensor = next((t for t in reader.tensors if t.name == name), None)
+        if tensor is None:
+            raise FormatError(f"{path} has no {name}: LongRoPE needs both rope_factors_long and rope_factors_short")
+        values = np.asarray(tensor.data, dtype=np.float32).reshape(-1)
+        if len(values) != width // 2:
+            raise FormatError(
+                f"{path}: {name} holds {len(values)} factors, and a rotary width of {width} has {width // 2} "
+                "frequencies: the file is inconsistent"
+            )
+        out[key] = [float(v) for v in values]
+    scale = n_ctx / original
+    default = math.sqrt(1 + math.log(scale) / math.log(original)) if scale > 1 else 1.0
+    if attn is not None and np.float32(attn) != np.float32(default):
+        out["attention_factor"] = float(attn)
+    return out
 
 
 def _has(reader: Any, tensor: str) -> bool:

@@ -185,7 +185,22 @@ def test_llama31_factors_are_named_as_the_scaling_they_come_from(tmp_path: Path,
     ("keys", "tensors", "message"),
     [
         ({"{arch}.rope.scaling.attn_factor": 0.5}, {}, "llama.rope.scaling.attn_factor is 0.5"),
-        ({"{arch}.rope.scaling.type": "longrope"}, {}, "'longrope' is not one pecli reads from GGUF"),
+        ({"{arch}.rope.scaling.type": "su"}, {}, "'su' is not one pecli reads from GGUF"),
+        (  # MiniCPM writes the type; its factors must be there too
+            {"{arch}.rope.scaling.type": "longrope", "{arch}.rope.scaling.original_context_length": 4096},
+            {},
+            "has no rope_factors_long.weight: LongRoPE needs both",
+        ),
+        (
+            {"{arch}.rope.scaling.original_context_length": 4096},
+            {"rope_factors_long.weight": np.ones(64, np.float32), "rope_factors_short.weight": np.ones(8, np.float32)},
+            "rope_factors_short.weight holds 8 factors",
+        ),
+        (
+            {},
+            {"rope_factors_long.weight": np.ones(64, np.float32), "rope_factors_short.weight": np.ones(64, np.float32)},
+            "no rope.scaling.original_context_length",
+        ),
         ({}, {"rope_freqs.weight": np.linspace(1, 3, 64, dtype=np.float32)}, "no Llama 3.1 scaling rebuilds"),
     ],
 )
@@ -220,3 +235,50 @@ def test_per_layer_head_counts_and_a_short_rope_freqs_are_handled(tmp_path: Path
     writer.close()
     with pytest.raises(PecliInputError, match="holds 5 factors, and a rotary width of 64 has 32 frequencies"):
         recipe_from_config(path)
+
+
+#: Phi-3-mini-128k's shape: 3072 wide, 32 heads (96-wide rotary), 131072 positions trained at 4096.
+PHI3 = {
+    "{arch}.context_length": 131072,
+    "{arch}.embedding_length": 3072,
+    "{arch}.attention.head_count": 32,
+    "{arch}.rope.dimension_count": 96,
+    "{arch}.rope.freq_base": 10000.0,
+    "{arch}.rope.scaling.original_context_length": 4096,
+}
+
+
+@pytest.mark.parametrize("attn", ["default", "none", 1.25])
+def test_phi3_longrope_factors_are_the_config_they_were_converted_from(tmp_path: Path, attn: Any) -> None:
+    # convert_hf_to_gguf.py's Phi3MiniModel: long/short factors as float32 tensors, the attention
+    # factor √(1 + ln 32 / ln 4096) as rope.scaling.attn_factor (float32).  Factors exact in float32,
+    # so the file and the config hold the same numbers and the tables must agree bit for bit.
+    rng = np.random.default_rng(3)
+    long = (1 + 40 * np.sort(rng.random(48))).astype(np.float32)
+    short = (1 + 0.2 * np.sort(rng.random(48))).astype(np.float32)
+    default = math.sqrt(1 + math.log(131072 / 4096) / math.log(4096))
+    factor = {"default": default, "none": None, 1.25: 1.25}[attn]
+    keys = {**PHI3, **({} if factor is None else {"{arch}.rope.scaling.attn_factor": factor})}
+    tensors = {"rope_factors_long.weight": long, "rope_factors_short.weight": short}
+    path = write_gguf(tmp_path / "phi3.gguf", "phi3", keys, tensors)
+    recipe = recipe_from_config(path)
+    rope = {
+        "rope_type": "longrope",
+        "long_factor": long.tolist(),
+        "short_factor": short.tolist(),
+        **({"attention_factor": float(np.float32(1.25))} if attn == 1.25 else {}),
+    }
+    config = {
+        "model_type": "phi3",
+        "hidden_size": 3072,
+        "num_attention_heads": 32,
+        "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+        "rope_scaling": rope,
+    }
+    theirs = recipe_from_config(config)
+    assert recipe.scaling == "longrope" and recipe.attention_factor == theirs.attention_factor
+    for part, start in (("cos", 0), ("sin", 0), ("cos", 131000)):  # short factors, then long past 4096
+        mine = recipe.with_params(part=part, start=start, length=64).build()
+        np.testing.assert_array_equal(mine, theirs.with_params(part=part, start=start, length=64).build())
