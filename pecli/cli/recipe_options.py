@@ -131,6 +131,12 @@ recipe_options = shared_stack(
         "alibi slopes: list (ofirpress, default), pow (Bloom), recip (MPT).  rope's float32 inv_freq: pow "
         "(default, 1/B^(2i/d): HF, vLLM, torchtune) or neg-pow (B^(−2i/d) in one pow: keras-hub).",
     ),
+    recipe_option(
+        "--base-grid",
+        metavar="HxW",
+        help="axial video: the grid the model was trained at (CogVideoX 1.0: 30x45); another video grid's rows and "
+        "columns take the fractional positions of its centered crop into it, as CogVideoXPipeline gives them.",
+    ),
     recipe_option("--grid", metavar="HxW", help="sincos2d: the grid, e.g. 14x14 (XxYxZ: --order tatp or cogvideox)."),
     recipe_option(
         "--order",

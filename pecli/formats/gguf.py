@@ -147,7 +147,8 @@ def hf_config(path: Path) -> dict[str, Any]:
     if rope_type is None:
         known = ", ".join(_SCALING_TYPES)
         raise FormatError(f"{path}: {arch}.rope.scaling.type {kind!r} is not one pecli reads from GGUF ({known})")
-    longrope = rope_type == "longrope" or any(_has(reader, t) for t in _LONGROPE_TENSORS.values())
+    reads = scaling_named(rope_type).reads  # type: ignore[union-attr]  # every value of _SCALING_TYPES is one
+    longrope = "long_factor" in reads or any(_has(reader, t) for t in _LONGROPE_TENSORS.values())
     for name, neutral in _OWN_KNOBS.items():
         value = get(f"{arch}.rope.scaling.{name}")
         if longrope and name == "attn_factor":
@@ -158,7 +159,6 @@ def hf_config(path: Path) -> dict[str, Any]:
                 "counterpart pecli builds"
             )
     rope: dict[str, Any] = {"rope_type": rope_type, "rope_theta": base, "partial_rotary_factor": 1.0}
-    reads = scaling_named(rope_type).reads  # type: ignore[union-attr]  # every value of _SCALING_TYPES is one
     for key, name in _SCALING_KEYS.items():
         value = get(f"{arch}.rope.scaling.{name}")
         if value is not None and key in reads:
@@ -169,7 +169,7 @@ def hf_config(path: Path) -> dict[str, Any]:
             raise FormatError(f"{path} has both rope_freqs.weight and {arch}.rope.scaling.type {kind}: keep one")
         rope |= _llama3_from_factors(np.asarray(factors.data, dtype=np.float32).reshape(-1), base, width, path)
     if longrope:
-        if rope["rope_type"] not in ("default", "longrope"):
+        if rope["rope_type"] != "default" and "long_factor" not in reads:
             raise FormatError(f"{path} has LongRoPE factors and {arch}.rope.scaling.type {kind}: keep one")
         attn = get(f"{arch}.rope.scaling.attn_factor")
         original = get(f"{arch}.rope.scaling.original_context_length")
@@ -188,7 +188,7 @@ def _longrope(reader: Any, original: Any, attn: Any, n_ctx: int, width: int, pat
         raise FormatError(
             f"{path} has LongRoPE factors but no rope.scaling.original_context_length: no LongRoPE to build"
         )
-    out: dict[str, Any] = {"rope_type": "longrope", "original_max_position_embeddings": original}
+    out: dict[str, Any] = {"rope_type": _SCALING_TYPES["longrope"], "original_max_position_embeddings": original}
     for key, name in _LONGROPE_TENSORS.items():
         tensor = next((t for t in reader.tensors if t.name == name), None)
         if tensor is None:

@@ -106,14 +106,16 @@ def segments(sequence: str) -> tuple[Segment, ...]:
     return tuple(out)
 
 
-def token_ids(sequence: str, axes: int, r0: int = 0, r1: int | None = None) -> np.ndarray:
+def token_ids(sequence: str, axes: int, r0: int = 0, r1: int | None = None, base_grid: str | None = None) -> np.ndarray:
     """The ``(axes, r1 − r0)`` ids of tokens ``[r0, r1)``: text all zero, image ``(0, row, col)``
-    (``FluxPipeline._prepare_latent_image_ids``); only the segments those tokens fall in are visited."""
+    (``FluxPipeline._prepare_latent_image_ids``); only the segments those tokens fall in are visited.
+    ``base_grid``: a video's rows and columns at CogVideoX's positions (:func:`crop_positions`,
+    float64 ids)."""
     segs = segments(sequence)
     total = segs[-1].first + segs[-1].tokens
     r1 = total if r1 is None else r1
     check_row_range(total, r0, r1)
-    out = np.zeros((axes, r1 - r0), dtype=np.int64)
+    out = np.zeros((axes, r1 - r0), dtype=np.int64 if base_grid is None else np.float64)
     i = max(0, bisect.bisect_right([s.first for s in segs], r0) - 1)
     while i < len(segs) and segs[i].first < r1:
         s = segs[i]
@@ -121,10 +123,41 @@ def token_ids(sequence: str, axes: int, r0: int = 0, r1: int | None = None) -> n
         if s.kind != "text":
             j = np.arange(a - s.first, b - s.first)
             out[0, a - r0 : b - r0] = j // (s.height * s.width)  # the frame (0 for an image)
-            out[1, a - r0 : b - r0] = (j // s.width) % s.height
-            out[2, a - r0 : b - r0] = j % s.width
+            row, col = (j // s.width) % s.height, j % s.width
+            if base_grid is not None and s.kind == "video":
+                rows, cols = crop_positions(s, base_grid)
+                row, col = rows[row], cols[col]
+            out[1, a - r0 : b - r0] = row
+            out[2, a - r0 : b - r0] = col
         i += 1
     return out
+
+
+def crop_positions(segment: Segment, base_grid: str) -> tuple[np.ndarray, np.ndarray]:
+    """The row and column positions CogVideoX's pipeline gives a ``segment`` whose grid is not the
+    ``base_grid`` it was trained at: ``get_resize_crop_region_for_grid`` (the grid fitted into the
+    base, centered: Python's ``round``), then ``get_3d_rotary_pos_embed``'s ``torch.linspace(start,
+    stop·(n−1)/n, n)`` in float32 (each position ``start + step·i`` rounded once, from the end after
+    halfway, as torch's kernel computes it with an FMA).  At the base grid they are ``0 … n−1``."""
+    base_h, base_w = (int(v) for v in base_grid.split("x"))
+    h, w = segment.height, segment.width
+    if h / w > base_h / base_w:
+        resize_h, resize_w = base_h, round(base_h / h * w)
+    else:
+        resize_w, resize_h = base_w, round(base_w / w * h)
+    top, left = round((base_h - resize_h) / 2.0), round((base_w - resize_w) / 2.0)
+    return _linspace32(top, top + resize_h, h), _linspace32(left, left + resize_w, w)
+
+
+def _linspace32(start: int, stop: int, n: int) -> np.ndarray:
+    """``torch.linspace(start, stop·(n−1)/n, n, dtype=float32)`` (as float64 values)."""
+    s, e = np.float64(f32(start)), np.float64(f32(stop * (n - 1) / n))
+    if n == 1:
+        return np.array([s])
+    step = np.float64(f32(f32(e - s) / f32(n - 1)))
+    i = np.arange(n, dtype=np.float64)
+    # step·i is exact in float64 (24 + 24 bits); the sum rounded to float32 once (an FMA's rounding).
+    return np.where(i < n // 2, s + step * i, e - step * (n - 1 - i)).astype(f32).astype(np.float64)
 
 
 def axes_list(value: object) -> str:
@@ -173,6 +206,7 @@ class Axial(Recipe):
     part: AxialPart = "cos"
     compute: AxialCompute = "float64"
     dtype: DType = "float32"
+    base_grid: str | None = None
 
     kind: ClassVar[str] = "axial"
     row_label: ClassVar[str] = "token"
@@ -216,6 +250,19 @@ class Axial(Recipe):
                     f"image and video tokens have three ids (frame, row, col), but axes_dim {self.axes_dim} has "
                     f"{len(axes)} axes: give three sizes, e.g. --axes-dim 16;56;56"
                 )
+        if self.base_grid is not None:
+            grid = _GRID.fullmatch(str(self.base_grid).strip())
+            if grid is None or min(int(g) for g in grid.groups()) < 1:
+                raise RecipeError(
+                    f"base_grid {self.base_grid!r} is not HxW: give the grid the model was trained at, "
+                    "e.g. --base-grid 30x45 (CogVideoX 1.0: 480×720 pixels)"
+                )
+            set_(self, "base_grid", f"{int(grid.group(1))}x{int(grid.group(2))}")
+            if self.tokens is None or not any(s.kind == "video" for s in segments(str(self.tokens))):
+                raise RecipeError(
+                    "base_grid places a video's rows and columns (CogVideoX): give --tokens video=TxHxW, "
+                    "or drop --base-grid"
+                )
         if self.dim is not None:
             set_(self, "dim", int_param("dim", self.dim, 2, "the head dim the axes fill, e.g. --dim 128 (Flux)"))
             if sum(axes) != self.dim:
@@ -241,7 +288,7 @@ class Axial(Recipe):
         """The ``(axes, r1 − r0)`` ids of rows ``[r0, r1)``."""
         if self.length is not None:
             return np.arange(r0, r1, dtype=np.int64)[None, :]
-        return token_ids(str(self.tokens), len(self.axes()), r0, r1)
+        return token_ids(str(self.tokens), len(self.axes()), r0, r1, self.base_grid)
 
     def inv_freq(self, axis: int) -> np.ndarray:
         """Axis ``axis``'s inverse frequencies as the pipeline computes them (float32 or float64)."""
@@ -323,9 +370,12 @@ class Axial(Recipe):
             return
         if len(axes) == 3 and sum(axes) == sample.d and params.get("tokens") is not None:
             layout = params.get("layout", "pairs")
-            read = video_of if str(params["tokens"]).startswith("video=") else sequence_of
+            video = str(params["tokens"]).startswith("video=")
             for part in ("cos", "sin"):
-                found = read(sample, axes, part, layout)
+                if video:  # a base grid other than the video's starts it off the origin
+                    found = video_of(sample, axes, part, layout, origin=params.get("base_grid") is None)
+                else:
+                    found = sequence_of(sample, axes, part, layout)
                 if found is not None:
                     yield {"tokens": found, "part": part, "dtype": sample.dtype}
 
@@ -371,6 +421,8 @@ def sequence_of(sample: Sample, axes: list[int], part: str, layout: str) -> str 
         lead = int(np.argmin(both)) if not both.all() else n
         if lead == n:
             return f"text={n}"
+        if lead == 0:
+            return None  # token 0 is not at the origin: no text-then-image sequence
         start = lead - 1  # the image's first token, (0, 0, 0), ends the run
         later = np.flatnonzero(at_zero[2][start + 1 :])
         width = int(later[0]) + 1 if later.size else n - start
@@ -382,10 +434,11 @@ def sequence_of(sample: Sample, axes: list[int], part: str, layout: str) -> str 
     return sample.memo(("axial sequence", tuple(axes), part, layout), read)
 
 
-def video_of(sample: Sample, axes: list[int], part: str, layout: str) -> str | None:
+def video_of(sample: Sample, axes: list[int], part: str, layout: str, origin: bool = True) -> str | None:
     """The ``video=TxHxW`` grid whose ``(frame, row, col)`` ids the table's rows follow (C order:
     the column id moves every row, the row id every ``W`` rows, the frame every ``H·W``), or
-    ``None``: where each axis's columns first leave row 0's values is its stride."""
+    ``None``: where each axis's columns first leave row 0's values is its stride.  ``origin``:
+    token 0 has ids ``(0, 0, 0)`` (not so for a grid cropped into a base grid)."""
 
     def read() -> str | None:
         n, d = sample.n, sample.d
@@ -393,7 +446,7 @@ def video_of(sample: Sample, axes: list[int], part: str, layout: str) -> str | N
             return None
         zero = 1.0 if part == "cos" else 0.0
         head = sample.rows(0, min(n, sample.head_rows))
-        if not np.all(head[0] == zero) or not np.array_equal(head[:, 0::2], head[:, 1::2]):
+        if (origin and not np.all(head[0] == zero)) or not np.array_equal(head[:, 0::2], head[:, 1::2]):
             return None  # token 0 has ids (0, 0, 0), and the columns repeat in pairs: else read no further
         x = sample.rows(0, n)
         o = np.cumsum([0, *axes])
@@ -406,7 +459,17 @@ def video_of(sample: Sample, axes: list[int], part: str, layout: str) -> str | N
             return None
         return f"video={n // plane}x{plane // width}x{width}"
 
-    return sample.memo(("axial video", tuple(axes), part, layout), read)
+    return sample.memo(("axial video", tuple(axes), part, layout, origin), read)
 
 
-__all__ = ["Axial", "AxialCompute", "AxialLayout", "AxialPart", "Segment", "axes_list", "segments", "token_ids"]
+__all__ = [
+    "Axial",
+    "AxialCompute",
+    "AxialLayout",
+    "AxialPart",
+    "Segment",
+    "axes_list",
+    "crop_positions",
+    "segments",
+    "token_ids",
+]

@@ -46,12 +46,13 @@ PRESETS = [
     _p(
         "cogvideox-5b-rope",
         "axial",
-        {"axes_dim": "16;24;24", "base": 10000.0, "compute": "float32"},
+        {"axes_dim": "16;24;24", "base": 10000.0, "compute": "float32", "base_grid": "30x45"},
         {"tokens": "video=13x30x45"},
         "diffusers 0.42.1 (CogVideoX-5b: attention_head_dim 64, 49 frames → 13 latent, 720×480 → 30×45 patches)",
         "models/embeddings.py::get_3d_rotary_pos_embed (CogVideoXPipeline._prepare_rotary_positional_embeddings)",
-        "3-D RoPE cos of ids (frame, row, col) at the model's base size: axes t 16 | h 24 | w 24 (dim/4, 3·dim/8), "
-        "1/10000^(2i/a), [c0, c0, c1, c1, …], float32",
+        "3-D RoPE cos of ids (frame, row, col): axes t 16 | h 24 | w 24 (dim/4, 3·dim/8), 1/10000^(2i/a), "
+        "[c0, c0, c1, c1, …], float32; another grid (--tokens video=TxHxW) takes the fractional rows and columns "
+        "of its crop into the 30x45 base (--base-grid)",
         "row = token (frame, row, col) in C order",
     ),
 ]

@@ -1357,6 +1357,21 @@ def diffusers_3d_rotary(embed_dim: int, frames: int, height: int, width: int) ->
     return {"cos": _np(cos), "sin": _np(sin)}
 
 
+def diffusers_cogvideox_rotary(frames: int, height: int, width: int, base: tuple[int, int] = (30, 45)) -> Arrays:
+    """CogVideoX 1.0's rotary tables for a video grid ``height×width`` (patches) other than the model's
+    ``base`` grid, as ``CogVideoXPipeline._prepare_rotary_positional_embeddings`` computes them
+    (diffusers 0.42.1): ``get_resize_crop_region_for_grid((height, width), base_w, base_h)`` then
+    ``get_3d_rotary_pos_embed(64, crops, (height, width), frames)``: ``cos``, ``sin`` float32."""
+    torch = _torch()
+    from diffusers.models.embeddings import get_3d_rotary_pos_embed
+    from diffusers.pipelines.cogvideo.pipeline_cogvideox import get_resize_crop_region_for_grid
+
+    crops = get_resize_crop_region_for_grid((height, width), base[1], base[0])
+    with torch.no_grad():
+        cos, sin = get_3d_rotary_pos_embed(64, crops, (height, width), frames)
+    return {"cos": _np(cos), "sin": _np(sin), "crops": np.array(crops)}
+
+
 # ============================================================================== timm 2-D rotary embeddings
 
 

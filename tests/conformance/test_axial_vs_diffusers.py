@@ -171,3 +171,30 @@ def test_the_cogvideox_preset_is_cogvideox_5b_at_its_base_size() -> None:
     ours = get_preset("cogvideox-5b-rope").recipe().build()
     assert ours.shape == theirs.shape == (17550, 64)
     assert float(np.abs(ours.astype(np.float64) - theirs).max()) <= 4 * 2.0**-24 * 45
+
+
+@pytest.mark.parametrize(
+    ("frames", "h", "w"), [(13, 30, 45), (2, 20, 36), (3, 48, 84), (2, 45, 30), (4, 31, 44), (1, 7, 9)]
+)
+def test_cogvideox_at_other_sizes_takes_the_pipelines_cropped_positions(frames: int, h: int, w: int) -> None:
+    # CogVideoXPipeline at a resolution other than 480×720: the grid's rows and columns are
+    # fractional, torch.linspace over the crop into the 30×45 base grid (the preset's --base-grid).
+    from pecli.identification import identify
+
+    theirs = ref.diffusers_cogvideox_rotary(frames, h, w)
+    _, (bottom, right) = theirs["crops"].tolist()
+    bound = 4 * 2.0**-24 * max(frames, bottom, right)
+    for part in ("cos", "sin"):
+        ours = get_preset("cogvideox-5b-rope").recipe(tokens=f"video={frames}x{h}x{w}", part=part).build()
+        diff = float(np.abs(ours.astype(np.float64) - theirs[part]).max())
+        print(
+            f"\ncogvideox {frames}x{h}x{w} crop {theirs['crops'].tolist()} {part}: max|Δ| {diff:.3g}, "
+            f"{np.mean(ours == theirs[part]):.2%} bit-identical"
+        )
+        assert diff <= bound
+    found = identify(theirs["cos"])
+    print(f"identify: {found.verdict}: {found.summary}")
+    if found.verdict == "match":  # never a false MATCH
+        assert found.best is not None
+        assert float(np.abs(found.best.recipe.build().astype(np.float64) - theirs["cos"]).max()) <= bound
+    assert found.verdict == "match" and found.best is not None and found.best.recipe.tokens == f"video={frames}x{h}x{w}"

@@ -168,3 +168,47 @@ def test_a_video_table_is_each_axis_rotated_by_its_own_id() -> None:
 def test_bad_video_segments_are_refused(tokens: str, axes: str, message: str) -> None:
     with pytest.raises(RecipeError, match=re.escape(message)):
         Axial(axes, tokens=tokens)
+
+
+def test_cogvideox_crop_positions_worked_by_hand() -> None:
+    # 20×36 patches into CogVideoX's 30×45 base: r = 20/36 < 30/45, so the width fills 45 and the
+    # height is round(45/36·20) = 25; top = round(2.5) = 2 (Python rounds half to even), left 0.
+    # Rows: torch.linspace(2, 27·19/20, 20) = 2 + k·(23.65/19); columns 0 … 44 spaced 45/36·(35/35).
+    from pecli.kinds.axial import crop_positions, segments
+
+    rows, cols = crop_positions(segments("video=2x20x36")[0], "30x45")
+    assert rows[0] == 2 and rows[-1] == np.float32(27 * 19 / 20) and len(rows) == 20
+    np.testing.assert_allclose(np.diff(rows), 23.65 / 19, rtol=1e-6)
+    assert cols[0] == 0 and cols[-1] == np.float32(45 * 35 / 36) and len(cols) == 36
+    # at the base grid itself: whole positions, the table without --base-grid
+    rows, cols = crop_positions(segments("video=1x30x45")[0], "30x45")
+    np.testing.assert_array_equal(rows, np.arange(30)) and np.testing.assert_array_equal(cols, np.arange(45))
+    at_base = Axial("16;24;24", tokens="video=2x30x45", compute="float32", base_grid="30x45").build()
+    np.testing.assert_array_equal(at_base, Axial("16;24;24", tokens="video=2x30x45", compute="float32").build())
+
+
+def test_crop_positions_are_torch_linspace_in_float32() -> None:
+    torch = pytest.importorskip("torch")
+    from pecli.kinds.axial import _linspace32
+
+    for n in range(1, 120):
+        for start, stop in ((0, n), (2, 27), (4, 55), (3, 47), (0, 1), (12, 32)):
+            theirs = torch.linspace(start, stop * (n - 1) / n, n, dtype=torch.float32).numpy()
+            np.testing.assert_array_equal(
+                _linspace32(start, stop, n), theirs.astype(np.float64), err_msg=f"{n} {start}"
+            )
+
+
+def test_identify_reads_a_cropped_video_grid_that_starts_off_the_origin() -> None:
+    # One frame whose first token is (0, 0, 3): no text-then-image sequence (it raised before), the preset's video.
+    table = get_preset("cogvideox-5b-rope").recipe(tokens="video=1x7x9").build()
+    found = identify(Table(table, None, "crop"))
+    assert found.verdict == "match" and found.best is not None, found.summary
+    assert found.best.recipe.tokens == "video=1x7x9" and found.best.recipe.base_grid == "30x45"
+
+
+def test_base_grid_needs_a_video() -> None:
+    with pytest.raises(RecipeError, match="base_grid places a video's rows and columns"):
+        Axial("16;56;56", tokens="text=4;image=2x2", base_grid="30x45")
+    with pytest.raises(RecipeError, match="is not HxW"):
+        Axial("16;24;24", tokens="video=1x2x2", base_grid="30")

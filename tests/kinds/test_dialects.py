@@ -212,7 +212,7 @@ def test_rows_of_every_preset_equal_the_same_rows_of_the_whole_table() -> None:
             "learned": {"length": 40, "dim": 10},
             "mrope": {},  # the preset's own sequence: its rows are its tokens
             "xpos": {"length": 40},
-            "axial": {"tokens": "text=7;image=5x6"},
+            "axial": {"tokens": "video=2x5x6" if p.params.get("base_grid") else "text=7;image=5x6"},
             "rope2d": {"feat_shape": "5x6", "dim": 16},
         }[p.kind]
         r = p.recipe(**size)
