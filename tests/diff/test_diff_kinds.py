@@ -235,7 +235,7 @@ PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
     "sin cos-first": (changed(SIN, layout="cos-first"), SIN, "layout cos-first ([cos…|sin…]) (A)"),
     "sin pairs swapped": (columns(SIN, pairs_swapped), SIN, "columns: each adjacent column pair of B"),
     "sin padding row": (changed(SIN, padding_idx=0, length=199), SIN, "padding-idx 0 (A) vs none (B)"),
-    "sin scaled": (lambda: paper(200, 64) * np.float32(0.5), SIN, "scale: A is B times 0.5"),
+    "sin scaled": (lambda: paper(200, 64) * np.float32(0.5), SIN, "scale 0.5 (A) vs 1 (B)"),
     "sin column index bug": (
         lambda: np.where(
             np.arange(64) % 2 == 0,
