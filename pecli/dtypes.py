@@ -53,6 +53,16 @@ class Precision:
         """The distance from 1 to the next value: 2^(1 − bits)."""
         return 2.0 ** (1 - self.bits)
 
+    def check_whole(self, largest: float, what: str) -> None:
+        """Refuse to store whole numbers up to ``largest`` (position ids) where they are not exact."""
+        if largest > 2.0**self.bits:
+            from pecli.errors import RecipeError
+
+            raise RecipeError(
+                f"{what} reach {largest:g}, past the whole numbers {self.name} holds exactly (2**{self.bits}): "
+                "use --dtype float32 or float64"
+            )
+
     def numpy(self) -> np.dtype[Any]:
         """The NumPy dtype (``ml_dtypes.bfloat16`` for bfloat16, imported here)."""
         import numpy as np

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Literal, NamedTuple, get_args
 
 import numpy as np
 
-from pecli.dtypes import DType
+from pecli.dtypes import DTYPES, DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
 from pecli.kernels.compiled import flat_sincos
@@ -37,7 +37,7 @@ from pecli.kinds.base import Recipe, check_row_range, choice, int_param, listed,
 from pecli.kinds.rope import Rope
 
 AxialLayout = Literal["half", "pairs"]
-AxialPart = Literal["cos", "sin", "angle"]
+AxialPart = Literal["cos", "sin", "angle", "ids"]
 AxialCompute = Literal["float64", "float32", "exact"]
 
 _EXAMPLE = "text=512;image=64x64"
@@ -263,6 +263,11 @@ class Axial(Recipe):
                     "base_grid places a video's rows and columns (CogVideoX): give --tokens video=TxHxW, "
                     "or drop --base-grid"
                 )
+        if self.part == "ids":
+            largest = self.length - 1 if self.length is not None else self.max_position()
+            if self.base_grid is not None and self.dtype not in ("float32", "float64"):
+                raise RecipeError("a base grid's positions are float32 numbers: give --dtype float32 or float64")
+            DTYPES[self.dtype].check_whole(largest, "the token ids")
         if self.dim is not None:
             set_(self, "dim", int_param("dim", self.dim, 2, "the head dim the axes fill, e.g. --dim 128 (Flux)"))
             if sum(axes) != self.dim:
@@ -282,7 +287,7 @@ class Axial(Recipe):
         else:
             last = segments(str(self.tokens))[-1]
             n = last.first + last.tokens
-        return (n, sum(self.axes()))
+        return (n, len(self.axes()) if self.part == "ids" else sum(self.axes()))
 
     def ids(self, r0: int, r1: int) -> np.ndarray:
         """The ``(axes, r1 − r0)`` ids of rows ``[r0, r1)``."""
@@ -302,6 +307,8 @@ class Axial(Recipe):
     def rows(self, r0: int, r1: int) -> np.ndarray:
         """Rows ``[r0, r1)``: each token's ids come from the segment it falls in."""
         check_row_range(self.shape[0], r0, r1)
+        if self.part == "ids":  # FluxPipeline's txt_ids and latent_image_ids, one token per row
+            return self.ids(r0, r1).T.astype(self.dtype)
         out = np.empty((r1 - r0, self.shape[1]), dtype=self.dtype)
         axes = self.axes()
         offsets = np.cumsum([0, *axes])
@@ -344,8 +351,10 @@ class Axial(Recipe):
         return out
 
     # -- facts -------------------------------------------------------------------------------
-    def wavelengths(self) -> np.ndarray:
+    def wavelengths(self) -> np.ndarray | None:
         """``2π/inv_freq`` of each column's frequency, in ids of its own axis."""
+        if self.part == "ids":
+            return None
         waves = []
         for k in range(len(self.axes())):
             w = 2 * math.pi / np.asarray(self.inv_freq(k), dtype=np.float64)

@@ -80,6 +80,8 @@ def test_flux_pos_embed(case: tuple[Any, ...]) -> None:
     _, text, h, w, theta, axes = case
     theirs = ref.diffusers_flux_pos_embed(text, h, w, theta, axes)
     np.testing.assert_array_equal(token_ids(flux_recipe(case).tokens or "", 3).T, theirs["ids"])
+    # --part ids writes FluxPipeline's ids themselves (float32, as it makes them)
+    np.testing.assert_array_equal(flux_recipe(case, "ids").build(), theirs["ids"].astype(np.float32))
     for part in ("cos", "sin"):
         _check(case[0], part, flux_recipe(case, part).build(), theirs[part], max(h, w) - 1, "float64")
 

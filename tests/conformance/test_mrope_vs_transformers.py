@@ -137,6 +137,8 @@ def test_mrope_matches_transformers(case: tuple[Any, ...]) -> None:
     ours = recipe(case)
     ids = position_ids(ours.sequence, tokens_per_second=ours.tokens_per_second)
     np.testing.assert_array_equal(ids, hf["position_ids"])  # get_rope_index's own ids
+    # --part ids writes them, one token per row (get_rope_index's (3, tokens) transposed), exactly
+    np.testing.assert_array_equal(recipe(case, "ids").build(), hf["position_ids"].T.astype(np.float32))
     p_max = int(hf["position_ids"].max())
     for part in ("cos", "sin"):
         table = recipe(case, part).build()

@@ -212,3 +212,15 @@ def test_base_grid_needs_a_video() -> None:
         Axial("16;56;56", tokens="text=4;image=2x2", base_grid="30x45")
     with pytest.raises(RecipeError, match="is not HxW"):
         Axial("16;24;24", tokens="video=1x2x2", base_grid="30")
+
+
+def test_part_ids_writes_fluxs_ids_one_token_per_row(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # FluxPipeline's txt_ids (zeros) then latent_image_ids (0, row, col), as the table --part ids writes.
+    table = get_preset("flux").recipe(tokens="text=2;image=2x3", part="ids").build()
+    assert table.dtype == np.float32 and table.tolist() == [
+        [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 1], [0, 0, 2], [0, 1, 0], [0, 1, 1], [0, 1, 2],
+    ]  # fmt: skip
+    r = run("generate", "--preset", "flux", "--tokens", "image=20x20", "--part", "ids", "--dtype", "float16")
+    assert r.exit_code == 0, r.output  # ids up to 19: exact in float16
+    r = run("generate", "--kind", "axial", "--axes-dim", "64", "--len", "300", "--part", "ids", "--dtype", "bfloat16")
+    assert r.exit_code == 2 and "past the whole numbers bfloat16 holds exactly (2**8)" in r.stderr, r.output

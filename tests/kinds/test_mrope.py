@@ -294,3 +294,19 @@ def test_bad_ids_are_one_line_errors_and_nothing_is_written(
 def test_inv_freq_has_no_rows_for_ids(run) -> None:
     r = run("generate", "--preset", "qwen2-vl", "--part", "inv_freq", "--positions", "0:3")
     assert r.exit_code == 2 and "M-RoPE rows need 3 rows of position ids" in r.stderr, r.output
+
+
+def test_part_ids_writes_get_rope_indexs_ids_one_token_per_row() -> None:
+    # Worked by hand (get_rope_index): text 0, 1, 2; the 1×2×3 image starts at 3, (t, h, w) =
+    # (3, 3 + row, 3 + col); the text after it starts past the largest id so far, 5 + 1 = 6.
+    table = Mrope(128, "text=3;image=1x2x3;text=2", part="ids").build()
+    assert table.shape == (11, 3) and table.tolist() == [
+        [0, 0, 0], [1, 1, 1], [2, 2, 2],
+        [3, 3, 3], [3, 3, 4], [3, 3, 5], [3, 4, 3], [3, 4, 4], [3, 4, 5],
+        [6, 6, 6], [7, 7, 7],
+    ]  # fmt: skip
+    np.testing.assert_array_equal(table.T, position_ids("text=3;image=1x2x3;text=2"))
+    from pecli.errors import RecipeError
+
+    with pytest.raises(RecipeError, match=r"the position ids reach 299, past .* bfloat16 .* use --dtype float32"):
+        Mrope(128, "text=300", part="ids", dtype="bfloat16")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import numpy as np
 
-from pecli.dtypes import DType, round_to
+from pecli.dtypes import DTYPES, DType, round_to
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, cosine_frequencies, fit_base, round_number
 from pecli.kernels.exact import row_blocks, sincos, turns
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 #: Ids of more tokens than this are not read back into a sequence (a Python pass over every id).
 MAX_SEQUENCE_IDS = 1 << 20
-MropePart = Literal["cos", "sin", "angle", "inv_freq"]
+MropePart = Literal["cos", "sin", "angle", "inv_freq", "ids"]
 MropeCompute = Literal["float32", "exact"]
 
 
@@ -121,13 +121,15 @@ class Mrope(Recipe):
         set_(self, "sequence", ";".join(s.text() for s in segs))
         if max(s.last_position() for s in segs) >= 2**53:
             raise RecipeError("the sequence's positions must stay below 2**53: give fewer or smaller segments")
+        if self.part == "ids":
+            DTYPES[self.dtype].check_whole(max(s.last_position() for s in segs), "the position ids")
 
     @property
     def shape(self) -> tuple[int, int]:
         if self.part == "inv_freq":
             return (1, self.dim // 2)
         last = plan(self.sequence, self.tokens_per_second)[0][-1]
-        return (last.first + last.tokens, self.dim)
+        return (last.first + last.tokens, 3 if self.part == "ids" else self.dim)
 
     def sections(self) -> list[tuple[int, int]]:
         """The frequency columns ``[a, b)`` of the temporal, height and width sections."""
@@ -142,6 +144,8 @@ class Mrope(Recipe):
         check_row_range(self.shape[0], r0, r1)
         if self.part == "inv_freq":
             return np.asarray(self.inv_freq()[None, :], dtype=self.dtype)[r0:r1]
+        if self.part == "ids":  # get_rope_index's (3, tokens), one token per row
+            return position_ids(self.sequence, r0, r1, self.tokens_per_second).T.astype(self.dtype)
         out = np.empty((r1 - r0, self.dim), dtype=self.dtype)
         pairs = self.shape[0] * (self.dim // 2)
 
@@ -200,12 +204,16 @@ class Mrope(Recipe):
             out[:, half + c0 : half + c1] = target
 
     # -- facts -------------------------------------------------------------------------------
-    def wavelengths(self) -> np.ndarray:
+    def wavelengths(self) -> np.ndarray | None:
         """``2π/inv_freq`` of each column's frequency, in positions of its own axis."""
+        if self.part == "ids":
+            return None
         waves = 2 * math.pi / np.asarray(self.inv_freq(), dtype=np.float64)
         return waves if self.part == "inv_freq" else np.tile(waves, 2)
 
     def column_meaning(self, row: int) -> Any:
+        if self.part == "ids":
+            return lambda j: {"fn": f"{AXES[j]} id", "axis": AXES[j]}
         if self.part == "inv_freq":
             return super().column_meaning(row)
         ids = position_ids(self.sequence, row, row + 1, self.tokens_per_second)[:, 0]
