@@ -422,6 +422,11 @@ class Sinusoidal(Recipe):
         return np.asarray(inv)
 
     # -- diff's vocabulary ---------------------------------------------------------------------
+    def pipelines(self) -> list[Recipe]:
+        """The other pipelines; the bfloat16 ones only for a bfloat16 table (nothing else they build)."""
+        others = Recipe.pipelines(self)  # (slots: no zero-argument super())
+        return [r for r in others if self.dtype == "bfloat16" or getattr(r, "compute", None) != "bfloat16"]
+
     def value_words(self, name: str, value: Any) -> str:
         """Layouts with the column order they mean."""
         if name == "layout":
