@@ -367,7 +367,10 @@ class Axial(Recipe):
     def max_position(self) -> float:
         if self.length is not None:
             return float(self.length)
-        return float(max(max(s.frames, s.height, s.width) for s in segments(str(self.tokens))))
+        segs = segments(str(self.tokens))
+        if self.base_grid is not None:  # a video's rows and columns lie inside the base grid
+            return float(max(max(s.frames, *map(int, self.base_grid.split("x"))) for s in segs))
+        return float(max(max(s.frames, s.height, s.width) for s in segs))
 
     # -- the inverse -------------------------------------------------------------------------
     @classmethod

@@ -310,3 +310,9 @@ def test_part_ids_writes_get_rope_indexs_ids_one_token_per_row() -> None:
 
     with pytest.raises(RecipeError, match=r"the position ids reach 299, past .* bfloat16 .* use --dtype float32"):
         Mrope(128, "text=300", part="ids", dtype="bfloat16")
+
+
+def test_part_ids_at_given_ids_is_those_ids() -> None:
+    # --positions @ids.npy with --part ids: the ids given, one token per row (not cos of them).
+    ids = np.array([[0, 1, 2, 2, 2], [0, 1, 2, 3, 3], [0, 1, 2, 2, 3]])
+    np.testing.assert_array_equal(Mrope(128, "text=1", part="ids").rows_at(ids), ids.T.astype(np.float32))

@@ -165,6 +165,9 @@ class Mrope(Recipe):
                 f"M-RoPE rows need 3 rows of position ids (temporal, height, width) and a cos, sin or angle part, "
                 f"got ids of shape {ids.shape} for part {self.part}"
             )
+        if self.part == "ids":  # the ids themselves, one token per row
+            DTYPES[self.dtype].check_whole(float(ids.max(initial=0)), "the position ids")
+            return ids.T.astype(self.dtype)
         if self.dtype == "bfloat16":  # the carrier's values, rounded once (as rows() does)
             return round_to(self.with_params(dtype=self.carrier()).rows_at(ids), "bfloat16")
         out = np.empty((ids.shape[1], self.dim), dtype=self.dtype)
