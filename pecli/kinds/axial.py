@@ -156,7 +156,8 @@ def _linspace32(start: int, stop: int, n: int) -> np.ndarray:
         return np.array([s])
     step = np.float64(f32(f32(e - s) / f32(n - 1)))
     i = np.arange(n, dtype=np.float64)
-    # step·i is exact in float64 (24 + 24 bits); the sum rounded to float32 once (an FMA's rounding).
+    # step·i (24 + 24 bits) and its sum with a grid position (integers below 2**24, steps near 1) are
+    # exact in float64, so the one rounding to float32 is the FMA's.
     return np.where(i < n // 2, s + step * i, e - step * (n - 1 - i)).astype(f32).astype(np.float64)
 
 

@@ -401,8 +401,8 @@ class Sinusoidal(Recipe):
         return s, c
 
     def pipeline_frequencies(self) -> np.ndarray:
-        """The ``exp``, ``exp-div``, ``pow`` or ``inv-pow`` form's inverse frequencies, in the
-        pipeline's dtype and steps."""
+        """The inverse frequencies of every form but ``div`` (``exp``, ``exp-div``, ``pow``,
+        ``inv-pow``, ``neg-pow``), in the pipeline's dtype and steps."""
         dt: Any = compute_dtype(self.compute)
         exps = self.exponents()
         num: Any = np.array([n for n, _ in exps], dtype=dt)
