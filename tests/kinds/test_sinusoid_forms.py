@@ -69,6 +69,19 @@ def test_identify_reads_the_scale_from_the_radius_of_the_pairs(scale: float) -> 
     np.testing.assert_allclose(found.best.recipe.build(), made, rtol=0, atol=4 * 2.0**-24 * 300 * scale)
 
 
+def test_identify_names_a_scaled_numpy_table_by_its_scale() -> None:
+    # A user's own table: the published formula in float64 (tests.helpers.reference) times 768^-0.5,
+    # cast once to float32, as x-transformers' scale would leave it; identify proves it on every row.
+    from tests.helpers import reference
+
+    made = (reference(300, 768, layout="split") * 768**-0.5).astype(np.float32)
+    found = identify(Table(made, None, "mine"))
+    assert found.verdict == "match" and found.best is not None, found.summary
+    assert found.best.recipe.scale == 768**-0.5 and found.best.recipe.layout == "split"
+    rebuilt = found.best.recipe.build().astype(np.float64)
+    assert np.max(np.abs(rebuilt - made)) <= 4 * 2.0**-24 * 300 * 768**-0.5
+
+
 def test_bfloat16_positions_past_256_share_rows() -> None:
     # keras' dtype="bfloat16": the positions themselves are bfloat16 (8 significant bits).
     t = Sinusoidal(600, 16, compute="bfloat16", form="inv-pow", dtype="bfloat16").build()
