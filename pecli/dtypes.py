@@ -187,3 +187,40 @@ __all__ = [
     "precision_of",
     "round_to",
 ]
+
+
+#: The largest integer magnitude below which every integer is a float64 (2⁵³).
+EXACT_INTEGERS = 2**53
+
+
+def is_integer_dtype(dtype: Any) -> bool:
+    """Signed or unsigned integers (position ids, token ids): read as float64 (booleans are not)."""
+    import numpy as np
+
+    return np.dtype(dtype).kind in "iu"
+
+
+def integers_note(dtype: Any) -> str:
+    """What ``inspect`` says of a table of integers."""
+    import numpy as np
+
+    return f"{np.dtype(dtype).name} values are shown as float64 (exactly)"
+
+
+def integers_as_float64(values: Any, source: str) -> Any:
+    """Integers (``get_rope_index``'s int64 position ids) as float64, exactly: every integer of at
+    most 32 bits is a float64, and 64-bit ones up to 2⁵³ are; a larger one is refused rather than
+    rounded."""
+    import numpy as np
+
+    from pecli.errors import FormatError
+
+    values = np.asarray(values)
+    if values.dtype.itemsize == 8 and values.size:
+        big = values.max() > EXACT_INTEGERS if values.dtype.kind == "u" else np.abs(values).max() > EXACT_INTEGERS
+        if big or (values.dtype.kind == "i" and values.min() == np.iinfo(values.dtype).min):
+            raise FormatError(
+                f"{source} holds {values.dtype} values beyond 2^53, which float64 cannot hold exactly: "
+                "pecli reads integer tables up to 2^53 in magnitude"
+            )
+    return values.astype(np.float64)

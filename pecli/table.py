@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pecli.dtypes import COMPLEX, is_float, numpy_dtype, precision_of, round_to
+from pecli.dtypes import (
+    COMPLEX,
+    integers_as_float64,
+    integers_note,
+    is_float,
+    is_integer_dtype,
+    numpy_dtype,
+    precision_of,
+    round_to,
+)
 from pecli.errors import FormatError, PecliInputError
 from pecli.kernels.threads import ordered_blocks, prefetch
 from pecli.kinds.base import CHECK_WORK_ABOVE, Recipe, check_row_range
@@ -109,6 +118,9 @@ class Table:
             arr, storage = arr.astype(np.float32), "bfloat16"
         elif arr.dtype.name in COMPLEX:  # (real, imaginary) column pairs, exactly
             arr, storage = complex_as_pairs(arr), arr.dtype.name
+        elif is_integer_dtype(arr.dtype):  # position ids: float64, exactly
+            info["stored dtype"], info["note"] = arr.dtype.name, integers_note(arr.dtype)
+            arr = integers_as_float64(arr, name)
         check_float_dtype(arr.dtype, name)
         if arr.ndim != 2:
             shape = arr.shape
@@ -517,13 +529,14 @@ def spread_windows(n: int, count: int, length: int) -> list[tuple[int, int]]:
 
 
 def check_float_dtype(dtype: Any, source: str) -> None:
-    """Refuse values pecli does not read as a table: integers, objects… (complex numbers are
-    read as their parts: :func:`complex_as_pairs`)."""
+    """Refuse values pecli does not read as a table: booleans, strings, objects… (complex numbers
+    are read as their parts: :func:`complex_as_pairs`; integers as float64:
+    :func:`pecli.dtypes.integers_as_float64`)."""
     dtype = np.dtype(dtype)
     if dtype.kind != "f" or dtype.name not in ("float16", "float32", "float64"):
         raise FormatError(
-            f"{source} holds {dtype} values: pecli reads floating-point tables (float16/32/64; "
-            "bfloat16 read as float32; complex64/128 as (real, imaginary) column pairs)"
+            f"{source} holds {dtype} values: pecli reads numeric tables (float16/32/64; bfloat16 read as "
+            "float32; integers as float64; complex64/128 as (real, imaginary) column pairs)"
         )
 
 

@@ -16,7 +16,7 @@ from typing import IO, Any, Literal
 
 import numpy as np
 
-from pecli.dtypes import COMPLEX, DTYPES, is_bfloat16, round_to
+from pecli.dtypes import COMPLEX, DTYPES, integers_as_float64, integers_note, is_bfloat16, is_integer_dtype, round_to
 from pecli.errors import FormatError, PecliInputError, StaleMetadataWarning, TableTooLargeError
 from pecli.jsontext import load_json
 from pecli.kinds import recipe_from_metadata
@@ -292,6 +292,18 @@ class ComplexRows:
         return complex_as_pairs(np.asarray(self.raw[key]))
 
 
+class IntegerRows:
+    """Integers (position ids: ``get_rope_index``'s int64, Flux's ids saved as integers) served as
+    float64, exactly; a 64-bit value beyond 2⁵³ is refused when its rows are read
+    (:func:`~pecli.table.integers_as_float64`)."""
+
+    def __init__(self, raw: Any, source: str) -> None:
+        self.raw, self.shape, self.dtype, self.source = raw, raw.shape, np.dtype(np.float64), source
+
+    def __getitem__(self, key: Any) -> Any:
+        return integers_as_float64(np.asarray(self.raw[key]), self.source)
+
+
 def is_bfloat16_storage(dtype: np.dtype[Any]) -> bool:
     """Whether an array of ``dtype`` holds bfloat16 values: ml_dtypes' bfloat16, or a 2-byte
     void (``|V2``), which is how NumPy saves bfloat16 without ml_dtypes' help (JAX's
@@ -325,6 +337,11 @@ def array_table(
             )
         info.setdefault("byte order", byte_order(np.dtype(data.dtype)))  # the file's, not the parts' served
         data, storage = ComplexRows(data), np.dtype(data.dtype).name
+    elif is_integer_dtype(data.dtype):
+        info.setdefault("byte order", byte_order(np.dtype(data.dtype)))  # the file's, not the float64 served
+        info.setdefault("stored dtype", np.dtype(data.dtype).name)
+        info.setdefault("note", integers_note(data.dtype))
+        data = IntegerRows(data, source)
     if not meta and sidecar_of is not None:
         meta = read_sidecar(Path(str(sidecar_of) + ".json"), tuple(data.shape), info)
     if text_data and isinstance(meta.get("dtype"), str) and meta["dtype"] in DTYPES:

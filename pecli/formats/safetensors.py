@@ -160,8 +160,8 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     dtype = np.dtype(_DTYPES[code])
     if code.startswith("F8_"):
         raise FormatError(
-            f"{path}: tensor {name!r} holds {code} values (8-bit floats): pecli reads floating-point tables "
-            "of F16, BF16, F32 or F64; convert it first (e.g. torch: t.to(torch.float32))"
+            f"{path}: tensor {name!r} holds {code} values (8-bit floats): pecli reads F16, BF16, F32, F64, C64 "
+            "and integer tensors; convert it first (e.g. torch: t.to(torch.float32))"
         )
     try:
         if 0 in shape:

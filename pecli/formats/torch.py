@@ -99,10 +99,12 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     if tensor.layout != torch.strided or tensor.device.type != "cpu":
         what = f"{tensor.layout} tensor on {tensor.device}"
         raise FormatError(f"{path}:{name} is a {what}: pecli reads dense CPU tensors")
-    readable = (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128)
-    if tensor.dtype not in readable or tensor.is_conj():
+    floats = (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128)
+    integers = (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)  # read as float64
+    if tensor.dtype not in floats + integers or tensor.is_conj():
         raise FormatError(
-            f"{path}:{name} holds {tensor.dtype} values: pecli reads float16/32/64, bfloat16 and complex64/128 tensors"
+            f"{path}:{name} holds {tensor.dtype} values: pecli reads float16/32/64, bfloat16, complex64/128 "
+            "and integer tensors"
         )
     ensure_fits_in_memory(tensor.numel() * tensor.element_size(), f"reading {path}:{name}")
     storage = None

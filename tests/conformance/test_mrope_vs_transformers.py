@@ -26,6 +26,7 @@ from pecli.cli import cli
 from pecli.kinds import recipe_from_metadata
 from pecli.kinds.mrope import Mrope, position_ids
 from pecli.presets import get_preset
+from pecli.sources import recipe_spec
 
 pytestmark = [
     pytest.mark.conformance,
@@ -129,6 +130,30 @@ def theirs(case: tuple[Any, ...], x_dtype: str = "float32") -> dict[str, np.ndar
 
 
 RESULTS: list[tuple[str, str, str, float, float]] = []
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_get_rope_index_ids_saved_as_int64_are_read_diffed_and_identified(
+    tmp_path: Path, case: tuple[Any, ...]
+) -> None:
+    """A user's own ids, as ``get_rope_index`` returns them (int64, one token per column) and saved
+    transposed with ``np.save``: ``pecli diff`` reads the integers exactly and finds them SAME as
+    ``--part ids`` of the recipe."""
+    ids = theirs(case)["position_ids"]
+    assert ids.dtype == np.int64
+    np.save(tmp_path / "ids.npy", ids.T)
+    result = CliRunner().invoke(cli, ["diff", str(tmp_path / "ids.npy"), recipe_spec(recipe(case, "ids"))])
+    assert result.exit_code == 0 and result.stdout.startswith("SAME"), result.output
+    # identify reads the sequence back from the ids alone (Qwen2.5-VL's videos: its tokens per second);
+    # text alone is three equal columns, rope's positions, which mrope does not claim
+    doc = json.loads(CliRunner().invoke(cli, ["identify", str(tmp_path / "ids.npy"), "--json"]).stdout)
+    if all(kind == "text" for kind, *_ in case[2]):
+        assert doc["verdict"] != "match", doc["best"]
+        return
+    assert doc["verdict"] == "match" and doc["kind"] == "mrope", doc.get("summary", doc)
+    found = recipe_from_metadata(doc["best"]["recipe"])
+    assert isinstance(found, Mrope) and found.part == "ids"
+    np.testing.assert_array_equal(position_ids(found.sequence, tokens_per_second=found.tokens_per_second), ids)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])

@@ -260,8 +260,8 @@ def test_object_npy_is_refused_without_unpickling(tmp_path: Path) -> None:
 
 
 def test_non_float_and_wrong_rank(tmp_path: Path) -> None:
-    np.save(tmp_path / "i.npy", np.ones((3, 3), np.int64))
-    with pytest.raises(FormatError, match="holds int64 values"), open_table(tmp_path / "i.npy"):
+    np.save(tmp_path / "b.npy", np.ones((3, 3), bool))
+    with pytest.raises(FormatError, match="holds bool values"), open_table(tmp_path / "b.npy"):
         pass
     np.save(tmp_path / "s.npy", np.float32(3))
     with pytest.raises(FormatError, match=r"a single number: expected a table"), open_table(tmp_path / "s.npy"):

@@ -242,7 +242,17 @@ class Mrope(Recipe):
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
     def fit(cls, sample: Sample) -> Iterator[Recipe]:
-        """M-RoPE caches of a sequence with images or videos (text-only tables are rope's)."""
+        """M-RoPE caches of a sequence with images or videos (text-only tables are rope's), and
+        their position ids (``--part ids``: three whole numbers a token)."""
+        ids = _ids_recipe(sample)
+        if ids is not None:
+            sample.clue(
+                f"three whole numbers a row: get_rope_index's position ids over {ids.sequence} "
+                "(ids do not show θ, the sections or the width: the recipe has the defaults)",
+                ids,
+            )
+            yield ids
+            return
         best: tuple[Mrope, float] | None = None
         for theta, part, tps in itertools.product(_thetas(sample), ("cos", "sin"), (None, _QWEN25_TPS)):
             # Sections (or θ) that differ only where the table cannot tell them apart all fit: the closest,
@@ -281,6 +291,23 @@ MAX_FIT_ROWS = 1 << 16
 _COMMON_THETAS = (1000000.0, 10000.0, 500000.0, 100000.0)
 #: Qwen2.5-VL's vision_config.tokens_per_second: the spacing tried when frames are not 1 apart.
 _QWEN25_TPS = 2.0
+
+
+def _ids_recipe(sample: Sample) -> Mrope | None:
+    """``--part ids`` of the sequence whose position ids the table's three columns are (whole
+    numbers, one token a row), with or without Qwen2.5-VL's tokens per second; ``None`` if none.
+    Only the ids are fitted: θ, the sections and the width are the defaults, which ids do not show."""
+    (n, d), x = sample.table.shape, sample.values
+    if d != 3 or not 2 <= n <= MAX_FIT_ROWS or not np.all(np.isfinite(x)) or np.any(x != np.round(x)) or np.any(x < 0):
+        return None
+    ids = sample.rows(0, n).T
+    if not np.all(np.isfinite(ids)) or np.any(ids != np.round(ids)) or np.any(ids < 0):
+        return None
+    for tps in (None, _QWEN25_TPS):
+        sequence = sequence_of(ids, tps)
+        if sequence is not None and not sequence.replace("text=", "").isdigit():
+            return Mrope(128, sequence, tokens_per_second=tps, part="ids", dtype=sample.dtype)  # type: ignore[arg-type]
+    return None
 
 
 def _table(sample: Sample) -> Arr | None:
