@@ -351,6 +351,11 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
         raise PecliInputError(f"{where}: max_position_embeddings must be a whole number > 0, got {max_pos!r}")
     if "mrope_section" in rope or model_type in MROPE_MODELS:
         return _mrope(config, rope, rope_type, dim, theta, max_pos, where)
+    if dim % 2:  # HF's inv_freq then has (dim + 1)/2 frequencies, a table no rotate_half can apply
+        raise PecliInputError(
+            f"{where}: rotary dim {dim} is odd (head_dim {head_dim} × partial_rotary_factor {partial}), which HF's "
+            "rotary classes cannot apply: check head_dim and partial_rotary_factor"
+        )
     params: dict[str, Any] = {"length": max_pos, "dim": dim, "base": theta, "scaling": rope_type}
     for key in scaling.reads:
         if rope.get(key) is not None:

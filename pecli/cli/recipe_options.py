@@ -44,7 +44,12 @@ recipe_options = shared_stack(
         "--scale-base xpos, --feat-shape rope2d).",
     ),
     recipe_option("--len", "length", type=int, metavar="N", help="Number of positions (rows)."),
-    recipe_option("--dim", type=int, metavar="D", help="Model width d_model (columns); odd D is allowed."),
+    recipe_option(
+        "--dim",
+        type=int,
+        metavar="D",
+        help="Model width d_model (columns); odd D is allowed (rope: D−1 columns).",
+    ),
     recipe_option(
         "--base",
         type=float,

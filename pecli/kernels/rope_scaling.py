@@ -197,8 +197,9 @@ def inv_freq_float32(r: RotaryParams) -> np.ndarray:
     """``inv_freq`` as HF computes it in float32 (scalars rounded to float32 as torch does; pow
     evaluated in float64 and rounded once; ``x / t`` with a Python ``x`` is torch's
     ``t.reciprocal() * x``)."""
-    # torch.arange(0, dim, 2, dtype=int64).float() / dim
-    e = np.arange(0, r.dim, 2).astype(f32) / f32(r.dim)
+    # torch.arange(0, dim, 2, dtype=int64).float() / dim; an odd dim's dim // 2 frequencies, as
+    # rotary-embedding-torch takes them (torch.arange(0, dim, 2)[:(dim // 2)]).
+    e = np.arange(0, 2 * (r.dim // 2), 2).astype(f32) / f32(r.dim)
     # HF: 1.0 / (base ** e); keras-hub: ops.power(float32(base), -e), one rounding.
     default = f32(1) / pow32(r.base, e) if r.form == "pow" else pow32(r.base, -e)
     factor = f32(r.factor) if r.factor is not None else f32(1)

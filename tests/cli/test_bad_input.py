@@ -264,7 +264,10 @@ CASES: list[tuple[list[str], str]] = [
     (["generate", "--grid", "14", "--dim", "768"], "grid must look like HxW"),
     (["generate", "--grid", "4x4", "--dim", "6"], "dim 6 must be a multiple of 4"),
     (["generate", "--grid", "2x2x2", "--dim", "8"], "needs order=tatp"),
-    (["generate", "--kind", "rope", "--len", "8", "--dim", "7"], "rotary embeddings rotate pairs of dims"),
+    (
+        ["generate", "--kind", "rope", "--len", "8", "--dim", "7", "--scaling", "linear", "--factor", "2"],
+        "dim 7 is odd, which only rotary-embedding-torch builds, without a scaling",
+    ),
     (["generate", "--kind", "rope", "--len", "8", "--dim", "8", "--scaling", "yarn"], "scaling=yarn needs"),
     (["generate", "--kind", "rope", "--len", "8", "--dim", "8", "--low-freq-factor", "1"], "does not use"),
     (["generate", "--kind", "alibi"], "an alibi recipe needs heads"),
@@ -388,7 +391,7 @@ CASES: list[tuple[list[str], str]] = [
     (["inspect", "good.npy", "--len", "5"], "not both (--len given with good.npy)"),
     (["inspect", "good.npy", "good.npy"], "Got unexpected extra argument (good.npy)"),
     # recipes written as operands
-    (["inspect", "rope:len=8,dim=7"], "dim 7 is odd, but rotary embeddings rotate pairs of dims"),
+    (["inspect", "rope:len=8,dim=7,scaling=yarn,factor=4"], "dim 7 is odd, which only rotary-embedding-torch builds"),
     (["inspect", "sinusoidal:len=0,dim=4"], "length must be at least 1, got 0"),
     (["inspect", "sinusoidal:len=8,dim=4,base=1"], "base must be a finite number > 0 and ≠ 1"),
     (["inspect", "alibi:heads=0"], "heads must be at least 1, got 0"),

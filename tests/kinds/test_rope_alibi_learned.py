@@ -311,7 +311,10 @@ def test_learned_seeds_padding_and_offset() -> None:
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: Rope(length=10, dim=127), "dim 127 is odd"),
+        (
+            lambda: Rope(length=10, dim=127, scaling="linear", factor=2.0),
+            "dim 127 is odd, which only rotary-embedding-torch",
+        ),
         (lambda: Rope(length=10, dim=8, scaling="ntk"), "unknown scaling 'ntk'"),
         (
             lambda: Rope(length=10, dim=8, layout="interleaved"),
@@ -471,3 +474,17 @@ def test_alibi_matrix_is_identified_from_a_3d_array(tmp_path) -> None:
     found = identify(recipe.build().reshape(8, 24, 24))  # (heads, queries, keys), as torch returns it
     assert found.verdict == "match" and found.best is not None, found.summary
     np.testing.assert_array_equal(found.best.recipe.build(), recipe.build())
+
+
+@pytest.mark.parametrize("dim", [3, 7, 33])
+def test_an_odd_rotary_dim_has_dim_over_2_frequencies_over_dim(dim: int) -> None:
+    # rotary-embedding-torch's RotaryEmbedding(dim=7): θ^(−2i/7) for i < 3, pairs, dim − 1 columns.
+    n, half = 200, dim // 2
+    angle = np.arange(n, dtype=np.float64)[:, None] * 10000.0 ** (-2.0 * np.arange(half) / dim)
+    for part, fn in (("cos", np.cos), ("sin", np.sin)):
+        table = Rope(n, dim, layout="pairs", part=part, compute="exact", dtype="float64").build()  # type: ignore[arg-type]
+        assert table.shape == (n, dim - 1)
+        np.testing.assert_allclose(table[:, 0::2], fn(angle), rtol=0, atol=1e-13)
+        np.testing.assert_array_equal(table[:, 0::2], table[:, 1::2])
+    assert Rope(n, dim, layout="once").shape == (n, half)
+    assert Rope(n, dim).describe(short=True).startswith(f"dim={dim} ")

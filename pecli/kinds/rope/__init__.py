@@ -102,6 +102,8 @@ class Rope(Recipe):
     (HF rotate_half, GPT-NeoX); ``pairs`` as ``[f0, f0, f1, f1, …]`` (GPT-J, lucidrains);
     ``once`` keeps them once, ``dim/2`` columns (HF's ``freqs`` before ``cat``, the real or
     imaginary part of Meta's complex ``freqs_cis``).
+    An odd ``dim`` (rotary-embedding-torch's ``RotaryEmbedding(dim=7)``) has ``dim // 2`` frequencies
+    ``base^(−2i/dim)`` and ``dim − 1`` columns: the last feature is not rotated.
     ``form``: ``pow`` takes the inverse frequencies as ``1 / base^(2i/dim)`` (HF, vLLM, Meta,
     torchtune), ``neg-pow`` as ``base^(−2i/dim)`` in one float32 pow (keras-hub's
     ``RotaryEmbedding``); the float32 values differ by the second rounding.
@@ -157,10 +159,10 @@ class Rope(Recipe):
             ("dtype", DType),
         ):
             choice(name, getattr(self, name), get_args(literal))
-        if self.dim % 2:
+        if self.dim % 2 and self.scaling != "default":
             raise RecipeError(
-                f"dim {self.dim} is odd, but rotary embeddings rotate pairs of dims: use an even --dim, e.g. "
-                f"{self.dim - 1} or {self.dim + 1}"
+                f"dim {self.dim} is odd, which only rotary-embedding-torch builds, without a scaling: use an even "
+                f"--dim for scaling={self.scaling}, e.g. {self.dim - 1} or {self.dim + 1}"
             )
         set_(self, "truncate", flag("truncate", self.truncate))
         hint = "a number > 0"
@@ -231,7 +233,7 @@ class Rope(Recipe):
     def shape(self) -> tuple[int, int]:
         if self.part == "inv_freq":
             return (1, self.dim // 2)
-        width = self.dim // 2 if self.layout == "once" else self.dim
+        width = self.dim // 2 if self.layout == "once" else 2 * (self.dim // 2)  # an odd dim's last is not rotated
         return (self.length, 2 * width if self.part in BOTH_PARTS else width)
 
     @property
@@ -264,6 +266,11 @@ class Rope(Recipe):
 
     def pipeline(self) -> str:
         return self.compute if self.form == "pow" else f"{self.compute} {self.form}"
+
+    def describe(self, short: bool = False) -> str:
+        """An odd dim is said even in the short line: the table's width does not show it."""
+        text = Recipe.describe(self, short)
+        return f"dim={self.dim} {text}" if short and self.dim % 2 else text
 
     def max_position(self) -> float:
         return 1.0 if self.part == "inv_freq" else float(self.start + self.length)
