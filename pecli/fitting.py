@@ -173,7 +173,9 @@ def fit_base(omega: Arr, exponents: Arr) -> float | None:
     return math.exp(log_base) if 0 < log_base < 700 else None
 
 
-def round_base(estimate: float, exponents: Arr, omega: Arr, tolerance: float, span: float) -> tuple[float, int] | None:
+def round_base(
+    estimate: float, exponents: Arr, omega: Arr, tolerance: float | Arr, span: float
+) -> tuple[float, int] | None:
     """The roundest base (fewest significant digits) whose ``base^(−e)`` predicts every measured
     ``ω`` within ``tolerance`` radians over ``span`` rows, with its digit count."""
     for digits in range(1, 16):
@@ -192,11 +194,15 @@ def round_number(x: float, digits: int = 4) -> float:
     return float(f"{x:.{digits}g}") if math.isfinite(x) and x != 0 else x
 
 
-def start_position(row: Arr, row_index: int, omega: Arr, sin_cols: Ids, cos_cols: Ids) -> int | None:
+def start_position(
+    row: Arr, row_index: int, omega: Arr, sin_cols: Ids, cos_cols: Ids, slack: float = 0.0
+) -> int | None:
     """The start position (row 0's) of a table whose row ``row_index`` is ``row``, from its phases.
 
     Lowest frequency first, each higher one fixing the whole turns: the smallest consistent
-    position ≥ 0; ``None`` if no whole position explains every phase.
+    position ≥ 0; ``None`` if no whole position explains every phase (to 0.01 rad, and
+    ``4·slack·(1 + angle)`` more for a pipeline that rounds every step to a unit of ``slack``:
+    keras' bfloat16 angles are 0.1 rad off at position 100).
     """
     theta = np.arctan2(row[sin_cols], row[cos_cols])
     order = np.argsort(omega)
@@ -206,7 +212,7 @@ def start_position(row: Arr, row_index: int, omega: Arr, sin_cols: Ids, cos_cols
         p = float((theta[i] + 2 * np.pi * turns) / omega[i])
     position = int(np.rint(p))
     wrapped = np.angle(np.exp(1j * (theta - position * omega)))
-    if position < row_index or not np.all(np.abs(wrapped) <= 1e-2):
+    if position < row_index or not np.all(np.abs(wrapped) <= 1e-2 + 4 * slack * (1 + position * omega)):
         return None
     return position - row_index
 
@@ -347,8 +353,11 @@ class Sample:
         """How far (rad) a measured angle may drift from a fitted frequency over ``span`` rows."""
         return self.F32_ENVELOPE * (1 + span) + 64 * self.eps
 
-    def fit_round_base(self, omega: Arr, exponents: Arr, tolerance: float, span: float) -> tuple[float, int] | None:
-        """The roundest base of ``ω_i = base^(−e_i)`` that predicts every measured ``ω``, with its digits."""
+    def fit_round_base(
+        self, omega: Arr, exponents: Arr, tolerance: float | Arr, span: float
+    ) -> tuple[float, int] | None:
+        """The roundest base of ``ω_i = base^(−e_i)`` that predicts every measured ``ω``, with its
+        digits (``tolerance``: one for all, or one a frequency)."""
         if omega.size < 2 or abs(omega[0] - 1.0) > 1e-3:
             return None  # ω_0 = 1 for every base; anything else is not this rule
         estimate = fit_base(omega, exponents)

@@ -480,17 +480,19 @@ class Sinusoidal(Recipe):
             sin_cols, cos_cols = shape.pairs()
             if odd == "zero" and np.any(sample.values[:, d - 1] != 0):
                 continue
-            scale = _scale(runs[0][0], sin_cols, cos_cols, d)
+            scale = _scale(runs[0][0], sin_cols, cos_cols, d, sample.eps)
             omega = pair_frequencies(runs, sin_cols, cos_cols, scale)
             if omega is None:
                 continue
+            # keras' bfloat16 pipeline rounds each frequency to bfloat16: up to 2⁻⁸ of it off over the span
+            drift = 2 * sample.eps * omega * span if sample.dtype == "bfloat16" else 0.0
             for freq in get_args(Freq):
                 try:
                     rule = replace(shape, freq=cast(Freq, freq), scale=scale)
                 except RecipeError:
                     continue
                 exponents = np.array([num / den for num, den in (rule.exponent(i) for i in range(omega.size))])
-                rounded_base = sample.fit_round_base(omega, exponents, tol, span)
+                rounded_base = sample.fit_round_base(omega, exponents, tol + drift, span)
                 if rounded_base is not None:
                     fits.append((rounded_base[1], replace(rule, base=rounded_base[0]), sin_cols, cos_cols))
             if not any(f[1].layout == layout for f in fits):
@@ -550,16 +552,19 @@ _PIPELINES: tuple[tuple[Compute, Form], ...] = (
 _BFLOAT16_PIPELINES: tuple[tuple[Compute, Form], ...] = (("bfloat16", "inv-pow"),)
 
 
-def _scale(rows: np.ndarray, sin_cols: Ids, cos_cols: Ids, d: int) -> float:
+def _scale(rows: np.ndarray, sin_cols: Ids, cos_cols: Ids, d: int, eps: float) -> float:
     """The radius the ``(sin, cos)`` pairs of ``rows`` lie on: 1, or a ``scale`` (x-transformers'
-    ``dim^-0.5`` where it is that, else the median radius to 7 digits, a float32 parameter's)."""
+    ``dim^-0.5`` where it is that, else the median radius to 7 digits, a float32 parameter's).
+    ``eps``: the data's machine epsilon; bfloat16 values (``2⁻⁷``) put a radius of 1 as far as
+    1.0002 off (keras' bfloat16 table from position 100), and say a scale to 3 digits only."""
     from pecli.fitting import round_number
 
     with np.errstate(invalid="ignore", over="ignore"):
         radius = float(np.sqrt(np.median(rows[:, sin_cols] ** 2 + rows[:, cos_cols] ** 2)))
-    if not math.isfinite(radius) or radius == 0 or abs(radius - 1) <= 1e-6:
+    tol = max(1e-6, 2 * eps)
+    if not math.isfinite(radius) or radius == 0 or abs(radius - 1) <= tol:
         return 1.0
-    return d**-0.5 if abs(radius - d**-0.5) <= 1e-6 * radius else round_number(radius, 7)
+    return d**-0.5 if abs(radius - d**-0.5) <= tol * radius else round_number(radius, 7 if tol == 1e-6 else 3)
 
 
 def _first_start(sample: Sample, rule: Sinusoidal, sin_cols: Ids, cos_cols: Ids) -> int | None:
@@ -572,7 +577,8 @@ def _first_start(sample: Sample, rule: Sinusoidal, sin_cols: Ids, cos_cols: Ids)
     exponents = np.array([num / den for num, den in (rule.exponent(i) for i in range(sin_cols.size))])
     from pecli.fitting import start_position
 
-    return start_position(head[r], r, np.power(rule.base, -exponents), sin_cols, cos_cols)
+    slack = sample.eps if sample.dtype == "bfloat16" else 0.0  # keras' pipeline rounds every step to bfloat16
+    return start_position(head[r], r, np.power(rule.base, -exponents), sin_cols, cos_cols, slack)
 
 
 __all__ = ["Compute", "DType", "Form", "Freq", "Layout", "Odd", "Sinusoidal"]

@@ -32,6 +32,9 @@ CASES: list[tuple[int, int, int, dict[str, Any], dict[str, Any]]] = [
     (300, 63, 0, {}, {}),
     (4096, 512, 100, {}, {"start": 100}),
     (256, 32, 0, {"max_wavelength": 500}, {"base": 500.0}),
+    # Windows whose positions bfloat16 holds exactly (below 256): identify names them too.
+    (64, 32, 100, {}, {"start": 100}),
+    (120, 48, 136, {}, {"start": 136}),
 ]
 DTYPES = ["float32", "bfloat16"]
 IDS = [f"{n}x{d}-start{s}" + (f"-base{k['max_wavelength']}" if k else "") for n, d, s, k, _ in CASES]
@@ -94,5 +97,6 @@ def test_identify_proves_a_recipe_that_rebuilds_keras_hubs_table(
         assert found.best is not None
         rebuilt = found.best.recipe.build().astype(np.float64)
         assert np.all(np.abs(rebuilt - theirs) <= _bound(start + n - 1, dtype, theirs))
-    if dtype == "float32" or (start == 0 and n <= 2048):
+    # bfloat16 positions past 256 are rounded to even ones and worse (rows repeat): not fitted
+    if dtype == "float32" or (start == 0 and n <= 2048) or start + n <= 256:
         assert found.verdict == "match", found.summary

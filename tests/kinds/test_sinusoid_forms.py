@@ -88,6 +88,19 @@ def test_bfloat16_positions_past_256_share_rows() -> None:
     assert np.array_equal(t[256], t[257]) and np.array_equal(t[512], t[513]) and not np.array_equal(t[254], t[255])
 
 
+@pytest.mark.parametrize(("start", "n"), [(100, 56), (136, 120), (37, 64)])
+def test_identify_names_a_bfloat16_pipeline_window_that_starts_past_0(start: int, n: int) -> None:
+    # A keras bfloat16 table from start_index > 0 (whole positions below 256: bfloat16 holds them):
+    # each frequency is rounded to bfloat16 (0.7% off at 0.68), so the fit allows that much drift
+    # and the start's phases that much error; the whole table then proves the recipe, bit for bit.
+    made = Sinusoidal(n, 48, start=start, compute="bfloat16", form="inv-pow", dtype="bfloat16").build()
+    found = identify(Table(made, None, "keras"))
+    assert found.verdict == "match" and found.best is not None, found.summary
+    recipe = found.best.recipe
+    assert (recipe.start, recipe.compute, recipe.base) == (start, "bfloat16", 10000.0)
+    assert recipe.build().tobytes() == made.tobytes()
+
+
 def test_scale_on_the_command_line(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "t.npy"
     r = run("generate", "--preset", "x-transformers-scaled-sine", "--len", "16", "--dim", "64", "-o", out)
