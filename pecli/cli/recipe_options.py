@@ -151,6 +151,13 @@ recipe_options = shared_stack(
     ),
     recipe_option("--cls/--no-cls", default=False, help="sincos2d: a zero class-token row first."),
     recipe_option(
+        "--extra-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="sincos2d: N zero rows first (diffusers' get_2d_sincos_pos_embed cls_token=True, extra_tokens=N).",
+    ),
+    recipe_option(
         "--interpolation-scale",
         type=float,
         default=None,

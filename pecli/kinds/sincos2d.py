@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, get_args
 
 import numpy as np
 
@@ -57,7 +57,8 @@ class Sincos2d(Recipe):
       ``[sin t | cos t]`` (``dim/8`` frequencies) then MAE's ``[sin w | cos w | sin h | cos h]``
       (``3·dim/16`` frequencies each).
 
-    ``cls`` puts one zero row in front (the class token).  diffusers' coordinate scaling: an axis
+    ``cls`` puts one zero row in front (the class token); ``extra_tokens`` ``N`` puts ``N`` (diffusers'
+    ``get_2d_sincos_pos_embed(cls_token=True, extra_tokens=N)``; 1 is ``cls``).  diffusers' coordinate scaling: an axis
     of ``m`` cells has coordinates ``c / (m / base_size) / interpolation_scale`` (``base_size``
     unset: ``c / interpolation_scale``); ``max_size`` (SD3's ``pos_embed_max_size``) builds a
     ``max_size × max_size`` table and keeps its centred ``grid`` crop; cogvideox's time axis is
@@ -76,6 +77,7 @@ class Sincos2d(Recipe):
     base_size: int | None = None
     max_size: int | None = None
     temporal_interpolation_scale: float = 1.0
+    extra_tokens: int | None = None
 
     kind: ClassVar[str] = "sincos2d"
     core: ClassVar[tuple[str, ...]] = ("grid", "dim", "base", "order", "dtype")
@@ -90,6 +92,11 @@ class Sincos2d(Recipe):
         for name, literal in (("order", Order), ("dtype", DType), ("compute", Compute)):
             choice(name, getattr(self, name), get_args(literal))
         set_(self, "cls", flag("cls", self.cls))
+        if self.extra_tokens is not None:
+            extra = int_param("extra_tokens", self.extra_tokens, 0, "the zero rows before the grid, e.g. 2")
+            # One zero row is the class token's (cls); more are diffusers' extra_tokens, which need cls_token.
+            set_(self, "extra_tokens", extra if extra >= 2 else None)
+            set_(self, "cls", self.cls or extra >= 1)
         for name, hint in (
             ("interpolation_scale", "diffusers' interpolation_scale, e.g. 1 (SD3) or 2 (PixArt 1024)"),
             ("temporal_interpolation_scale", "diffusers' temporal_interpolation_scale, e.g. 1 (CogVideoX)"),
@@ -126,7 +133,12 @@ class Sincos2d(Recipe):
 
     @property
     def shape(self) -> tuple[int, int]:
-        return (math.prod(self.axes) + int(self.cls), self.dim)
+        return (math.prod(self.axes) + self.prefix, self.dim)
+
+    @property
+    def prefix(self) -> int:
+        """The zero rows before the grid: ``extra_tokens``, or 1 for ``cls``."""
+        return self.extra_tokens or int(self.cls)
 
     @property
     def per_axis(self) -> int:
@@ -195,7 +207,7 @@ class Sincos2d(Recipe):
         groups = self._column_groups()
 
         def block(a: int, b: int) -> None:
-            cells = np.arange(r0 + a, r0 + b) - int(self.cls)
+            cells = np.arange(r0 + a, r0 + b) - self.prefix
             first = int(np.searchsorted(cells, 0))
             coordinates = self._coordinates_of(cells[first:])
             column = 0
@@ -265,22 +277,26 @@ class Sincos2d(Recipe):
         For each order, a tiny probe table built here says which columns belong to which axis and
         which are sin or cos; the table's first cell must be the probe's (sin 0 = 0, cos 0 = 1); how
         many rows each axis's columns stay at that value gives the grid (the inner axis changes at
-        once, the outer one after a whole row of the grid); a zero row 0 is a class token; the
-        angles of the second cell give the temperature.
+        once, the outer one after a whole row of the grid); a zero row 0 is a class token, more
+        zero rows diffusers' ``extra_tokens``; the angles of the second cell give the temperature.
         """
         d = sample.d
-        for order, naxes, with_cls in itertools.product(get_args(Order), (2, 3), (False, True)):
-            if ((naxes == 3) != (order in _ORDERS_3D) and order != "tatp") or (with_cls and 0 not in sample.zero_rows):
+        zeros = next((k for k in range(sample.n) if k not in sample.zero_rows), sample.n)  # leading zero rows
+        for order, naxes, prefix in itertools.product(
+            get_args(Order), (2, 3), dict.fromkeys((0, min(zeros, 1), zeros))
+        ):
+            if (naxes == 3) != (order in _ORDERS_3D) and order != "tatp":
                 continue
             layout = grid_layout(order, d, naxes)
-            grid = detect_grid(sample, layout, with_cls) if layout is not None else None
+            grid = detect_grid(sample, layout, prefix) if layout is not None else None
             if layout is None or grid is None:
                 continue
             text = "x".join(map(str, grid))
-            clue = f"the rows form a {text} grid in the {order} order" + (" after a zero class row" if with_cls else "")
+            after = {0: "", 1: " after a zero class row"}.get(prefix, f" after {prefix} zero rows (extra tokens)")
+            clue = f"the rows form a {text} grid in the {order} order{after}"
             # The second cell is one step along the innermost axis: its angles are ω_k themselves.
             sin, cos = layout.axes[-1]
-            second = sample.rows(int(with_cls) + 1, int(with_cls) + 2)[0]
+            second = sample.rows(prefix + 1, prefix + 2)[0]
             omega = np.arctan2(second[sin], second[cos])
             exponents = np.arange(omega.size) / layout.per_axis
             # The fastest column's ω is 1, so its angle is the coordinate step: 1, or diffusers'
@@ -294,7 +310,8 @@ class Sincos2d(Recipe):
             coordinates = _coordinate_scales(step, m) if scaled else [{}]
             for base, compute, scales in itertools.product(bases, get_args(Compute), coordinates):
                 try:
-                    recipe = Sincos2d(text, d, base, order, with_cls, sample.dtype, compute, **scales)  # type: ignore[arg-type]
+                    dtype = cast(DType, sample.dtype)
+                    recipe = Sincos2d(text, d, base, order, prefix > 0, dtype, compute, **scales, extra_tokens=prefix)
                 except RecipeError:
                     continue
                 words = [f"its second cell's angles fit base {base:g}"] if base != 10000 else []
@@ -308,23 +325,28 @@ class Sincos2d(Recipe):
 
     @classmethod
     def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:
-        """The detected grid, the preset's own, or a square (cube) with the table's cells."""
+        """The detected grid, the preset's own, or a square (cube) with the table's cells; after the
+        preset's zero rows, or after the table's own when it starts with two or more (diffusers'
+        ``extra_tokens`` in front of a preset's grid)."""
         default = str(params.get("grid", ""))
         naxes = default.count("x") + 1 if default else 2
-        with_cls = bool(params.get("cls", False))
-        cells = sample.n - int(with_cls)
-        grids: list[str] = []
+        own = int(params.get("extra_tokens") or bool(params.get("cls", False)))
+        zeros = next((k for k in range(sample.n) if k not in sample.zero_rows), sample.n)
         layout = grid_layout(str(params.get("order", "mae")), sample.d, naxes)
-        found = detect_grid(sample, layout, with_cls) if layout is not None else None
-        if found is not None:
-            grids.append("x".join(map(str, found)))
-        if default and math.prod(int(s) for s in default.split("x")) == cells:
-            grids.append(default)
-        side = round(cells ** (1 / naxes)) if cells > 0 else 0
-        if side >= 1 and side**naxes == cells:
-            grids.append("x".join([str(side)] * naxes))
-        for g in dict.fromkeys(grids):
-            yield {"grid": g, "dim": sample.d, "dtype": sample.dtype}
+        for prefix in dict.fromkeys([own, *([zeros] if zeros >= 2 else [])]):
+            cells = sample.n - prefix
+            grids: list[str] = []
+            found = detect_grid(sample, layout, prefix) if layout is not None else None
+            if found is not None:
+                grids.append("x".join(map(str, found)))
+            if default and math.prod(int(s) for s in default.split("x")) == cells:
+                grids.append(default)
+            side = round(cells ** (1 / naxes)) if cells > 0 else 0
+            if side >= 1 and side**naxes == cells:
+                grids.append("x".join([str(side)] * naxes))
+            extra = {} if prefix == own else {"cls": True, "extra_tokens": prefix}
+            for g in dict.fromkeys(grids):
+                yield {"grid": g, "dim": sample.d, "dtype": sample.dtype, **extra}
 
 
 #: diffusers' base_size values tried (a sample size over a patch size), beside the axis's own size.
@@ -412,17 +434,18 @@ def _first_change(sample: Sample, first_row: int, cols: Ids, cell0: Arr, limit: 
     return n - first_row
 
 
-def detect_grid(sample: Sample, layout: GridLayout, with_cls: bool) -> tuple[int, ...] | None:
-    """The grid (in the recipe's axis order) if the table is this layout's, else ``None``."""
-    return sample.memo(("grid", layout.order, len(layout.axes), with_cls), lambda: _detect(sample, layout, with_cls))
+def detect_grid(sample: Sample, layout: GridLayout, prefix: int) -> tuple[int, ...] | None:
+    """The grid (in the recipe's axis order) after ``prefix`` zero rows if the table is this
+    layout's, else ``None``."""
+    return sample.memo(("grid", layout.order, len(layout.axes), prefix), lambda: _detect(sample, layout, prefix))
 
 
-def _detect(sample: Sample, layout: GridLayout, with_cls: bool) -> tuple[int, ...] | None:
-    cells = sample.n - int(with_cls)
-    first = sample.rows(int(with_cls), int(with_cls) + 1)[0] if cells > 0 else None
+def _detect(sample: Sample, layout: GridLayout, prefix: int) -> tuple[int, ...] | None:
+    cells = sample.n - prefix
+    first = sample.rows(prefix, prefix + 1)[0] if cells > 0 else None
     if first is None or np.max(np.abs(first - layout.cell0)) > _CHANGED:
         return None
-    runs = [_first_change(sample, int(with_cls), cols, layout.cell0, MAX_GRID_SCAN) for cols in layout.columns]
+    runs = [_first_change(sample, prefix, cols, layout.cell0, MAX_GRID_SCAN) for cols in layout.columns]
     divides = all(runs[a - 1] % runs[a] == 0 for a in range(1, len(runs))) and cells % runs[0] == 0
     sizes = [cells // runs[0]] + [runs[a - 1] // runs[a] for a in range(1, len(runs))]
     if not (divides and runs[-1] == 1 and min(sizes) >= 2):

@@ -1265,15 +1265,26 @@ def diffusers_krea2_rotary_pos_embed(
 
 
 def diffusers_2d_sincos_pos_embed(
-    embed_dim: int, grid_size: int | tuple[int, int], base_size: int = 16, interpolation_scale: float = 1.0
+    embed_dim: int,
+    grid_size: int | tuple[int, int],
+    base_size: int = 16,
+    interpolation_scale: float = 1.0,
+    extra_tokens: int = 0,
 ) -> Arrays:
     """diffusers' ``get_2d_sincos_pos_embed(embed_dim, grid_size, base_size=…, interpolation_scale=…)``
-    (float64), cast to float32 as ``PatchEmbed`` registers it: ``table`` ``(H·W, embed_dim)``."""
+    (float64), cast to float32 as ``PatchEmbed`` registers it: ``table`` ``(H·W, embed_dim)``;
+    ``extra_tokens`` N > 0: with ``cls_token=True, extra_tokens=N`` (N zero rows first)."""
     torch = _torch()
     from diffusers.models.embeddings import get_2d_sincos_pos_embed
 
     table = get_2d_sincos_pos_embed(
-        embed_dim, grid_size, base_size=base_size, interpolation_scale=interpolation_scale, output_type="pt"
+        embed_dim,
+        grid_size,
+        cls_token=extra_tokens > 0,
+        extra_tokens=extra_tokens,
+        base_size=base_size,
+        interpolation_scale=interpolation_scale,
+        output_type="pt",
     )
     return {"table": _np(torch.as_tensor(table).float())}
 

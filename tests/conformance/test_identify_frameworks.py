@@ -95,3 +95,15 @@ def test_identify_names_the_framework(expected: str, build: Callable[[], np.ndar
     print(f"\n{expected:24s} → {found.verdict}: {found.summary}")
     assert found.verdict in ("match", "close"), found.summary
     assert expected in names, (expected, names, found.summary)
+
+
+@pytest.mark.parametrize("extra", [2, 4])
+def test_identify_counts_diffusers_extra_tokens(extra: int) -> None:
+    """get_2d_sincos_pos_embed(cls_token=True, extra_tokens=N): N zero rows, then the scaled grid."""
+    pytest.importorskip("diffusers")
+    theirs = ref.diffusers_2d_sincos_pos_embed(64, (12, 16), 8, 0.5, extra_tokens=extra)["table"]
+    found = identify(Table(theirs, None, "framework"))
+    assert found.verdict == "match" and found.best is not None, found.summary
+    recipe = found.best.recipe
+    assert (recipe.kind, recipe.grid, recipe.extra_tokens) == ("sincos2d", "12x16", extra), recipe.describe()
+    assert recipe.build().tobytes() == theirs.tobytes()

@@ -181,6 +181,9 @@ _PIXART_512 = {"grid": "32x32", "base_size": 32, "interpolation_scale": 1.0}
 case(DIFFUSERS, "pixart-alpha", _PIXART_512, t(ref.diffusers_patch_embed_pos_embed, 64, 2, 1152, 1), "bit-exact")
 _NON_SQUARE = t(ref.diffusers_2d_sincos_pos_embed, 1152, (48, 64), 64, 2.0)
 case(DIFFUSERS, "pixart-alpha", {"grid": "48x64"}, _NON_SQUARE, "bit-exact")
+for extra in (1, 2, 5):  # get_2d_sincos_pos_embed(cls_token=True, extra_tokens=N): N zero rows first
+    build = t(ref.diffusers_2d_sincos_pos_embed, 64, 12, 8, 0.5, extra_tokens=extra)
+    case(DIFFUSERS, "dit", {**_SCALED, "extra_tokens": extra}, build, "bit-exact")
 case(DIFFUSERS, "sd3", {}, t(ref.diffusers_patch_embed_pos_embed, 128, 2, 1536, 1, 192), "bit-exact")
 for latent in (192, 160):  # 1536² and 1280² images: 96x96 and 80x80 crops
     g = latent // 2

@@ -119,3 +119,25 @@ def test_bad_scales_are_one_line_errors_with_exit_2(run: Callable[..., Result], 
     assert r.exit_code == 2 and r.stdout == "", (r.exit_code, r.output)
     lines = r.stderr.strip().splitlines()
     assert message in r.stderr and len(lines) == 1 and lines[0].startswith("Error:"), r.stderr
+
+
+@pytest.mark.parametrize("extra", [2, 3, 7])
+def test_extra_tokens_are_zero_rows_before_the_closed_form_grid(extra: int) -> None:
+    # diffusers' get_2d_sincos_pos_embed(cls_token=True, extra_tokens=N): N zero rows, then the grid.
+    made = np.vstack([np.zeros((extra, 32)), mae_scaled(5, 7, 32, 8, 2.0)])
+    ours = Sincos2d("5x7", 32, base_size=8, interpolation_scale=2.0, extra_tokens=extra, dtype="float64").build()
+    np.testing.assert_allclose(ours, made, rtol=0, atol=1e-15)
+    assert ours.shape == (35 + extra, 32) and not ours[:extra].any()
+    # identify counts the zero rows of the closed form (cast once to float32, as a user would save it)
+    from pecli.identification import identify
+    from pecli.table import Table
+
+    found = identify(Table(made.astype(np.float32), None, "mine"))
+    assert found.verdict == "match" and found.best is not None, found.summary
+    recipe = found.best.recipe
+    assert isinstance(recipe, Sincos2d) and (recipe.grid, recipe.extra_tokens) == ("5x7", extra), recipe.describe()
+
+
+def test_one_extra_token_is_the_class_token() -> None:
+    assert Sincos2d("4x4", 16, extra_tokens=1) == Sincos2d("4x4", 16, cls=True)
+    assert Sincos2d("4x4", 16, extra_tokens=0) == Sincos2d("4x4", 16)
