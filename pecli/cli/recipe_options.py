@@ -325,6 +325,13 @@ recipe_options = shared_stack(
         "width's bands before height's (timm's grid_indexing='xy').",
     ),
     recipe_option(
+        "--axis-bands",
+        type=LazyChoice(field_choices("axis_bands")),
+        default=None,
+        help="rope2d --bands lang: same = every axis the bands base^(−k/q) (default); alternate = the axes take "
+        "turns at the frequencies base^(−2i/dim), height the even, width the odd (Pixtral's 2-D RoPE).",
+    ),
+    recipe_option(
         "--max-res", type=int, default=None, metavar="R", help="rope2d --bands pixel: timm's max_res (default 224)."
     ),
     recipe_option(

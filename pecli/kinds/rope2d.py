@@ -52,6 +52,10 @@ Rope2dLayout = Literal["pairs", "half"]
 #: ``grid_indexing='xy'``: width before height).  Rows are grid cells in C order either way.
 GridIndexing = Literal["ij", "xy"]
 Rope2dPart = Literal["cat", "sin", "cos", "angle"]
+#: ``same``: every axis takes the ``q`` bands (timm, rotary-embedding-torch); ``alternate``: axis ``a``
+#: of ``n`` takes every ``n``-th frequency of ``base^(−i/(n·q))`` from the ``a``-th (Pixtral's 2-D RoPE:
+#: height the even frequencies of ``base^(−2i/dim)``, width the odd ones).
+AxisBands = Literal["same", "alternate"]
 Rope2dCompute = Literal["float32", "exact"]
 #: The widest grid whose width :meth:`Rope2d.sizes` reads from the rows.
 _MAX_WIDTH = 1 << 12
@@ -108,6 +112,9 @@ class Rope2d(Recipe):
     formula in float64, rounded once.  ``layout``: ``pairs`` as above, or ``half`` (timm's
     ``rotate_half=True``): ``[h0, h1, …, w0, w1, …]`` then the same again.  ``grid_indexing``:
     ``xy`` puts the second axis's bands first (timm's ``grid_indexing='xy'``: width, then height).
+    ``axis_bands``: ``alternate`` gives axis ``a`` of ``n`` the language bands ``base^(−(n·k + a)/(n·q))``
+    (HF transformers' ``PixtralRotaryEmbedding``: ``freqs[::2]`` for height, ``freqs[1::2]`` for
+    width, with ``--layout half``); ``same`` (default) gives every axis ``base^(−k/q)``.
     """
 
     feat_shape: str
@@ -122,6 +129,7 @@ class Rope2d(Recipe):
     dtype: DType = "float32"
     layout: Rope2dLayout = "pairs"
     grid_indexing: GridIndexing = "ij"
+    axis_bands: AxisBands = "same"
 
     kind: ClassVar[str] = "rope2d"
     row_label: ClassVar[str] = "cell"
@@ -145,8 +153,14 @@ class Rope2d(Recipe):
             ("dtype", DType),
             ("layout", Rope2dLayout),
             ("grid_indexing", GridIndexing),
+            ("axis_bands", AxisBands),
         ):
             choice(name, getattr(self, name), get_args(literal))
+        if self.axis_bands == "alternate" and self.bands != "lang":
+            raise RecipeError(
+                "axis_bands=alternate splits the language frequencies base^(−2i/dim) between the axes "
+                "(Pixtral): give --bands lang"
+            )
         set_(self, "base", positive_float("base", self.base, "the temperature, e.g. --base 10000", not_one=True))
         set_(
             self,
@@ -187,10 +201,17 @@ class Rope2d(Recipe):
         return (math.prod(self.axes), 2 * self.part_width if self.part == "cat" else self.part_width)
 
     # -- the pipeline --------------------------------------------------------------------------
-    def band_values(self) -> np.ndarray:
-        """The ``q`` bands, float32 as timm computes them (``exact``: float64)."""
+    def band_values(self, axis: int = 0) -> np.ndarray:
+        """Axis ``axis``'s ``q`` bands, float32 as timm computes them (``exact``: float64)."""
         q = self.dim // 4
         top = math.log(self.max_res, 2) - 1  # timm: math.log(max_freq, 2) - 1
+        if self.axis_bands == "alternate":
+            # Pixtral: 1 / base^(arange(0, dim, 2) / dim), every n-th from the axis's own (2-D: [::2], [1::2])
+            n = len(self.axes)
+            i = np.arange(q) * n + axis
+            if self.compute == "exact":
+                return np.asarray(np.power(self.base, -i / (n * q)))
+            return np.asarray(f32(1) / pow32(self.base, i.astype(f32) / f32(n * q)))
         if self.compute == "exact":
             k = np.arange(q, dtype=np.float64)
             if self.bands == "lang":
@@ -223,11 +244,10 @@ class Rope2d(Recipe):
 
     def axis_tables(self) -> list[tuple[np.ndarray, ...]]:
         """Per axis, ``(sin, cos)`` or ``(angle,)`` of each coordinate's bands, ``(s, q)``."""
-        bands = self.band_values()
         tables: list[tuple[np.ndarray, ...]] = []
         for axis in range(len(self.axes)):
             c = self.coordinates(axis)
-            angle = c[:, None] * bands[None, :]  # grid * bands (float32: one rounding, as torch's)
+            angle = c[:, None] * self.band_values(axis)[None, :]  # grid * bands (float32: one rounding, as torch's)
             tables.append((angle,) if self.part == "angle" else sin_cos_rounded(angle, c.dtype))
         return tables
 
@@ -259,11 +279,11 @@ class Rope2d(Recipe):
     # -- facts -------------------------------------------------------------------------------
     def wavelengths(self) -> np.ndarray:
         """``2π/ω`` of each column's band, in units of its axis's coordinate."""
-        waves = 2 * math.pi / self.band_values().astype(np.float64)
+        waves = [2 * math.pi / self.band_values(axis).astype(np.float64) for axis in self.column_axes]
         if self.layout == "pairs":
-            per_part = np.tile(np.repeat(waves, 2), len(self.axes))
+            per_part = np.concatenate([np.repeat(w, 2) for w in waves])
         else:
-            per_part = np.tile(waves, 2 * len(self.axes))
+            per_part = np.tile(np.concatenate(waves), 2)
         return np.tile(per_part, 2) if self.part == "cat" else per_part
 
     def pipeline(self) -> str:
@@ -363,7 +383,8 @@ def _read_sizes(sample: Sample) -> Iterator[dict[str, Any]]:
 
 def _bands_tried(sample: Sample, probe: Rope2d) -> list[dict[str, Any]]:
     """Language bands with the base that row 1 (the last axis's coordinate 1) shows in band 1,
-    ``base^(−1/q)``, and pixel bands at each of :data:`_MAX_RES_TRIED`."""
+    ``base^(−1/q)`` (alternate bands: ``base^(−(2n−1)/(n·q))``), and pixel bands at each of
+    :data:`_MAX_RES_TRIED`."""
     from pecli.fitting import round_number
 
     q = probe.dim // 4
@@ -373,7 +394,14 @@ def _bands_tried(sample: Sample, probe: Rope2d) -> list[dict[str, Any]]:
     value = float(sample.rows(1, 2)[0, column]) if sample.n > 1 and q > 1 else math.nan
     measure = {"sin": math.asin, "cos": math.acos, "cat": math.acos}.get(probe.part, float)
     omega = measure(max(-1.0, min(1.0, value))) if math.isfinite(value) else math.nan
-    tried = [{"bands": "lang", "base": round_number(omega ** (-q))}] if 0 < omega < 1 else []
+    n = len(probe.axes)
+    tried = []
+    if 0 < omega < 1:
+        tried.append({"bands": "lang", "base": round_number(omega ** (-q))})
+        # Pixtral's alternate bands: the last axis's band 1 is base^(−(2n − 1)/(n·q))
+        tried.append(
+            {"bands": "lang", "base": round_number(omega ** (-n * q / (2 * n - 1))), "axis_bands": "alternate"}
+        )
     return tried + [
         {"bands": "pixel", "max_res": max_res, "linear_bands": linear}
         for max_res, linear in itertools.product(_MAX_RES_TRIED, (False, True))

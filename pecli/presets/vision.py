@@ -15,6 +15,12 @@ with ``dim = 2·D``, ``linear_bands``, ``max_res = M`` and ``part='angle'``.  It
 METADATA, "Axial Rotary Embeddings") shows ``RotaryEmbedding(dim=16, freqs_for='pixel',
 max_freq=256).get_axial_freqs(8, 64, 32)``: a video of 8 frames of 64×32 patches, ``(8, 64, 32,
 48)``; the preset is that call (``max_freq=256``, the README's, not the constructor's default 10).
+
+transformers 5.23 ``models/pixtral/modeling_pixtral.py::PixtralVisionRotaryEmbedding`` takes
+``inv_freq = 1/rope_theta^(arange(0, head_dim, 2)/head_dim)`` and gives the height ``inv_freq[0::2]``,
+the width ``inv_freq[1::2]`` (``PixtralVisionConfig``: ``head_dim`` 64, ``image_size`` 1024,
+``patch_size`` 16, ``rope_theta`` 10000: a 64×64 grid of patches), ``cat([h | w] twice)``: rope2d's
+``axis_bands='alternate'`` with ``layout='half'``.
 """
 
 from __future__ import annotations
@@ -45,6 +51,24 @@ PRESETS = [
         "layers/pos_embed_sincos.py::RotaryEmbedding(64, feat_shape=(14, 14)).get_embed()",
         "2-D RoPE cos (or sin): [h | w] bands π·2^linspace(0, log2 224 − 1, 16) on linspace(−1, 1), "
         "each twice, float32",
+        _ROWS,
+    ),
+    _p(
+        "pixtral",
+        "rope2d",
+        {
+            "bands": "lang",
+            "base": 10000.0,
+            "part": "cos",
+            "layout": "half",
+            "axis_bands": "alternate",
+            "compute": "float32",
+        },
+        {"feat_shape": "64x64", "dim": 64},
+        "transformers 5.23 (PixtralVisionConfig defaults: head_dim 64, 1024 px in 16 px patches)",
+        "models/pixtral/modeling_pixtral.py::PixtralVisionRotaryEmbedding",
+        "2-D RoPE cos (or sin): height takes the even frequencies 1/10000^(2i/64), width the odd, "
+        "[h | w] twice (rotate_half), float32",
         _ROWS,
     ),
     _p(

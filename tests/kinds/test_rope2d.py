@@ -239,3 +239,21 @@ def test_identify_reads_layout_column_order_and_bands_without_a_preset(params: d
 def test_a_layout_rope2d_does_not_have_is_refused() -> None:
     with pytest.raises(RecipeError, match=r"unknown layout 'once': choose one of pairs, half"):
         Rope2d("4x4", 16, "lang", layout="once")  # type: ignore[arg-type]
+
+
+def test_alternate_bands_are_pixtrals_closed_form() -> None:
+    # transformers' PixtralVisionRotaryEmbedding: inv_freq = θ^(−2i/dim); height the even i, width the odd,
+    # [h | w] twice; rows h-major cells.  Written here in float64 from that description.
+    h, w, dim, theta = 3, 5, 16, 100.0
+    inv = theta ** (-np.arange(0, dim, 2) / dim)
+    cells = [(r, c) for r in range(h) for c in range(w)]
+    angles = np.array([np.concatenate([r * inv[0::2], c * inv[1::2]]) for r, c in cells])
+    for part, fn in (("cos", np.cos), ("sin", np.sin)):
+        ours = Rope2d(f"{h}x{w}", dim, "lang", theta, part=part, layout="half", axis_bands="alternate",
+                      compute="exact", dtype="float64").build()  # fmt: skip
+        np.testing.assert_allclose(ours, np.hstack([fn(angles), fn(angles)]), rtol=0, atol=1e-15)
+
+
+def test_alternate_bands_need_language_bands() -> None:
+    with pytest.raises(RecipeError, match=r"axis_bands=alternate .* give --bands lang"):
+        Rope2d("4x4", 16, "pixel", axis_bands="alternate")
