@@ -199,3 +199,18 @@ def write_gguf_table(path: Path, table: np.ndarray, key: str = "pe") -> None:
 
 #: Writers of the formats pecli reads but does not write, each its own library's: ``(path, table)``.
 READ_ONLY_WRITERS = {"gguf": write_gguf_table}
+
+
+def identified_and_checked(path: Path, kind: str) -> dict[str, object]:
+    """``pecli identify PATH --json`` for a table a framework wrote: asserts a MATCH of ``kind`` whose
+    own check (``pecli diff PATH SPEC --atol ATOL``) exits 0, and returns the JSON document."""
+    import json
+
+    from click.testing import CliRunner
+
+    runner = CliRunner()
+    doc = json.loads(runner.invoke(cli, ["identify", str(path), "--json"]).stdout)
+    assert doc["verdict"] == "match" and doc["kind"] == kind, doc.get("summary", doc)
+    check = runner.invoke(cli, ["diff", str(path), doc["best"]["spec"], "--atol", str(doc["best"]["atol"])])
+    assert check.exit_code == 0, check.output
+    return dict(doc)

@@ -10,17 +10,16 @@ of the modern-encodings issue (4·2⁻²⁴·max(1, p)); ``identify`` names the 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import references as ref
-from click.testing import CliRunner
 
-from pecli.cli import cli
 from pecli.kinds.rope2d import Rope2d
 from pecli.presets import get_preset
+from tests.helpers import identified_and_checked
 
 pytestmark = ref.marks("torch", "transformers")
 
@@ -68,13 +67,9 @@ def test_the_pixtral_preset_is_the_default_config() -> None:
 def test_identify_names_a_table_pixtral_wrote(tmp_path: Path, h: int, w: int, head_dim: int, theta: float) -> None:
     path = tmp_path / "cos.npy"
     np.save(path, _theirs(h, w, head_dim, theta)["cos"])
-    runner = CliRunner()
-    doc = json.loads(runner.invoke(cli, ["identify", str(path), "--json"]).stdout)
-    assert doc["verdict"] == "match" and doc["kind"] == "rope2d", doc.get("summary", doc)
+    doc: Any = identified_and_checked(path, "rope2d")
     recipe = doc["best"]["recipe"]
     assert (recipe["feat_shape"], recipe["dim"], recipe["base"]) == (f"{h}x{w}", head_dim, theta)
     assert (recipe["axis_bands"], recipe["layout"]) == ("alternate", "half")
     if (h, w, head_dim, theta) == (64, 64, 64, 1e4):
         assert "pixtral" in doc["names"], doc["names"]
-    check = runner.invoke(cli, ["diff", str(path), doc["best"]["spec"], "--atol", str(doc["best"]["atol"])])
-    assert check.exit_code == 0, check.output

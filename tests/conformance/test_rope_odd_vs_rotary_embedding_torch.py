@@ -12,15 +12,14 @@ its odd dim.
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from pecli import Rope
-from pecli.cli import cli
+from tests.helpers import identified_and_checked
 
 pytestmark = [
     pytest.mark.conformance,
@@ -88,10 +87,6 @@ def test_the_tables_rotate_a_query_as_rotate_queries_or_keys_does(dim: int, thet
 def test_identify_names_the_odd_dim(tmp_path: Path, dim: int, theta: float, n: int, offset: int) -> None:
     path = tmp_path / "cos.npy"
     np.save(path, _theirs(dim, theta, n, offset)["cos"])
-    runner = CliRunner()
-    doc = json.loads(runner.invoke(cli, ["identify", str(path), "--json"]).stdout)
-    assert doc["verdict"] == "match" and doc["kind"] == "rope", doc.get("summary", doc)
+    doc: Any = identified_and_checked(path, "rope")
     recipe = doc["best"]["recipe"]
     assert (recipe["dim"], recipe["base"], recipe["layout"], recipe["start"]) == (dim, theta, "pairs", offset)
-    check = runner.invoke(cli, ["diff", str(path), doc["best"]["spec"], "--atol", str(doc["best"]["atol"])])
-    assert check.exit_code == 0, check.output
