@@ -195,7 +195,8 @@ recipe_options = shared_stack(
         "position ids, one token per row: get_rope_index's transposed, Flux's txt_ids and img_ids); alibi: slopes "
         "(default), bias (heads × keys) or matrix (the (heads, queries, keys) bias as heads·len rows: "
         "x-transformers'); xpos: q (default, the queries' scales) or k (the keys'); rope2d: cat (default, "
-        "[sin | cos]), sin, cos or angle (coordinate·band: lucidrains' get_axial_freqs).",
+        "[sin | cos]), sin, cos, angle (coordinate·band: lucidrains' get_axial_freqs) or cis (each band's "
+        "(cos, sin): torchtune's vision cache).",
     ),
     recipe_option(
         "--scaling",
@@ -330,6 +331,20 @@ recipe_options = shared_stack(
         default=None,
         help="rope2d --bands lang: same = every axis the bands base^(−k/q) (default); alternate = the axes take "
         "turns at the frequencies base^(−2i/dim), height the even, width the odd (Pixtral's 2-D RoPE).",
+    ),
+    recipe_option(
+        "--first-index",
+        type=int,
+        default=None,
+        metavar="C",
+        help="rope2d --bands lang: the index of each axis's first cell (default 0; torchtune's vision RoPE: 1).",
+    ),
+    recipe_option(
+        "--cls-row",
+        type=LazyChoice(field_choices("cls_row")),
+        default=None,
+        help="rope2d: a class token's row of angle 0 (cos 1, sin 0), first or last (torchtune's "
+        "append_cls_token: last); none (default).",
     ),
     recipe_option(
         "--max-res", type=int, default=None, metavar="R", help="rope2d --bands pixel: timm's max_res (default 224)."

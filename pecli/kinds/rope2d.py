@@ -31,8 +31,8 @@ import functools
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, get_args
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal, cast, get_args
 
 import numpy as np
 
@@ -51,7 +51,9 @@ Rope2dLayout = Literal["pairs", "half"]
 #: ``ij``: the columns' axes in ``feat_shape`` order; ``xy``: the first two swapped (timm's
 #: ``grid_indexing='xy'``: width before height).  Rows are grid cells in C order either way.
 GridIndexing = Literal["ij", "xy"]
-Rope2dPart = Literal["cat", "sin", "cos", "angle"]
+Rope2dPart = Literal["cat", "sin", "cos", "angle", "cis"]
+#: Where a class token's row of zero angles goes (torchtune's vision RoPE: ``last``), or none.
+ClsRow = Literal["none", "first", "last"]
 #: ``same``: every axis takes the ``q`` bands (timm, rotary-embedding-torch); ``alternate``: axis ``a``
 #: of ``n`` takes every ``n``-th frequency of ``base^(−i/(n·q))`` from the ``a``-th (Pixtral's 2-D RoPE:
 #: height the even frequencies of ``base^(−2i/dim)``, width the odd ones).
@@ -112,6 +114,11 @@ class Rope2d(Recipe):
     formula in float64, rounded once.  ``layout``: ``pairs`` as above, or ``half`` (timm's
     ``rotate_half=True``): ``[h0, h1, …, w0, w1, …]`` then the same again.  ``grid_indexing``:
     ``xy`` puts the second axis's bands first (timm's ``grid_indexing='xy'``: width, then height).
+    ``part='cis'``: each band's ``(cos, sin)`` in turn, ``[cos h0, sin h0, cos h1, …]`` (torchtune's
+    ``VisionRotaryPositionalEmbeddings`` cache, ``(n, dim/2, 2)`` flattened).  ``first_index``: the
+    index of each axis's first cell (language bands; torchtune counts from 1).  ``cls_row``:
+    a row of zero angles (cos 1, sin 0) for a class token, ``first`` or ``last`` (torchtune's
+    ``append_cls_token``).
     ``axis_bands``: ``alternate`` gives axis ``a`` of ``n`` the language bands ``base^(−(n·k + a)/(n·q))``
     (HF transformers' ``PixtralRotaryEmbedding``: ``freqs[::2]`` for height, ``freqs[1::2]`` for
     width, with ``--layout half``); ``same`` (default) gives every axis ``base^(−k/q)``.
@@ -130,6 +137,8 @@ class Rope2d(Recipe):
     layout: Rope2dLayout = "pairs"
     grid_indexing: GridIndexing = "ij"
     axis_bands: AxisBands = "same"
+    first_index: int = 0
+    cls_row: ClsRow = "none"
 
     kind: ClassVar[str] = "rope2d"
     row_label: ClassVar[str] = "cell"
@@ -154,8 +163,16 @@ class Rope2d(Recipe):
             ("layout", Rope2dLayout),
             ("grid_indexing", GridIndexing),
             ("axis_bands", AxisBands),
+            ("cls_row", ClsRow),
         ):
             choice(name, getattr(self, name), get_args(literal))
+        set_(self, "first_index", int_param("first_index", self.first_index, 0, "e.g. 1 (torchtune)"))
+        if self.first_index and self.bands != "lang":
+            raise RecipeError(
+                "first_index moves the cell indices of language bands: give --bands lang (pixel bands span −1…1)"
+            )
+        if self.part == "cis" and self.layout != "pairs":
+            raise RecipeError("part=cis holds each band's (cos, sin) in turn: give --layout pairs")
         if self.axis_bands == "alternate" and self.bands != "lang":
             raise RecipeError(
                 "axis_bands=alternate splits the language frequencies base^(−2i/dim) between the axes "
@@ -198,7 +215,8 @@ class Rope2d(Recipe):
 
     @property
     def shape(self) -> tuple[int, int]:
-        return (math.prod(self.axes), 2 * self.part_width if self.part == "cat" else self.part_width)
+        cells = math.prod(self.axes) + (self.cls_row != "none")
+        return (cells, 2 * self.part_width if self.part == "cat" else self.part_width)
 
     # -- the pipeline --------------------------------------------------------------------------
     def band_values(self, axis: int = 0) -> np.ndarray:
@@ -233,11 +251,15 @@ class Rope2d(Recipe):
         s = self.axes[axis]
         ref = None if self.ref_feat_shape is None else grid_sizes("ref_feat_shape", self.ref_feat_shape)[axis]
         if self.compute == "exact":
-            c = np.arange(s, dtype=np.float64)
+            c = np.arange(s, dtype=np.float64) + self.first_index
             if self.bands == "pixel":
                 c = -1 + 2 * c / (s - 1) if s > 1 else np.full(1, -1.0)
             return c if ref is None else c * ref / s
-        t = linspace32(-1.0, 1.0, s) if self.bands == "pixel" else np.arange(s).astype(f32)
+        t = (
+            linspace32(-1.0, 1.0, s)
+            if self.bands == "pixel"
+            else np.arange(self.first_index, self.first_index + s).astype(f32)
+        )
         if ref is not None:  # t / f * r, each step in float32
             t = (t / f32(s)) * f32(ref)
         return np.asarray(t, dtype=f32)
@@ -252,19 +274,32 @@ class Rope2d(Recipe):
         return tables
 
     def rows(self, r0: int, r1: int) -> np.ndarray:
-        """Rows ``[r0, r1)``: cells ``unravel_index(r, axes)``; each axis's values looked up per coordinate."""
+        """Rows ``[r0, r1)``: cells ``unravel_index(r, axes)``; each axis's values looked up per
+        coordinate; a class token's row holds the values of angle 0."""
         check_row_range(self.shape[0], r0, r1)
         out = np.empty((r1 - r0, self.shape[1]), dtype=self.dtype)
         tables = self.axis_tables()
         q, axes, width = self.dim // 4, self.axes, self.part_width
-        parts = {"sin": (0,), "cos": (1,), "cat": (0, 1), "angle": (0,)}[self.part]
+        parts = {"sin": (0,), "cos": (1,), "cat": (0, 1), "angle": (0,), "cis": (1, 0)}[self.part]
+        first_cell = 1 if self.cls_row == "first" else 0
+        cls = {"first": 0, "last": math.prod(axes)}.get(self.cls_row)
+        if cls is not None and r0 <= cls < r1:  # a class token's angles are 0: sin 0, cos 1
+            ones = {"cos": slice(None), "cat": slice(width, None), "cis": slice(0, None, 2)}.get(self.part, slice(0))
+            out[cls - r0] = 0
+            out[cls - r0, ones] = 1
 
-        def block(a: int, b: int) -> None:
-            cells = np.unravel_index(np.arange(r0 + a, r0 + b), axes)
+        def block(start: int, stop: int) -> None:
+            cell = np.arange(r0 + start, r0 + stop) - first_cell  # the grid cell of each row
+            a = start + int(np.searchsorted(cell, 0))  # the rows of grid cells: [a, b)
+            b = start + int(np.searchsorted(cell, math.prod(axes)))
+            cells = np.unravel_index(cell[a - start : b - start], axes)
             for n, which in enumerate(parts):
                 for slot, axis in enumerate(self.column_axes):
                     values = tables[axis][which][cells[axis]]  # (rows, q)
-                    if self.layout == "pairs":  # [.., a0, a0, a1, a1, ..]: repeat_interleave(2)
+                    if self.part == "cis":  # [.., cos a0, sin a0, cos a1, ..]: (cos, sin) of each band
+                        first = 2 * q * slot + n
+                        out[a:b, first : first + 2 * q : 2] = values
+                    elif self.layout == "pairs":  # [.., a0, a0, a1, a1, ..]: repeat_interleave(2)
                         first = n * width + 2 * q * slot
                         out[a:b, first : first + 2 * q : 2] = values  # the one cast to dtype
                         out[a:b, first + 1 : first + 2 * q : 2] = out[a:b, first : first + 2 * q : 2]
@@ -295,8 +330,9 @@ class Rope2d(Recipe):
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
     def fit(cls, sample: Sample) -> Iterator[Recipe]:
-        """Tables no preset names: :func:`_fitted`."""
-        return _fitted(sample)
+        """Tables no preset names: :func:`_fitted`, and (cos, sin) pair caches: :func:`_fitted_cis`."""
+        yield from _fitted(sample)
+        yield from _fitted_cis(sample)
 
     @classmethod
     def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:
@@ -361,6 +397,56 @@ def _fitted(sample: Sample) -> Iterator[Rope2d]:
                 scored.append((float(np.max(np.abs(recipe.rows(0, len(head)) - head), initial=0.0)), recipe))
             best = min((gap for gap, _ in scored), default=math.inf)
             yield from (recipe for gap, recipe in scored if gap == best <= 1e-3)
+
+
+def _fitted_cis(sample: Sample) -> Iterator[Rope2d]:
+    """torchtune's vision cache: each band's ``(cos, sin)`` in turn (the pairs lie on the unit
+    circle), a class token's row of angle 0 first, last or none, a 2-D grid read from where each
+    axis's columns first move, the cells' first index from row 0's band-0 angle (ω₀ = 1), and the
+    base from the last axis's band 1 (its angle step from one cell to the next)."""
+    n, d = sample.n, sample.d
+    if d % 4 or n < 5:
+        return
+    head = sample.rows(0, min(n, sample.head_rows))
+    radius = head[:, 0::2] ** 2 + head[:, 1::2] ** 2
+    if not np.allclose(radius, 1, rtol=0, atol=1e-3):
+        return
+    zero = np.tile([1.0, 0.0], d // 2)  # angle 0: cos 1, sin 0
+    last = sample.rows(n - 1, n)[0]
+    placements: tuple[tuple[ClsRow, int], ...] = (("none", 0), ("first", 1), ("last", 0))
+    for cls_row, skip in placements:
+        if (cls_row == "first" and not np.array_equal(head[0], zero)) or (
+            cls_row == "last" and not np.array_equal(last, zero)
+        ):
+            continue
+        cells = n - (cls_row != "none")
+        first, second = (axis_stride(sample, a, a + d // 2, skip) or 0 for a in (0, d // 2))
+        indexing: GridIndexing = "xy" if first == 1 else "ij"
+        width = second if first == 1 else first
+        if min(first, second) != 1 or width < 2 or cells % width or cells // width < 2:
+            continue
+        grid = f"{cells // width}x{width}"
+        inner = 0 if indexing == "xy" else d // 2  # the last axis's columns: band 0 at inner, band 1 at inner + 2
+        rows = sample.rows(skip, skip + 2)
+        angles = np.arctan2(rows[:, inner + 1 : inner + 4 : 2], rows[:, inner : inner + 4 : 2])
+        index = round(float(np.mod(angles[0, 0], 2 * math.pi)))  # band 0 turns by 1 a cell
+        step = float(np.mod(angles[1, 1] - angles[0, 1], 2 * math.pi))
+        if not 0 < step < 1:
+            continue
+        from pecli.fitting import round_number
+
+        base = round_number(step ** (-(d // 4)))
+        dtype = cast(DType, sample.dtype)
+        cls = "" if cls_row == "none" else f", a class token's row of angle 0 {cls_row}"
+        for compute in get_args(Rope2dCompute):
+            try:
+                recipe = Rope2d(grid, d, "lang", base, part="cis", compute=compute, dtype=dtype)
+                recipe = replace(recipe, grid_indexing=indexing, first_index=index, cls_row=cls_row)
+            except RecipeError:
+                continue
+            where = f"each band's (cos, sin) in turn on a {grid} grid ({indexing}), cells from {index}{cls}"
+            sample.clue(f"{where}; the bands fit base {base:g}", recipe)
+            yield recipe
 
 
 def _read_sizes(sample: Sample) -> Iterator[dict[str, Any]]:
@@ -444,22 +530,22 @@ def read_grid(sample: Sample, n: int, width: int, layout: str = "pairs") -> tupl
     return ("x".join(map(str, sizes)), indexing) if min(sizes) >= 1 else None
 
 
-def axis_stride(sample: Sample, first: int, stop: int) -> int | None:
-    """The first row whose columns ``[first, stop)`` differ from row 0's, or ``None``: read in
-    blocks up to :data:`_MAX_WIDTH` rows."""
-    head = sample.rows(0, min(sample.n, sample.head_rows))
-    if stop - first < 1:
+def axis_stride(sample: Sample, first: int, stop: int, skip: int = 0) -> int | None:
+    """How many rows after row ``skip`` the columns ``[first, stop)`` first differ from its, or
+    ``None``: read in blocks up to :data:`_MAX_WIDTH` rows."""
+    head = sample.rows(skip, min(sample.n, skip + sample.head_rows))
+    if stop - first < 1 or not head.size:
         return None
     row0 = head[0, first:stop]
     moved = np.flatnonzero(np.any(head[:, first:stop] != row0, axis=1))
     if moved.size:  # the head (already read) shows it
         return int(moved[0])
-    r, end = int(head.shape[0]), min(sample.n, _MAX_WIDTH + 1)
+    r, end = skip + int(head.shape[0]), min(sample.n, skip + _MAX_WIDTH + 1)
     while r < end:
         rows = sample.rows(r, min(end, r + 256))
         moved = np.flatnonzero(np.any(rows[:, first:stop] != row0, axis=1))
         if moved.size:
-            return int(r + moved[0])
+            return int(r + moved[0]) - skip
         r += rows.shape[0]
     return None
 

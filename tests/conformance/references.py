@@ -1479,6 +1479,17 @@ def torchtune_rope_cache(dim: int, max_seq_len: int, base: int) -> Arrays:
     return {"table": _np(cache.flatten(1))}
 
 
+def torchtune_vision_rope_cache(patch_grid: int, dim: int, base: int = 10_000, append_cls_token: bool = True) -> Arrays:
+    """torchtune ``modules/position_embeddings.py::VisionRotaryPositionalEmbeddings(patch_size=14,
+    tile_size=14·patch_grid, max_num_tiles=1, dim, base, append_cls_token).cache``: ``(P² + 1, dim, 2)``
+    of ``(cos, sin)`` (x positions' ``dim/2`` frequencies, then y's, each counted from 1; the CLS row
+    all angle 0), flattened to ``(P² + 1, 2·dim)`` float32."""
+    module = _torchtune_module("modules/position_embeddings.py")
+    with _torch().no_grad():
+        rope = module.VisionRotaryPositionalEmbeddings(14, 14 * patch_grid, 1, dim, base, append_cls_token)
+        return {"table": _np(rope.cache.flatten(1))}
+
+
 def torchtune_llama31_cache(dim: int, max_seq_len: int, base: int, scale_factor: int = 8) -> Arrays:
     """torchtune ``models/llama3_1/_position_embeddings.py::Llama3ScaledRoPE(dim, max_seq_len, base,
     scale_factor)`` (low 1, high 4, old context 8192: its defaults), cache flattened to ``(n, dim)``."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -257,3 +258,31 @@ def test_alternate_bands_are_pixtrals_closed_form() -> None:
 def test_alternate_bands_need_language_bands() -> None:
     with pytest.raises(RecipeError, match=r"axis_bands=alternate .* give --bands lang"):
         Rope2d("4x4", 16, "pixel", axis_bands="alternate")
+
+
+def test_cis_pairs_from_index_1_with_a_last_class_row_are_torchtunes_closed_form() -> None:
+    # torchtune's VisionRotaryPositionalEmbeddings(dim=D): θ_k = base^(−2k/D), k < D/2; a patch at
+    # (y, x) of a P×P tile has [x+1, y+1]·θ, each (cos, sin) in turn; the CLS row last, angle 0.
+    p, d_t, base = 3, 8, 10000.0
+    theta = base ** (-np.arange(0, d_t, 2) / d_t)
+    rows = [np.concatenate([(x + 1) * theta, (y + 1) * theta]) for y in range(p) for x in range(p)]
+    angles = np.array([*rows, np.zeros(d_t)])
+    expected = np.stack([np.cos(angles), np.sin(angles)], axis=-1).reshape(len(angles), -1)
+    ours = Rope2d(f"{p}x{p}", 2 * d_t, "lang", base, part="cis", grid_indexing="xy", first_index=1, cls_row="last",
+                  compute="exact", dtype="float64").build()  # fmt: skip
+    np.testing.assert_allclose(ours, expected, rtol=0, atol=1e-15)
+    first = Rope2d(f"{p}x{p}", 2 * d_t, "lang", base, part="cis", grid_indexing="xy", first_index=1, cls_row="first")
+    assert np.array_equal(first.build()[0], np.tile([1.0, 0.0], d_t)) and first.rows(1, 10).shape == (9, 2 * d_t)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"bands": "pixel", "first_index": 1}, "first_index moves the cell indices of language bands"),
+        ({"bands": "lang", "part": "cis", "layout": "half"}, "part=cis holds each band's (cos, sin) in turn"),
+        ({"bands": "lang", "cls_row": "middle"}, "cls_row"),
+    ],
+)
+def test_cis_and_class_rows_refuse_what_they_cannot_build(params: dict[str, Any], message: str) -> None:
+    with pytest.raises(RecipeError, match=re.escape(message)):
+        Rope2d("4x4", 16, **params)
