@@ -12,6 +12,8 @@ from __future__ import annotations
 
 #: Interruptions that arrived while a command ran (see :func:`abandon_writes`).
 _abandoned: list[BaseException] = []
+#: How many :class:`Deferred` blocks are running (the handler then records, and does not raise).
+_deferring: list[int] = [0]
 
 
 def abandon_writes(reason: BaseException) -> None:
@@ -28,3 +30,24 @@ def abandoned() -> BaseException | None:
 def forget_abandoned() -> None:
     """Start afresh (a command line run in a process that was interrupted before: tests, notebooks)."""
     _abandoned.clear()
+
+
+def deferring() -> bool:
+    """Whether a signal's exception must wait for the end of a :class:`Deferred` block."""
+    return _deferring[0] > 0
+
+
+class Deferred:
+    """A block a signal's exception must not be raised in: ``import torch`` runs Python code from
+    C++ (pybind11), and an exception raised there aborts the process (``terminate called after
+    throwing an instance of 'pybind11::error_already_set'``, status −6, no cleanup).  The handler
+    records the interruption; it is raised when the block ends."""
+
+    def __enter__(self) -> None:
+        self.before = len(_abandoned)
+        _deferring[0] += 1
+
+    def __exit__(self, *exc: object) -> None:
+        _deferring[0] -= 1
+        if not _deferring[0] and len(_abandoned) > self.before and exc[0] is None:
+            raise _abandoned[self.before]

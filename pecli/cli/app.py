@@ -159,7 +159,7 @@ class _Stop(BaseException):
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    from pecli.interruption import abandon_writes
+    from pecli.interruption import abandon_writes, deferring
 
     if signum == getattr(signal, "SIGHUP", None):
         stop = _Stop(EXIT_HANGUP, "Interrupted (hang-up): nothing was written.")
@@ -168,9 +168,11 @@ def _on_signal(signum: int, frame: Any) -> None:
     else:
         stop = _Stop(EXIT_INTERRUPTED, "Interrupted: nothing was written.")
     # Raised wherever the program is; if a library's callback swallows it, the write it
-    # interrupted still fails before its rename, and main() exits with this status.
+    # interrupted still fails before its rename, and main() exits with this status.  Inside an
+    # import that runs Python from C++ (torch's), it waits for the import to end (Deferred).
     abandon_writes(stop)
-    raise stop
+    if not deferring():
+        raise stop
 
 
 def _on_broken_pipe() -> NoReturn:

@@ -30,8 +30,11 @@ from pecli.table import Progress, Table
 
 
 def _torch() -> Any:
+    from pecli.interruption import Deferred
+
     try:
-        import torch
+        with Deferred():  # a Ctrl-C during torch's import would abort the process from C++
+            import torch
     except ImportError:
         raise FormatError("the .pt format needs PyTorch: pip install torch (or choose .safetensors)") from None
     return torch

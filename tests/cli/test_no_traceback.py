@@ -296,6 +296,25 @@ def test_a_swallowed_signal_stops_a_long_write_at_once(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
 
 
+def test_a_signal_during_torchs_import_waits_for_the_import_to_end() -> None:
+    """``import torch`` runs Python from C++ (pybind11): the handler's exception raised there aborted
+    the process (status −6, "terminate called after throwing an instance of
+    'pybind11::error_already_set'": CI, SIGINT during a .pt write).  Inside :class:`Deferred` the
+    handler records the signal, and the block's end raises it: exit 130, the write abandoned."""
+    from pecli.cli.app import _on_signal, _Stop
+    from pecli.interruption import Deferred, abandoned, forget_abandoned
+
+    forget_abandoned()
+    reached_the_end = False
+    try:
+        with pytest.raises(_Stop) as stop, Deferred():
+            _on_signal(signal.SIGINT, None)  # as if it arrived inside the import
+            reached_the_end = True
+        assert reached_the_end and stop.value.code == 130 and abandoned() is stop.value
+    finally:
+        forget_abandoned()
+
+
 @pytest.mark.slow  # several large writes, each interrupted
 @pytest.mark.parametrize("ext", [".h5", ".pt"])
 def test_signals_while_writing_h5_and_pt(tmp_path: Path, ext: str) -> None:
