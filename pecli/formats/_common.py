@@ -295,7 +295,7 @@ class ComplexRows:
 class IntegerRows:
     """Integers (position ids: ``get_rope_index``'s int64, Flux's ids saved as integers) served as
     float64, exactly; a 64-bit value beyond 2⁵³ is refused when its rows are read
-    (:func:`~pecli.table.integers_as_float64`)."""
+    (:func:`~pecli.dtypes.integers_as_float64`)."""
 
     def __init__(self, raw: Any, source: str) -> None:
         self.raw, self.shape, self.dtype, self.source = raw, raw.shape, np.dtype(np.float64), source

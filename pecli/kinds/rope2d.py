@@ -120,7 +120,7 @@ class Rope2d(Recipe):
     a row of zero angles (cos 1, sin 0) for a class token, ``first`` or ``last`` (torchtune's
     ``append_cls_token``).
     ``axis_bands``: ``alternate`` gives axis ``a`` of ``n`` the language bands ``base^(−(n·k + a)/(n·q))``
-    (HF transformers' ``PixtralRotaryEmbedding``: ``freqs[::2]`` for height, ``freqs[1::2]`` for
+    (transformers' ``PixtralVisionRotaryEmbedding``: ``freqs[::2]`` for height, ``freqs[1::2]`` for
     width, with ``--layout half``); ``same`` (default) gives every axis ``base^(−k/q)``.
     """
 

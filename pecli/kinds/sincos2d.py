@@ -57,10 +57,10 @@ class Sincos2d(Recipe):
       ``[sin t | cos t]`` (``dim/8`` frequencies) then MAE's ``[sin w | cos w | sin h | cos h]``
       (``3·dim/16`` frequencies each).
 
-    ``cls`` puts one zero row in front (the class token); ``extra_tokens`` ``N`` puts ``N`` (diffusers'
-    ``get_2d_sincos_pos_embed(cls_token=True, extra_tokens=N)``; 1 is ``cls``).  diffusers' coordinate scaling: an axis
-    of ``m`` cells has coordinates ``c / (m / base_size) / interpolation_scale`` (``base_size``
-    unset: ``c / interpolation_scale``); ``max_size`` (SD3's ``pos_embed_max_size``) builds a
+    ``cls`` puts one zero row in front (the class token); ``extra_tokens`` ``N`` puts ``N``
+    (diffusers' ``get_2d_sincos_pos_embed(cls_token=True, extra_tokens=N)``; 1 is ``cls``).
+    diffusers' coordinate scaling: an axis of ``m`` cells has coordinates
+    ``c / (m / base_size) / interpolation_scale`` (``base_size`` unset: ``c / interpolation_scale``); ``max_size`` (SD3's ``pos_embed_max_size``) builds a
     ``max_size × max_size`` table and keeps its centred ``grid`` crop; cogvideox's time axis is
     divided by ``temporal_interpolation_scale`` instead.  The float64/float32 pipelines build
     these coordinates in float32, as diffusers does.
@@ -281,7 +281,7 @@ class Sincos2d(Recipe):
         zero rows diffusers' ``extra_tokens``; the angles of the second cell give the temperature.
         """
         d = sample.d
-        zeros = next((k for k in range(sample.n) if k not in sample.zero_rows), sample.n)  # leading zero rows
+        zeros = _leading_zero_rows(sample)
         for order, naxes, prefix in itertools.product(
             get_args(Order), (2, 3), dict.fromkeys((0, min(zeros, 1), zeros))
         ):
@@ -331,7 +331,7 @@ class Sincos2d(Recipe):
         default = str(params.get("grid", ""))
         naxes = default.count("x") + 1 if default else 2
         own = int(params.get("extra_tokens") or bool(params.get("cls", False)))
-        zeros = next((k for k in range(sample.n) if k not in sample.zero_rows), sample.n)
+        zeros = _leading_zero_rows(sample)
         layout = grid_layout(str(params.get("order", "mae")), sample.d, naxes)
         for prefix in dict.fromkeys([own, *([zeros] if zeros >= 2 else [])]):
             cells = sample.n - prefix
@@ -432,6 +432,11 @@ def _first_change(sample: Sample, first_row: int, cols: Ids, cell0: Arr, limit: 
             return r + int(moved[0]) - first_row
         r = stop
     return n - first_row
+
+
+def _leading_zero_rows(sample: Sample) -> int:
+    """How many all-zero rows the table starts with (a class token, diffusers' extra tokens)."""
+    return next((k for k in range(sample.n) if k not in sample.zero_rows), sample.n)
 
 
 def detect_grid(sample: Sample, layout: GridLayout, prefix: int) -> tuple[int, ...] | None:

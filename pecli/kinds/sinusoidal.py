@@ -555,7 +555,7 @@ _BFLOAT16_PIPELINES: tuple[tuple[Compute, Form], ...] = (("bfloat16", "inv-pow")
 def _scale(rows: np.ndarray, sin_cols: Ids, cos_cols: Ids, d: int, eps: float) -> float:
     """The radius the ``(sin, cos)`` pairs of ``rows`` lie on: 1, or a ``scale`` (x-transformers'
     ``dim^-0.5`` where it is that, else the median radius to 7 digits, a float32 parameter's).
-    ``eps``: the data's machine epsilon; bfloat16 values (``2⁻⁷``) put a radius of 1 as far as
+    ``eps``: the data's rounding unit; bfloat16 values (``2⁻⁸``) put a radius of 1 as far as
     1.0002 off (keras' bfloat16 table from position 100), and say a scale to 3 digits only."""
     from pecli.fitting import round_number
 
