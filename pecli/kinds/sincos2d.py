@@ -60,10 +60,10 @@ class Sincos2d(Recipe):
     ``cls`` puts one zero row in front (the class token); ``extra_tokens`` ``N`` puts ``N``
     (diffusers' ``get_2d_sincos_pos_embed(cls_token=True, extra_tokens=N)``; 1 is ``cls``).
     diffusers' coordinate scaling: an axis of ``m`` cells has coordinates
-    ``c / (m / base_size) / interpolation_scale`` (``base_size`` unset: ``c / interpolation_scale``); ``max_size`` (SD3's ``pos_embed_max_size``) builds a
-    ``max_size × max_size`` table and keeps its centred ``grid`` crop; cogvideox's time axis is
-    divided by ``temporal_interpolation_scale`` instead.  The float64/float32 pipelines build
-    these coordinates in float32, as diffusers does.
+    ``c / (m / base_size) / interpolation_scale`` (``base_size`` unset: ``c / interpolation_scale``);
+    ``max_size`` (SD3's ``pos_embed_max_size``) builds a ``max_size × max_size`` table and keeps its
+    centred ``grid`` crop; cogvideox's time axis is divided by ``temporal_interpolation_scale``
+    instead.  The float64/float32 pipelines build these coordinates in float32, as diffusers does.
     """
 
     grid: str
