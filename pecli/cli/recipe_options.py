@@ -333,6 +333,13 @@ recipe_options = shared_stack(
         "turns at the frequencies base^(−2i/dim), height the even, width the odd (Pixtral's 2-D RoPE).",
     ),
     recipe_option(
+        "--axis-columns",
+        type=LazyChoice(field_choices("axis_columns")),
+        default=None,
+        help="rope2d: blocks = each axis's bands together (default); interleaved = the axes take turns at each "
+        "band, [h0, w0, h1, w1, …] (diffusers' Lumina).",
+    ),
+    recipe_option(
         "--first-index",
         type=int,
         default=None,

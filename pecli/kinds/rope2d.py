@@ -58,6 +58,9 @@ ClsRow = Literal["none", "first", "last"]
 #: of ``n`` takes every ``n``-th frequency of ``base^(−i/(n·q))`` from the ``a``-th (Pixtral's 2-D RoPE:
 #: height the even frequencies of ``base^(−2i/dim)``, width the odd ones).
 AxisBands = Literal["same", "alternate"]
+#: ``blocks``: each axis's bands together, ``[h0, h1, … | w0, w1, …]``; ``interleaved``: the axes
+#: take turns at each band, ``[h0, w0, h1, w1, …]`` (diffusers' Lumina ``get_2d_rotary_pos_embed_lumina``).
+AxisColumns = Literal["blocks", "interleaved"]
 Rope2dCompute = Literal["float32", "exact"]
 #: The widest grid whose width :meth:`Rope2d.sizes` reads from the rows.
 _MAX_WIDTH = 1 << 12
@@ -119,6 +122,8 @@ class Rope2d(Recipe):
     index of each axis's first cell (language bands; torchtune counts from 1).  ``cls_row``:
     a row of zero angles (cos 1, sin 0) for a class token, ``first`` or ``last`` (torchtune's
     ``append_cls_token``).
+    ``axis_columns``: ``interleaved`` puts the axes' bands in turn, ``[h0, w0, h1, w1, …]`` (diffusers'
+    ``get_2d_rotary_pos_embed_lumina``, with ``part='cis'``), ``blocks`` (default) each axis's together.
     ``axis_bands``: ``alternate`` gives axis ``a`` of ``n`` the language bands ``base^(−(n·k + a)/(n·q))``
     (transformers' ``PixtralVisionRotaryEmbedding``: ``freqs[::2]`` for height, ``freqs[1::2]`` for
     width, with ``--layout half``); ``same`` (default) gives every axis ``base^(−k/q)``.
@@ -139,6 +144,7 @@ class Rope2d(Recipe):
     axis_bands: AxisBands = "same"
     first_index: int = 0
     cls_row: ClsRow = "none"
+    axis_columns: AxisColumns = "blocks"
 
     kind: ClassVar[str] = "rope2d"
     row_label: ClassVar[str] = "cell"
@@ -164,6 +170,7 @@ class Rope2d(Recipe):
             ("grid_indexing", GridIndexing),
             ("axis_bands", AxisBands),
             ("cls_row", ClsRow),
+            ("axis_columns", AxisColumns),
         ):
             choice(name, getattr(self, name), get_args(literal))
         set_(self, "first_index", int_param("first_index", self.first_index, 0, "e.g. 1 (torchtune)"))
@@ -207,6 +214,19 @@ class Rope2d(Recipe):
         if self.grid_indexing == "xy":
             order[0], order[1] = order[1], order[0]
         return tuple(order)
+
+    def band_columns(self, slot: int, n: int = 0) -> list[np.ndarray]:
+        """The columns the ``q`` bands of the ``slot``-th axis (in column order) fill in part ``n``
+        (``cat``: 0 the sin, 1 the cos; ``cis``: 0 the cos, 1 the sin): each band twice (``pairs``,
+        ``half``) or once (``cis``)."""
+        q, width = self.dim // 4, self.part_width
+        k = np.arange(q)
+        place = k * len(self.axes) + slot if self.axis_columns == "interleaved" else slot * q + k
+        if self.part == "cis":  # (cos, sin) of each band in turn
+            return [2 * place + n]
+        if self.layout == "pairs":  # repeat_interleave(2)
+            return [n * width + 2 * place, n * width + 2 * place + 1]
+        return [n * width + place, n * width + width // 2 + place]  # cat([x, x])
 
     @property
     def part_width(self) -> int:
@@ -279,7 +299,7 @@ class Rope2d(Recipe):
         check_row_range(self.shape[0], r0, r1)
         out = np.empty((r1 - r0, self.shape[1]), dtype=self.dtype)
         tables = self.axis_tables()
-        q, axes, width = self.dim // 4, self.axes, self.part_width
+        axes, width = self.axes, self.part_width
         parts = {"sin": (0,), "cos": (1,), "cat": (0, 1), "angle": (0,), "cis": (1, 0)}[self.part]
         first_cell = 1 if self.cls_row == "first" else 0
         cls = {"first": 0, "last": math.prod(axes)}.get(self.cls_row)
@@ -295,18 +315,9 @@ class Rope2d(Recipe):
             cells = np.unravel_index(cell[a - start : b - start], axes)
             for n, which in enumerate(parts):
                 for slot, axis in enumerate(self.column_axes):
-                    values = tables[axis][which][cells[axis]]  # (rows, q)
-                    if self.part == "cis":  # [.., cos a0, sin a0, cos a1, ..]: (cos, sin) of each band
-                        first = 2 * q * slot + n
-                        out[a:b, first : first + 2 * q : 2] = values
-                    elif self.layout == "pairs":  # [.., a0, a0, a1, a1, ..]: repeat_interleave(2)
-                        first = n * width + 2 * q * slot
-                        out[a:b, first : first + 2 * q : 2] = values  # the one cast to dtype
-                        out[a:b, first + 1 : first + 2 * q : 2] = out[a:b, first : first + 2 * q : 2]
-                    else:  # [a0 … | b0 … | a0 … | b0 …]: cat([x, x])
-                        first = n * width + q * slot
-                        out[a:b, first : first + q] = values
-                        out[a:b, first + width // 2 : first + width // 2 + q] = out[a:b, first : first + q]
+                    values = tables[axis][which][cells[axis]]  # (rows, q), cast to dtype as placed
+                    for columns in self.band_columns(slot, n):
+                        out[a:b, columns] = values
 
         run_blocks(block, row_blocks(r1 - r0, self.shape[1]))
         return out
@@ -314,12 +325,20 @@ class Rope2d(Recipe):
     # -- facts -------------------------------------------------------------------------------
     def wavelengths(self) -> np.ndarray:
         """``2π/ω`` of each column's band, in units of its axis's coordinate."""
-        waves = [2 * math.pi / self.band_values(axis).astype(np.float64) for axis in self.column_axes]
-        if self.layout == "pairs":
-            per_part = np.concatenate([np.repeat(w, 2) for w in waves])
-        else:
-            per_part = np.tile(np.concatenate(waves), 2)
-        return np.tile(per_part, 2) if self.part == "cat" else per_part
+        out = np.empty(self.shape[1])
+        for n in range(2 if self.part in ("cat", "cis") else 1):
+            for slot, axis in enumerate(self.column_axes):
+                for columns in self.band_columns(slot, n):
+                    out[columns] = 2 * math.pi / self.band_values(axis).astype(np.float64)
+        return out
+
+    def paired_columns(self) -> bool:
+        """cis holds each band's (cos, sin) side by side; pairs repeats each band twice."""
+        return self.part == "cis" or self.layout == "pairs"
+
+    def complex_pairs(self) -> bool:
+        """cis is ``cos + i·sin`` of each band as (real, imaginary) parts: Lumina's ``freqs_cis``."""
+        return self.part == "cis"
 
     def pipeline(self) -> str:
         return self.compute
@@ -400,10 +419,13 @@ def _fitted(sample: Sample) -> Iterator[Rope2d]:
 
 
 def _fitted_cis(sample: Sample) -> Iterator[Rope2d]:
-    """torchtune's vision cache: each band's ``(cos, sin)`` in turn (the pairs lie on the unit
-    circle), a class token's row of angle 0 first, last or none, a 2-D grid read from where each
-    axis's columns first move, the cells' first index from row 0's band-0 angle (ω₀ = 1), and the
-    base from the last axis's band 1 (its angle step from one cell to the next)."""
+    """(cos, sin) pair caches of a 2-D grid: torchtune's vision cache (each axis's bands together,
+    cells from 1, a class token's row of angle 0) and Lumina's ``freqs_cis`` (the axes in turn at
+    each band).  The pairs lie on the unit circle; the grid is read from where each axis's columns
+    first move, the cells' first index from row 0's band-0 angle (ω₀ = 1), and the base from the
+    last axis's band 1 (its angle step from one cell to the next)."""
+    from pecli.fitting import round_number
+
     n, d = sample.n, sample.d
     if d % 4 or n < 5:
         return
@@ -414,38 +436,43 @@ def _fitted_cis(sample: Sample) -> Iterator[Rope2d]:
     zero = np.tile([1.0, 0.0], d // 2)  # angle 0: cos 1, sin 0
     last = sample.rows(n - 1, n)[0]
     placements: tuple[tuple[ClsRow, int], ...] = (("none", 0), ("first", 1), ("last", 0))
-    for cls_row, skip in placements:
+    arrangements: tuple[AxisColumns, ...] = get_args(AxisColumns)
+    dtype = cast(DType, sample.dtype)
+    for (cls_row, skip), arrangement in itertools.product(placements, arrangements):
         if (cls_row == "first" and not np.array_equal(head[0], zero)) or (
             cls_row == "last" and not np.array_equal(last, zero)
         ):
             continue
-        cells = n - (cls_row != "none")
-        first, second = (axis_stride(sample, a, a + d // 2, skip) or 0 for a in (0, d // 2))
+        probe = Rope2d("2x2", d, "lang", part="cis", axis_columns=arrangement)
+        columns = [
+            np.sort(np.concatenate([*probe.band_columns(slot, 0), *probe.band_columns(slot, 1)])) for slot in (0, 1)
+        ]
+        first, second = (axis_stride(sample, c, skip) or 0 for c in columns)
         indexing: GridIndexing = "xy" if first == 1 else "ij"
         width = second if first == 1 else first
+        cells = n - (cls_row != "none")
         if min(first, second) != 1 or width < 2 or cells % width or cells // width < 2:
             continue
         grid = f"{cells // width}x{width}"
-        inner = 0 if indexing == "xy" else d // 2  # the last axis's columns: band 0 at inner, band 1 at inner + 2
+        slot = 0 if indexing == "xy" else 1  # the last axis's columns: its bands 0 and 1
+        cos, sin = probe.band_columns(slot, 0)[0][:2], probe.band_columns(slot, 1)[0][:2]
         rows = sample.rows(skip, skip + 2)
-        angles = np.arctan2(rows[:, inner + 1 : inner + 4 : 2], rows[:, inner : inner + 4 : 2])
+        angles = np.arctan2(rows[:, sin], rows[:, cos])
         index = round(float(np.mod(angles[0, 0], 2 * math.pi)))  # band 0 turns by 1 a cell
         step = float(np.mod(angles[1, 1] - angles[0, 1], 2 * math.pi))
         if not 0 < step < 1:
             continue
-        from pecli.fitting import round_number
-
         base = round_number(step ** (-(d // 4)))
-        dtype = cast(DType, sample.dtype)
         cls = "" if cls_row == "none" else f", a class token's row of angle 0 {cls_row}"
         for compute in get_args(Rope2dCompute):
             try:
                 recipe = Rope2d(grid, d, "lang", base, part="cis", compute=compute, dtype=dtype)
                 recipe = replace(recipe, grid_indexing=indexing, first_index=index, cls_row=cls_row)
+                recipe = replace(recipe, axis_columns=arrangement)
             except RecipeError:
                 continue
-            where = f"each band's (cos, sin) in turn on a {grid} grid ({indexing}), cells from {index}{cls}"
-            sample.clue(f"{where}; the bands fit base {base:g}", recipe)
+            where = f"each band's (cos, sin), axes in {arrangement}, on a {grid} grid ({indexing}), cells from {index}"
+            sample.clue(f"{where}{cls}; the bands fit base {base:g}", recipe)
             yield recipe
 
 
@@ -515,7 +542,7 @@ def read_grid(sample: Sample, n: int, width: int, layout: str = "pairs") -> tupl
     strides = []
     for axis in range(n):
         a, b = axis * block, (axis + 1) * block
-        strides.append(sample.memo(("rope2d stride", a, b), functools.partial(axis_stride, sample, a, b)))
+        strides.append(sample.memo(("rope2d stride", a, b), functools.partial(axis_stride, sample, slice(a, b))))
     indexing = "ij"
     first, second = strides[0], strides[1]
     if first is not None and second is not None and first < second:  # the second axis's bands first: xy
@@ -530,20 +557,20 @@ def read_grid(sample: Sample, n: int, width: int, layout: str = "pairs") -> tupl
     return ("x".join(map(str, sizes)), indexing) if min(sizes) >= 1 else None
 
 
-def axis_stride(sample: Sample, first: int, stop: int, skip: int = 0) -> int | None:
-    """How many rows after row ``skip`` the columns ``[first, stop)`` first differ from its, or
-    ``None``: read in blocks up to :data:`_MAX_WIDTH` rows."""
+def axis_stride(sample: Sample, columns: slice | np.ndarray, skip: int = 0) -> int | None:
+    """How many rows after row ``skip`` the ``columns`` first differ from its, or ``None``: read in
+    blocks up to :data:`_MAX_WIDTH` rows."""
     head = sample.rows(skip, min(sample.n, skip + sample.head_rows))
-    if stop - first < 1 or not head.size:
+    if not head.size or not head[0, columns].size:
         return None
-    row0 = head[0, first:stop]
-    moved = np.flatnonzero(np.any(head[:, first:stop] != row0, axis=1))
+    row0 = head[0, columns]
+    moved = np.flatnonzero(np.any(head[:, columns] != row0, axis=1))
     if moved.size:  # the head (already read) shows it
         return int(moved[0])
     r, end = skip + int(head.shape[0]), min(sample.n, skip + _MAX_WIDTH + 1)
     while r < end:
         rows = sample.rows(r, min(end, r + 256))
-        moved = np.flatnonzero(np.any(rows[:, first:stop] != row0, axis=1))
+        moved = np.flatnonzero(np.any(rows[:, columns] != row0, axis=1))
         if moved.size:
             return int(r + moved[0]) - skip
         r += rows.shape[0]
@@ -553,7 +580,7 @@ def axis_stride(sample: Sample, first: int, stop: int, skip: int = 0) -> int | N
 def grid_width(sample: Sample, dim: int) -> int | None:
     """The width W of the 2-D grid a rope2d table's rows run over, or ``None``: the h columns (the
     first ``dim/2``) hold still along a grid row (see :func:`axis_stride`)."""
-    return None if dim < 4 or _layout(sample, sample.d) != "pairs" else axis_stride(sample, 0, dim // 2)
+    return None if dim < 4 or _layout(sample, sample.d) != "pairs" else axis_stride(sample, slice(0, dim // 2))
 
 
 __all__ = [

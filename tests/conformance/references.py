@@ -1289,6 +1289,17 @@ def diffusers_2d_sincos_pos_embed(
     return {"table": _np(torch.as_tensor(table).float())}
 
 
+def diffusers_lumina_2d_rope(embed_dim: int, len_h: int, len_w: int) -> Arrays:
+    """diffusers' ``get_2d_rotary_pos_embed_lumina(embed_dim, len_h, len_w)`` (Lumina-Next's): complex64
+    ``freqs_cis`` ``(H, W, embed_dim/2)``, each frequency's height then width rotation, flattened to
+    ``complex`` ``(H·W, embed_dim/2)`` and ``table``, its (real, imaginary) parts ``(H·W, embed_dim)``."""
+    torch = _torch()
+    from diffusers.models.embeddings import get_2d_rotary_pos_embed_lumina
+
+    freqs_cis = get_2d_rotary_pos_embed_lumina(embed_dim, len_h, len_w).reshape(len_h * len_w, -1)
+    return {"complex": _np(freqs_cis), "table": _np(torch.view_as_real(freqs_cis).flatten(1))}
+
+
 def diffusers_patch_embed_pos_embed(
     sample_size: int,
     patch_size: int,

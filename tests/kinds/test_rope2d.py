@@ -286,3 +286,18 @@ def test_cis_pairs_from_index_1_with_a_last_class_row_are_torchtunes_closed_form
 def test_cis_and_class_rows_refuse_what_they_cannot_build(params: dict[str, Any], message: str) -> None:
     with pytest.raises(RecipeError, match=re.escape(message)):
         Rope2d("4x4", 16, **params)
+
+
+def test_interleaved_axes_are_luminas_closed_form() -> None:
+    # diffusers' get_2d_rotary_pos_embed_lumina: ω_k = θ^(−k/q) on both axes; a cell (r, c) holds
+    # e^{i·r·ω_k}, e^{i·c·ω_k} in turn for each k: (cos, sin) pairs [h0, w0, h1, w1, …].
+    h, w, dim = 3, 4, 16
+    q = dim // 4
+    omega = 10000.0 ** (-np.arange(q) / q)
+    angles = np.array([np.stack([r * omega, c * omega], axis=1).ravel() for r in range(h) for c in range(w)])
+    expected = np.stack([np.cos(angles), np.sin(angles)], axis=-1).reshape(h * w, -1)
+    recipe = Rope2d(f"{h}x{w}", dim, "lang", part="cis", axis_columns="interleaved", compute="exact", dtype="float64")
+    np.testing.assert_allclose(recipe.build(), expected, rtol=0, atol=1e-15)
+    waves = 2 * np.pi / omega
+    np.testing.assert_allclose(recipe.wavelengths(), np.repeat(np.repeat(waves, 2), 2), rtol=1e-15)
+    assert recipe.complex_pairs() and not Rope2d(f"{h}x{w}", dim, "lang").complex_pairs()
