@@ -253,6 +253,24 @@ def test_alternate_bands_are_pixtrals_closed_form() -> None:
         ours = Rope2d(f"{h}x{w}", dim, "lang", theta, part=part, layout="half", axis_bands="alternate",
                       compute="exact", dtype="float64").build()  # fmt: skip
         np.testing.assert_allclose(ours, np.hstack([fn(angles), fn(angles)]), rtol=0, atol=1e-15)
+    # a user's own table: that closed form on a 6x8 grid, cast once to float32
+    h, w, theta = 6, 8, 10000.0
+    inv = theta ** (-np.arange(0, dim, 2) / dim)
+    angles = np.array([np.concatenate([r * inv[0::2], c * inv[1::2]]) for r in range(h) for c in range(w)])
+    recipe = identified(np.hstack([np.cos(angles), np.cos(angles)]).astype(np.float32))
+    assert (recipe.feat_shape, recipe.axis_bands, recipe.layout, recipe.base) == ("6x8", "alternate", "half", theta)
+
+
+def identified(table: np.ndarray) -> Rope2d:
+    """identify's MATCH on a user's NumPy table, as a rope2d recipe that rebuilds it within float32 rounding."""
+    from pecli.identification import identify
+    from pecli.table import Table
+
+    found = identify(Table(table, None, "mine"))
+    assert found.verdict == "match" and found.best is not None, found.summary
+    assert isinstance(found.best.recipe, Rope2d), found.best.recipe.describe()
+    assert np.abs(found.best.recipe.build().astype(np.float64) - table).max() <= 2.0**-23
+    return found.best.recipe
 
 
 def test_alternate_bands_need_language_bands() -> None:
@@ -271,6 +289,8 @@ def test_cis_pairs_from_index_1_with_a_last_class_row_are_torchtunes_closed_form
     ours = Rope2d(f"{p}x{p}", 2 * d_t, "lang", base, part="cis", grid_indexing="xy", first_index=1, cls_row="last",
                   compute="exact", dtype="float64").build()  # fmt: skip
     np.testing.assert_allclose(ours, expected, rtol=0, atol=1e-15)
+    recipe = identified(expected.astype(np.float32))
+    assert (recipe.part, recipe.first_index, recipe.cls_row, recipe.grid_indexing) == ("cis", 1, "last", "xy")
     first = Rope2d(f"{p}x{p}", 2 * d_t, "lang", base, part="cis", grid_indexing="xy", first_index=1, cls_row="first")
     assert np.array_equal(first.build()[0], np.tile([1.0, 0.0], d_t)) and first.rows(1, 10).shape == (9, 2 * d_t)
 
@@ -298,6 +318,7 @@ def test_interleaved_axes_are_luminas_closed_form() -> None:
     expected = np.stack([np.cos(angles), np.sin(angles)], axis=-1).reshape(h * w, -1)
     recipe = Rope2d(f"{h}x{w}", dim, "lang", part="cis", axis_columns="interleaved", compute="exact", dtype="float64")
     np.testing.assert_allclose(recipe.build(), expected, rtol=0, atol=1e-15)
+    assert identified(expected.astype(np.float32)).axis_columns == "interleaved"
     waves = 2 * np.pi / omega
     np.testing.assert_allclose(recipe.wavelengths(), np.repeat(np.repeat(waves, 2), 2), rtol=1e-15)
     assert recipe.complex_pairs() and not Rope2d(f"{h}x{w}", dim, "lang").complex_pairs()

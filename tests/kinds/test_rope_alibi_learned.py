@@ -488,3 +488,11 @@ def test_an_odd_rotary_dim_has_dim_over_2_frequencies_over_dim(dim: int) -> None
         np.testing.assert_array_equal(table[:, 0::2], table[:, 1::2])
     assert Rope(n, dim, layout="once").shape == (n, half)
     assert Rope(n, dim).describe(short=True).startswith(f"dim={dim} ")
+    if half >= 2:  # identify names the odd dim on a user's NumPy table (dim 3: one frequency, θ⁰, any θ)
+        from pecli.identification import identify
+        from pecli.table import Table
+
+        mine = np.repeat(np.cos(angle), 2, axis=1).astype(np.float32)
+        found = identify(Table(mine, None, "mine"))
+        assert found.verdict == "match" and found.best is not None, found.summary
+        assert isinstance(found.best.recipe, Rope) and (found.best.recipe.dim, found.best.recipe.base) == (dim, 10000.0)
