@@ -312,6 +312,22 @@ PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
         "rope2d:feat-shape=8x8,dim=64,bands=lang,part=cos",
         "base 100 (A) vs 10000 (B); part sin",
     ),
+    # Pixtral's split of one frequency set, Lumina's axes in turn, torchtune's cells from 1
+    "rope2d pixtral bands": (
+        changed("rope2d:feat-shape=8x8,dim=64,bands=lang,part=cos,layout=half", axis_bands="alternate"),
+        "rope2d:feat-shape=8x8,dim=64,bands=lang,part=cos,layout=half",
+        "axis-bands alternate (A) vs same (B)",
+    ),
+    "rope2d lumina columns": (
+        changed("rope2d:feat-shape=8x8,dim=32,bands=lang,part=cis", axis_columns="interleaved"),
+        "rope2d:feat-shape=8x8,dim=32,bands=lang,part=cis",
+        "axis-columns interleaved (A) vs blocks (B)",
+    ),
+    "rope2d torchtune first index": (
+        changed("rope2d:feat-shape=8x8,dim=32,bands=lang,part=cis", first_index=1),
+        "rope2d:feat-shape=8x8,dim=32,bands=lang,part=cis",
+        "first-index 1 (A) vs 0 (B)",
+    ),
     # axial
     "axial sin": (changed(AXIAL, part="sin"), AXIAL, "part sin (A) vs cos (B)"),
     "axial half layout": (changed(AXIAL, layout="half"), AXIAL, "layout half (A) vs pairs (B)"),
