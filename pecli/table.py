@@ -554,9 +554,16 @@ def _check_complex_pairs(table: Table, dtype: str) -> None:
     """Refuse storing as complex a table whose columns are not (real, imaginary) pairs."""
     d = table.shape[1]
     if table.recipe is not None and not table.recipe.complex_pairs():
+        from typing import get_args, get_type_hints
+
+        from pecli.kinds import kinds
+
+        with_cis = [k for k, cls in kinds().items() if "cis" in get_args(get_type_hints(cls).get("part"))]
+        kind = table.recipe.kind
+        fix = "--part cis" if kind in with_cis else f"--kind {' or '.join(with_cis)} with --part cis"
         raise PecliInputError(
-            f"a {table.recipe.kind} table's columns are not (real, imaginary) pairs: {dtype} stores rope's "
-            f"--part cis (Meta's freqs_cis); give --kind rope --part cis, or --dtype {COMPLEX[dtype]}"
+            f"a {kind} table's columns are not (real, imaginary) pairs: {dtype} stores the (cos, sin) pairs of "
+            f"--part cis ({', '.join(with_cis)}: freqs_cis); give {fix}, or --dtype {COMPLEX[dtype]}"
         )
     if d % 2:
         raise PecliInputError(

@@ -363,6 +363,10 @@ CASES: list[tuple[list[str], str]] = [
         ["export", "rope:len=8,dim=6,part=cos", "--dtype", "complex64", "-o", "c.npy"],
         "a rope table's columns are not (real, imaginary) pairs",
     ),
+    (
+        ["export", "rope2d:feat_shape=4x4,dim=16,bands=lang,part=cos", "--dtype", "complex64", "-o", "c.npy"],
+        "complex64 stores the (cos, sin) pairs of --part cis (rope, rope2d: freqs_cis); give --part cis, or",
+    ),
     (["inspect", "bools.npy"], "bools.npy holds bool values"),
     (["inspect", "bigints.npy"], "bigints.npy holds int64 values beyond 2^53"),
     (["inspect", "nothing.npz"], "nothing.npz holds no arrays"),
