@@ -36,6 +36,7 @@ from pecli.kinds.base import Recipe
 from pecli.presets import PRESETS, Preset
 from pecli.proof import Verification, round_up, verify_all
 from pecli.table import Progress, Table, TableLike, as_table
+from pecli.transposition import transposed_note
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr
@@ -414,8 +415,11 @@ def _prove(
 
 
 # -- identify ----------------------------------------------------------------------------------
-def identify(table: TableLike, *, nearest: int = 5, progress: Progress | None = None) -> Identification:
-    """Which recipe (preset or fitted parameters) made ``table``, proved on the whole table."""
+def identify(
+    table: TableLike, *, nearest: int = 5, progress: Progress | None = None, flip: bool = True
+) -> Identification:
+    """Which recipe (preset or fitted parameters) made ``table``, proved on the whole table (``flip``:
+    an unknown table is also tried transposed, :func:`pecli.transposition.transposed_note`)."""
     table = as_table(table, "the array")
     n, d = table.shape
     if n == 0 or d == 0:
@@ -440,9 +444,8 @@ def identify(table: TableLike, *, nearest: int = 5, progress: Progress | None = 
     candidates = [_candidate(g, sample) for g in groups]
     verdict, best, alternatives = _decide(table, sample, groups, candidates, progress)
     if verdict == "match" and best is not None and not best.within_rounding:
-        # Matched only within a pipeline's envelope: another pipeline of the same recipe may
-        # rebuild it to rounding (a float64 table computed in float64 "matches" the float32
-        # pipeline within its envelope; it is the float64 one).
+        # Matched only within a pipeline's envelope: another pipeline may rebuild it to rounding (a
+        # float64 table computed in float64 "matches" the float32 pipeline's envelope; it is float64's).
         extra = [v for v in best.recipe.pipelines() if v not in found.found]
         if extra:
             for v in extra:
@@ -456,11 +459,12 @@ def identify(table: TableLike, *, nearest: int = 5, progress: Progress | None = 
     kind: str | None = best.recipe.kind if best is not None else None
     if verdict == "unknown":
         for cls in kinds().values():
-            described = cls.recognise(sample)
-            if described is not None:
+            if (described := cls.recognise(sample)) is not None:
                 verdict, kind = "learned", cls.kind
                 sample.notes.insert(0, described)
                 break
+    if verdict == "unknown" and flip and (note := transposed_note(table, identify)) is not None:
+        sample.notes.insert(0, note)
     winners = {best.recipe, *(a.recipe for a in alternatives)} if best is not None else set()
     clues = [text for text, recipes in sample.clues.items() if not winners or recipes & winners]
     return Identification(

@@ -544,6 +544,10 @@ def write_output(app: App, table: Table, out: dict[str, Any]) -> None:
 
     options = WriteOptions(key=out["key"], compress=out["compress"], digits=out["digits"])
     output, fmt = out["output"], out["fmt"]
+    if out["transpose"]:
+        from pecli.transposition import transposed
+
+        table = transposed(table)
     if out["compress"] is not None and (output == "-" or not resolve_format(output, fmt, "--to").compresses):
         from pecli.cli.options import extensions, titles
 

@@ -54,6 +54,7 @@ def export(
       pecli export pe.npy -o pe.h --dtype float32
       pecli export pe.npy --rows 0:512 --cols 0:64 -o head.npy
       pecli export vit.safetensors:pos_embed --resample 24x24 -o pos_embed_384.safetensors
+      pecli export rope:len=4096,dim=128 --transpose -o cos_dim_first.npy
     """
     app: App = ctx.obj
     out = split_params(params, OUTPUT_PARAMS)

@@ -59,6 +59,8 @@ def generate(ctx: click.Context, /, rows: Any, cols: Any, decimals: int, quiet: 
     # A recipe whose one row cannot be computed is refused here, before any work (Table checks it).
     table = chosen_rows(table_from_options(ctx, params, ids_given=chosen["positions"] is not None), **chosen)
     if out["output"] is None:
+        if out["transpose"]:
+            raise click.UsageError("--transpose writes a file: add -o PATH (the terminal shows positions as rows)", ctx)
         show_table(app, table, rows, cols, decimals)
     else:
         table = section(table, rows, cols)

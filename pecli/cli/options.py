@@ -435,6 +435,12 @@ output_options = stack(
     ),
     force_option,
     click.option(
+        "--transpose",
+        is_flag=True,
+        help="Write the table's transpose, (columns, rows): positions along the columns, as a channels-first "
+        "runtime keeps a cache. Built whole in memory; the file stores no recipe (its shape is the other one).",
+    ),
+    click.option(
         "--sidecar/--no-sidecar",
         default=True,
         show_default=True,
@@ -444,7 +450,7 @@ output_options = stack(
         ),
     ),
 )
-OUTPUT_PARAMS = ("output", "fmt", "key", "compress", "digits", "force", "sidecar")
+OUTPUT_PARAMS = ("output", "fmt", "key", "compress", "digits", "force", "transpose", "sidecar")
 #: The parameters of ``positions_options`` and ``resample_options``: which rows a command writes.
 ROW_PARAMS = ("positions", "token_ids", "resample", "resample_from", "prefix_tokens", "interpolation", "antialias")
 

@@ -109,7 +109,7 @@ CASES = [
         "torchtune-llama31",
         lambda: ref.torchtune_llama31_cache(128, 16384, 500000),
         {"length": 16384, "dim": 128, "base": 500000.0, "layout": "once", "part": "cis", **_LLAMA31},
-        None,
+        "torchtune-llama3",
         TORCHTUNE,
     ),
     _case(
