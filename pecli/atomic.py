@@ -2,8 +2,10 @@
 
 Each finished temporary is fsynced before its rename and the directory after it, so a power loss
 leaves the previous file or the complete new one under the final name, never an empty or partial
-one.  ``PECLI_NO_FSYNC=1`` in the environment skips both (faster on slow disks; the rename is
-still atomic for a crash of pecli alone, but not for a crash of the machine).
+one; while the data is written, its writeback is started a window at a time
+(:mod:`pecli.writeback`), so the final fsync has little left.  ``PECLI_NO_FSYNC=1`` in the
+environment skips all three (faster on slow disks; the rename is still atomic for a crash of
+pecli alone, but not for a crash of the machine).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from pecli.errors import OutputError
 from pecli.interruption import abandoned
+from pecli.writeback import EarlyWriteback
 
 
 def is_special(path: Path) -> bool:
@@ -74,18 +77,22 @@ def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
     for p in paths:
         check_destination(p, force=force)
     temps: list[Path] = []
+    sync = fsync_enabled()
     try:
         for p in paths:
             if is_special(p):
                 temps.append(p)
                 continue
             _new_temporary(p, temps)
-        yield temps
+        if sync and temps[0] != paths[0]:  # the disk writes the data while it is made
+            with EarlyWriteback(temps[0]):
+                yield temps
+        else:
+            yield temps
         stop = abandoned()
         if stop is not None:  # interrupted, and the exception was swallowed on its way up
             raise stop
         mode = _default_mode()
-        sync = fsync_enabled()
         if sync:  # the data must be on disk before a name points at it
             for tmp, p in zip(temps, paths, strict=True):
                 if tmp != p:

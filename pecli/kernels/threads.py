@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import sys
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager
@@ -231,16 +230,9 @@ _madvise: Any = None
 def _populate(address: int, nbytes: int) -> bool:
     global _madvise
     if _madvise is None:
-        _madvise = False
-        if sys.platform.startswith("linux"):
-            import ctypes
+        from pecli.libc import linux_function
 
-            try:
-                fn = ctypes.CDLL(None, use_errno=True).madvise
-                fn.argtypes, fn.restype = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int], ctypes.c_int
-                _madvise = fn
-            except (OSError, AttributeError):
-                pass
+        _madvise = linux_function("madvise", ("c_void_p", "c_size_t", "c_int")) or False
     if not _madvise:
         return False
     start = address & ~4095
