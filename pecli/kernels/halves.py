@@ -30,8 +30,11 @@ from pecli.dtypes import numpy_dtype, round_to
 from pecli.kernels.compiled import rounding16
 from pecli.kernels.threads import run_blocks
 
-#: Cells per pass of the rounding (its temporaries stay in the cache).
-ROUNDING_CELLS = 1 << 16
+#: Cells per pass of the NumPy rounding (its 1 MB temporaries stay in a core's cache), and per
+#: call of the compiled one (no temporaries).  Each pass re-takes the GIL, so passes much smaller
+#: than this stop scaling with threads (see ``pecli.kernels.rotation._BATCH_PAIRS``).
+ROUNDING_CELLS = 1 << 18
+COMPILED_ROUNDING_CELLS = 1 << 20
 #: Doubtful cells computed in float64 at once: this many rows' worth (bounds their scratch).
 EXACT_ROWS = 16
 #: ... and at least this many cells per call, however narrow the table.
@@ -68,8 +71,8 @@ def round_rows(f32: np.ndarray, name: str, exact: Exact | None, table_cells: int
         else:
             found.append(numpy_round(bits[a:b], half[a:b], name, check) + a)
 
-    cells = bits.size
-    run_blocks(block, [(a, min(a + ROUNDING_CELLS, cells)) for a in range(0, cells, ROUNDING_CELLS)])
+    cells, step = bits.size, ROUNDING_CELLS if kernel is None else COMPILED_ROUNDING_CELLS
+    run_blocks(block, [(a, min(a + step, cells)) for a in range(0, cells, step)])
     doubts = np.concatenate([np.zeros(0, dtype=np.int64), *found])
     found.clear()  # the pieces: only the one array of doubtful cells is kept
     if doubts.size:
@@ -128,4 +131,12 @@ def numpy_round(bits: np.ndarray, out: np.ndarray, name: str, check: bool) -> np
     return np.flatnonzero(doubt)
 
 
-__all__ = ["EXACT_MIN_CELLS", "EXACT_ROWS", "ROUNDING_CELLS", "exact_chunk", "numpy_round", "round_rows"]
+__all__ = [
+    "COMPILED_ROUNDING_CELLS",
+    "EXACT_MIN_CELLS",
+    "EXACT_ROWS",
+    "ROUNDING_CELLS",
+    "exact_chunk",
+    "numpy_round",
+    "round_rows",
+]

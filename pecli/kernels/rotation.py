@@ -70,6 +70,11 @@ _Z0_CELLS = 1 << 16
 _B_MAX, _B_MIN = 256, 8
 #: complex128 cells per scratch/rotation chunk (the generic path's working set).
 _CHUNK_CELLS = 1 << 15
+#: complex64 pairs of output per multiply in the interleaved float32 path: consecutive blocks go
+#: through one NumPy call (2 MB), since each call re-takes the GIL.  Measured on 16 cores: threads
+#: of calls writing 128 kB each stopped at ~4 GB/s together whatever their number, calls of 2 MB
+#: reached 19 GB/s at 16 threads (``benchmarks/write_path.py --cases gil``).
+_BATCH_PAIRS = 1 << 18
 #: Blocks per coarse rotation (see ``_rotations``).
 _GROUP = 64
 #: Work (rows × frequencies) below which threads cost more than they save.
@@ -234,12 +239,26 @@ def _fill_rotated(
     for g0 in range(k_first, k_last + 1, group):
         g1 = min(g0 + group, k_last + 1)
         rot = _rotations(g0, g1, b, w_hi, w_lo)
-        for k in range(g0, g1):
+        k = g0
+        while k < g1:
             # Rows of block k inside [first, first + rows): table rows a..z, Z0 rows ra..ra+(z-a).
             a = max(k * b, first) - first
             z = min((k + 1) * b, first + rows) - first
             ra = first + a - k * b
             r = rot[k - g0]
+            run = _full_blocks(k, g1, b, first, rows, n_cos) if pairs is not None and n_sin == n_cos else 1
+            if run > 1:  # blocks k … k+run−1 whole: one multiply, Z0 against each block's rotation
+                assert pairs is not None
+                z = a + run * b
+                out = as_strided(pairs[a:z], shape=(run, b, n_cos), strides=(b * pairs.strides[0], *pairs.strides))
+                np.multiply(z0[:, :n_cos], rot[k - g0 : k - g0 + run, None, :n_cos], out=out, casting="same_kind")
+                if check_tiny:  # block 0 is Z0 itself, exact
+                    skip = b if k == 0 else 0
+                    _fix_tiny(pairs[a + skip : z].view(np.float32), first + a + skip, w_hi, w_lo, interleaved=True)
+                k += run
+                continue
+            later = k > 0  # block 0 is Z0 itself, exact
+            k += 1
             if pairs is not None:
                 np.multiply(z0[ra : ra + z - a, :n_cos], r[:n_cos], out=pairs[a:z], casting="same_kind")
                 if n_sin > n_cos:  # odd width: the last sin column has no cos partner
@@ -249,7 +268,7 @@ def _fill_rotated(
                         tmp = scratch[: c1 - c0, n_cos:]
                         np.multiply(z0[ra + c0 - a : ra + c1 - a, n_cos:], r[n_cos:], out=tmp)
                         sin_out[c0:c1, n_cos:] = tmp.real
-                if check_tiny and k:  # block 0 is Z0 itself, exact
+                if check_tiny and later:
                     _fix_tiny(pairs[a:z].view(np.float32), first + a, w_hi, w_lo, interleaved=True)
                     if n_sin > n_cos:
                         _fix_tiny(sin_out[a:z, n_cos:], first + a, w_hi[n_cos:], w_lo[n_cos:])
@@ -262,9 +281,17 @@ def _fill_rotated(
                 # Assignment casts float64 → dtype: the one rounding (round-half-even).
                 sin_out[c0:c1] = tmp.real
                 cos_out[c0:c1] = tmp.imag[:, :n_cos]
-            if check_tiny and k:
+            if check_tiny and later:
                 _fix_tiny(sin_out[a:z], first + a, w_hi, w_lo)
                 _fix_tiny(cos_out[a:z], first + a, w_hi, w_lo, cos=True)
+
+
+def _full_blocks(k: int, end: int, b: int, first: int, rows: int, n_freq: int) -> int:
+    """How many blocks from ``k`` (before ``end``) lie wholly inside rows ``[first, first + rows)``,
+    at most :data:`_BATCH_PAIRS` pairs' worth."""
+    if k * b < first:
+        return 0
+    return max(0, min(end - k, (first + rows) // b - k, max(1, _BATCH_PAIRS // (b * n_freq))))
 
 
 def _fix_tiny(

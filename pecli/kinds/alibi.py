@@ -18,7 +18,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
-from pecli.kernels.exact import frequencies, row_blocks
+from pecli.kernels.exact import GATHER_BLOCK_CELLS, frequencies, row_blocks
 from pecli.kernels.pipelines import f32
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param
@@ -31,8 +31,10 @@ AlibiCompute = Literal["float32", "exact"]
 F32_EXACT = 2**24
 
 
-#: Keys per pass of a bias row block when it is computed in another dtype than it is stored in.
-_PASS = 1 << 15
+#: Keys per pass of a bias row block when it is computed in another dtype than it is stored in
+#: (its float64 scratch: 2 MB a row; passes much smaller stop scaling with threads, see
+#: ``GATHER_BLOCK_CELLS``).
+_PASS = 1 << 18
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,8 +156,9 @@ class Alibi(Recipe):
                 out[max(a, self.heads - r0) : b] = 0
                 b = max(a, self.heads - r0)
             scratch = None if out.dtype == dt else np.empty((b - a, min(_PASS, length)), dtype=dt)
-            for c in range(0, length, _PASS):
-                cols = slice(c, c + _PASS)
+            step = length if scratch is None else _PASS  # the same dtype: one multiply into the table
+            for c in range(0, length, step):
+                cols = slice(c, c + step)
                 if scratch is None:
                     np.multiply(slopes[r0 + a : r0 + b, None], keys[None, cols], out=out[a:b, cols])
                 else:
@@ -163,7 +166,7 @@ class Alibi(Recipe):
                     np.multiply(slopes[r0 + a : r0 + b, None], keys[None, cols], out=part)
                     out[a:b, cols] = part  # the one cast to dtype
 
-        run_blocks(block, row_blocks(r1 - r0, length))
+        run_blocks(block, row_blocks(r1 - r0, length, GATHER_BLOCK_CELLS))
         return out
 
     def _matrix_rows(self, r0: int, r1: int, slopes: np.ndarray, dt: Any) -> np.ndarray:

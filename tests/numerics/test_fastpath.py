@@ -166,6 +166,35 @@ def test_values_near_zero_are_recomputed_exactly(monkeypatch: pytest.MonkeyPatch
     assert worst(np.array([run()]), np.array([truth]), np.float32) > 100
 
 
+def test_values_near_zero_inside_a_batch_of_blocks_are_recomputed_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same near-zero sine in the interleaved float32 layout, where whole blocks go through one
+    multiply (``_BATCH_PAIRS``): the fix-up runs over the batch, and finds it mid-batch."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 60
+    p0 = 1_000_003
+    w_hi, w_lo = np.array([0.5 / p0]), np.array([0.0])
+    truth = float(mpmath.sin(2 * mpmath.pi * p0 * mpmath.mpf(float(w_hi[0]))))
+    runs: list[int] = []
+    real = fp._full_blocks
+
+    def spy(*args: int) -> int:
+        runs.append(real(*args))
+        return runs[-1]
+
+    monkeypatch.setattr(fp, "_full_blocks", spy)
+    first = p0 - 5 * fp.block_rows(1) - 17  # p0 in the sixth whole block of the batch
+
+    def run() -> float:
+        out = np.empty((20 * fp.block_rows(1), 2), np.float32)
+        fill_sincos(out[:, 0::2], out[:, 1::2], first, w_hi, w_lo, threads=1)
+        return float(out[p0 - first, 0])
+
+    assert run() == np.float32(truth)
+    assert max(runs) >= 6  # the blocks around p0 went through one multiply
+    monkeypatch.setattr(fp, "TINY", 0.0)  # without the fix-up: far more than 1 ulp off
+    assert worst(np.array([run()]), np.array([truth]), np.float32) > 100
+
+
 def test_float32_against_mpmath_at_large_positions() -> None:
     """Positions up to 2²⁴, every frequency of a 128-wide table, sin and cos, against mpmath."""
     mpmath = pytest.importorskip("mpmath")
