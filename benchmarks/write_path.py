@@ -1,7 +1,7 @@
 """The main job end to end, and how it scales with threads (issue 25), side by side in one run.
 
     python benchmarks/write_path.py                       # 1 GB to /dev/shm, threads 1..cpus
-    python benchmarks/write_path.py --gb 4 --disk /var/tmp --cases e2e,split,scaling
+    python benchmarks/write_path.py --gb 4 --disk /var/tmp --cases e2e,split,ingest,gil,scaling
 
 Cases, each timed alternately with its baseline (medians of ``--repeat``):
 
@@ -14,6 +14,13 @@ Cases, each timed alternately with its baseline (medians of ``--repeat``):
 - split: in this process, the same table built in memory, its row blocks computed and dropped
   (``Table.blocks``), ``write_table`` to DIR, and ``np.save`` of the built array: where the
   end-to-end time goes.
+- ingest: how fast the file system takes the bytes, whoever makes them (no pecli table): 4 MB
+  writes from one buffer rewritten each time (hot in the writer's cache: the best any writer
+  does), from eight buffers in turn (made elsewhere, as pecli's blocks are: made on other cores),
+  against ``np.save`` of a ready array.  With ``--disk DIR``: 4 MB writes and an fsync with and
+  without pecli's early writeback (``pecli.writeback``), against the ``dd``-style write and fsync.
+- gil: threads that each run NumPy calls writing S pairs (inputs in the cache), GB/s together:
+  how large a call must be for threads to scale (each call re-takes the GIL).
 - scaling: every kind of ``benchmarks/every_kind.py``'s table (``--cells`` cells each, in
   memory) at 1, 2, … threads (``--threads``; the ``--threads`` option's ``set_threads``), with and
   without the compiled kernels (the ``fast`` extra; ``PECLI_COMPILED``) in child processes:
@@ -29,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -147,6 +155,113 @@ def case_split(rows: int, where: Path, repeat: int) -> list[str]:
     return [line]
 
 
+def _write_blocks(path: Path, total: int, buffers: list[np.ndarray], sync: bool, early: bool) -> float:
+    from pecli.writeback import EarlyWriteback
+
+    views = [memoryview(b) for b in buffers]
+    t = time.perf_counter()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        with EarlyWriteback(path) if early else _nothing():
+            for k in range(-(-total // len(views[0]))):
+                os.write(fd, views[k % len(views)])
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    return time.perf_counter() - t
+
+
+def _write_ready(path: Path, ready: np.ndarray, sync: bool) -> float:
+    """``np.save`` of a ready array; with ``sync``, a ``dd``-style write in 16 MB blocks and an fsync."""
+    t = time.perf_counter()
+    if not sync:
+        np.save(path, ready)
+        return time.perf_counter() - t
+    view, step = memoryview(ready), 16 << 20
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for k in range(0, len(view), step):
+            os.write(fd, view[k : k + step])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return time.perf_counter() - t
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def case_ingest(nbytes: int, where: Path, disk: Path | None, repeat: int) -> list[str]:
+    lines = []
+    block = 4 << 20
+    ready = np.full(nbytes, 7, np.uint8)
+    buffers = [np.full(block, k + 1, np.uint8) for k in range(8)]
+    targets = [(where, False)] + ([(disk, True)] if disk is not None else [])
+    for folder, sync in targets:
+        path = folder / "pe-ingest.npy"
+        cases: dict[str, Callable[[Path], float]] = {}
+        if sync:
+            cases["dd + fsync (baseline)"] = lambda p: _write_ready(p, ready, True)
+            cases["4 MB writes + fsync"] = lambda p: _write_blocks(p, nbytes, buffers[:1], True, False)
+            cases["same, early writeback"] = lambda p: _write_blocks(p, nbytes, buffers[:1], True, True)
+        else:
+            cases["np.save (baseline)"] = lambda p: _write_ready(p, ready, False)
+            cases["4 MB writes, one hot buffer"] = lambda p: _write_blocks(p, nbytes, buffers[:1], False, False)
+            cases["4 MB writes, 8 buffers in turn"] = lambda p: _write_blocks(p, nbytes, buffers, False, False)
+        times: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(repeat):
+            for name, run in cases.items():  # alternately, so the machine's drift hits each alike
+                clean(path)
+                warm_memory(nbytes)
+                times[name].append(run(path))
+        clean(path)
+        base = statistics.median(next(iter(times.values())))
+        for name, ts in times.items():
+            m = statistics.median(ts)
+            lines.append(
+                f"ingest {folder} {nbytes / 1e9:.2f} GB: {name:<32} {m:.3f} s ({nbytes / m / 1e9:.2f} GB/s); "
+                f"baseline / this {base / m:.2f}"
+            )
+            print(lines[-1], flush=True)
+    return lines
+
+
+def case_gil(counts: list[int]) -> list[str]:
+    import threading
+
+    lines = []
+    per_thread = 64 << 20  # bytes of complex64 output each thread writes
+    for size in (16 << 10, 64 << 10, 256 << 10, 1 << 20):
+        rates = []
+        for n in counts:
+
+            def work(size: int = size) -> None:
+                a, r = np.ones(size, np.complex128), np.ones(size, np.complex128)
+                out = np.empty(size, np.complex64)
+                for _ in range(max(1, per_thread // (8 * size))):
+                    np.multiply(a, r, out=out, casting="same_kind")
+
+            threads = [threading.Thread(target=work) for _ in range(n)]
+            t = time.perf_counter()
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+            rates.append(n * per_thread / (time.perf_counter() - t) / 1e9)
+        lines.append(
+            f"gil: calls of {size * 8 >> 10:>5} kB out | "
+            + " | ".join(f"{n} thr {g:6.2f} GB/s" for n, g in zip(counts, rates, strict=True))
+        )
+        print(lines[-1], flush=True)
+    return lines
+
+
 _SCALE = """
 import json, sys, time
 sys.path.insert(0, {bench!r}); sys.path.insert(0, {root!r})
@@ -229,6 +344,10 @@ def main() -> None:
         case_e2e(rows, args.dir, args.disk, args.repeat)
     if "split" in cases:
         case_split(rows, args.dir, args.repeat)
+    if "ingest" in cases:
+        case_ingest(rows * DIM * 4, args.dir, args.disk, args.repeat)
+    if "gil" in cases:
+        case_gil(counts)
     if "scaling" in cases:
         case_scaling(args.cells, counts, args.kinds)
 
