@@ -32,12 +32,6 @@ SPLITTER = 134217729.0  # 2**27 + 1, Veltkamp's constant for float64
 
 #: float64 scratch cells per kernel call; bounds a kernel's temporary memory (~10 arrays).
 BLOCK_CELLS = 1 << 18
-#: Cells per row block of the kernels that only look up, copy or multiply values computed ahead
-#: (grids, 2-D RoPE, ALiBi biases: a few bytes of temporaries a cell, well within what
-#: ``SCRATCH_BYTES_PER_CELL`` allows a :data:`BLOCK_CELLS` block).  Large because each NumPy call
-#: re-takes the GIL: on 16 cores, threads of calls writing ~128 kB each stopped at ~4 GB/s together,
-#: calls of 2 MB reached 19 GB/s (``benchmarks/write_path.py --cases gil``).
-GATHER_BLOCK_CELLS = 1 << 20
 
 #: Positions up to this bound are exactly representable.  float64 values stay within 1 ulp below
 #: about 2**44; beyond, the frequency's own 2**-106 leaves ~p·ω·2**-105 rad (2**-52 absolutely at most).

@@ -30,10 +30,11 @@ from pecli.dtypes import numpy_dtype, round_to
 from pecli.kernels.compiled import rounding16
 from pecli.kernels.threads import run_blocks
 
-#: Cells per pass of the NumPy rounding (its 1 MB temporaries stay in a core's cache), and per
+#: Cells per pass of the NumPy rounding (its 512 kB temporaries stay in a core's cache), and per
 #: call of the compiled one (no temporaries).  Each pass re-takes the GIL, so passes much smaller
-#: than this stop scaling with threads (see ``pecli.kernels.rotation._BATCH_PAIRS``).
-ROUNDING_CELLS = 1 << 18
+#: than this stop scaling with threads (see ``pecli.kernels.rotation._BATCH_PAIRS``); on 2 cores
+#: 2¹⁷ was as fast as 2¹⁶ on one thread and faster on two, 2¹⁸ 10% slower on one.
+ROUNDING_CELLS = 1 << 17
 COMPILED_ROUNDING_CELLS = 1 << 20
 #: Doubtful cells computed in float64 at once: this many rows' worth (bounds their scratch).
 EXACT_ROWS = 16

@@ -71,10 +71,12 @@ _B_MAX, _B_MIN = 256, 8
 #: complex128 cells per scratch/rotation chunk (the generic path's working set).
 _CHUNK_CELLS = 1 << 15
 #: complex64 pairs of output per multiply in the interleaved float32 path: consecutive blocks go
-#: through one NumPy call (2 MB), since each call re-takes the GIL.  Measured on 16 cores: threads
-#: of calls writing 128 kB each stopped at ~4 GB/s together whatever their number, calls of 2 MB
-#: reached 19 GB/s at 16 threads (``benchmarks/write_path.py --cases gil``).
-_BATCH_PAIRS = 1 << 18
+#: through one NumPy call (1 MB, with the tiny-value check's 1 MB temporary: a core's 2 MB cache),
+#: since each call re-takes the GIL.  Measured on 16 cores: threads of calls writing 128 kB each
+#: stopped at ~4 GB/s together, calls of 2 MB reached 19 GB/s (``benchmarks/write_path.py --cases
+#: gil``); on 2 cores, batches of 2 MB made one thread 15% slower (out of the cache).  A narrow
+#: table's blocks are far smaller (64 columns: 64 kB), so it gains most.
+_BATCH_PAIRS = 1 << 17
 #: Blocks per coarse rotation (see ``_rotations``).
 _GROUP = 64
 #: Work (rows × frequencies) below which threads cost more than they save.

@@ -18,7 +18,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
-from pecli.kernels.exact import GATHER_BLOCK_CELLS, frequencies, row_blocks
+from pecli.kernels.exact import frequencies, row_blocks
 from pecli.kernels.pipelines import f32
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, int_param
@@ -32,9 +32,14 @@ F32_EXACT = 2**24
 
 
 #: Keys per pass of a bias row block when it is computed in another dtype than it is stored in
-#: (its float64 scratch: 2 MB a row; passes much smaller stop scaling with threads, see
-#: ``GATHER_BLOCK_CELLS``).
+#: (its float64 scratch: 2 MB a row).
 _PASS = 1 << 18
+#: Cells per row block of a bias (a single pass writes each cell once, so a block need not stay in
+#: the cache).  Large because each NumPy call re-takes the GIL: on 16 cores, threads of calls
+#: writing ~128 kB each stopped at ~4 GB/s together, calls of 2 MB reached 19 GB/s
+#: (``benchmarks/write_path.py --cases gil``).  Kernels that write a block in several passes
+#: (grids, 2-D RoPE) keep ``BLOCK_CELLS``: with 4× larger blocks they ran at half the speed here.
+_BIAS_BLOCK_CELLS = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +171,7 @@ class Alibi(Recipe):
                     np.multiply(slopes[r0 + a : r0 + b, None], keys[None, cols], out=part)
                     out[a:b, cols] = part  # the one cast to dtype
 
-        run_blocks(block, row_blocks(r1 - r0, length, GATHER_BLOCK_CELLS))
+        run_blocks(block, row_blocks(r1 - r0, length, _BIAS_BLOCK_CELLS))
         return out
 
     def _matrix_rows(self, r0: int, r1: int, slopes: np.ndarray, dt: Any) -> np.ndarray:

@@ -39,7 +39,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
-from pecli.kernels.exact import GATHER_BLOCK_CELLS, row_blocks
+from pecli.kernels.exact import row_blocks
 from pecli.kernels.pipelines import f32, pow32, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
@@ -319,7 +319,7 @@ class Rope2d(Recipe):
                     for columns in self.band_columns(slot, n):
                         out[a:b, columns] = values
 
-        run_blocks(block, row_blocks(r1 - r0, self.shape[1], GATHER_BLOCK_CELLS))
+        run_blocks(block, row_blocks(r1 - r0, self.shape[1]))
         return out
 
     # -- facts -------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, round_number
-from pecli.kernels.exact import GATHER_BLOCK_CELLS, frequencies, row_blocks, sincos
+from pecli.kernels.exact import frequencies, row_blocks, sincos
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
@@ -217,7 +217,7 @@ class Sincos2d(Recipe):
                     out[a + first : b, column : column + width] = table[coordinates[axis], :width]
                 column += table.shape[1]
 
-        run_blocks(block, row_blocks(r1 - r0, self.dim, GATHER_BLOCK_CELLS))
+        run_blocks(block, row_blocks(r1 - r0, self.dim))
         return out
 
     def _column_groups(self) -> list[tuple[np.ndarray, int]]:
