@@ -1,7 +1,7 @@
 """The main job end to end, and how it scales with threads (issue 25), side by side in one run.
 
     python benchmarks/write_path.py                       # 1 GB to /dev/shm, threads 1..cpus
-    python benchmarks/write_path.py --gb 4 --disk /var/tmp --cases e2e,split,ingest,gil,scaling
+    python benchmarks/write_path.py --gb 4 --disk /var/tmp --cases e2e,split,ingest,handoff,gil,scaling
 
 Cases, each timed alternately with its baseline (medians of ``--repeat``):
 
@@ -19,6 +19,10 @@ Cases, each timed alternately with its baseline (medians of ``--repeat``):
   does), from eight buffers in turn (made elsewhere, as pecli's blocks are: made on other cores),
   against ``np.save`` of a ready array.  With ``--disk DIR``: 4 MB writes and an fsync with and
   without pecli's early writeback (``pecli.writeback``), against the ``dd``-style write and fsync.
+- handoff: who should write a block (no pecli table; 4 MB blocks to DIR, made by ``--threads``
+  workers with two NumPy passes each): the main thread writing each block a worker made (pecli's
+  streaming today), each worker writing its own block where it belongs (``os.pwrite``, the block
+  still in that core's cache), and the main thread rewriting one hot buffer (the ceiling).
 - gil: threads that each run NumPy calls writing S pairs (inputs in the cache), GB/s together:
   how large a call must be for threads to scale (each call re-takes the GIL).
 - scaling: every kind of ``benchmarks/every_kind.py``'s table (``--cells`` cells each, in
@@ -232,6 +236,90 @@ def case_ingest(nbytes: int, where: Path, disk: Path | None, repeat: int) -> lis
     return lines
 
 
+def case_handoff(nbytes: int, where: Path, workers: int, repeat: int) -> list[str]:
+    import queue
+    import threading
+
+    block = 4 << 20
+    n = nbytes // block
+    source = np.random.default_rng(0).integers(0, 255, block, dtype=np.uint8)
+    path = where / "pe-handoff.bin"
+
+    def make(buf: np.ndarray) -> None:  # a block's compute: two passes, in this thread's cache
+        np.copyto(buf, source)
+        buf += 1
+
+    def ceiling() -> float:
+        buf = source.copy()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        t = time.perf_counter()
+        for _ in range(n):
+            os.write(fd, memoryview(buf))
+        os.close(fd)
+        return time.perf_counter() - t
+
+    def handed() -> float:
+        done: queue.Queue[tuple[int, np.ndarray]] = queue.Queue(maxsize=workers + 1)
+
+        def work(w: int) -> None:
+            for k in range(w, n, workers):
+                buf = np.empty(block, np.uint8)
+                make(buf)
+                done.put((k, buf))
+
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        t = time.perf_counter()
+        threads = [threading.Thread(target=work, args=(w,)) for w in range(workers)]
+        for th in threads:
+            th.start()
+        held: dict[int, np.ndarray] = {}
+        for k in range(n):
+            while k not in held:
+                j, buf = done.get()
+                held[j] = buf
+            os.write(fd, memoryview(held.pop(k)))
+        for th in threads:
+            th.join()
+        os.close(fd)
+        return time.perf_counter() - t
+
+    def own() -> float:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        t = time.perf_counter()
+
+        def work(w: int) -> None:
+            buf = np.empty(block, np.uint8)
+            for k in range(w, n, workers):
+                make(buf)
+                os.pwrite(fd, memoryview(buf), k * block)
+
+        threads = [threading.Thread(target=work, args=(w,)) for w in range(workers)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        os.close(fd)
+        return time.perf_counter() - t
+
+    cases = {"main thread writes (pecli today)": handed, "each worker writes its own": own, "one hot buffer": ceiling}
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(repeat):
+        for name, run in cases.items():
+            clean(path)
+            warm_memory(nbytes)
+            times[name].append(run())
+    clean(path)
+    lines = []
+    for name, ts in times.items():
+        m = statistics.median(ts)
+        lines.append(
+            f"handoff {where} {nbytes / 1e9:.2f} GB, {workers} workers: {name:<34} {m:.3f} s "
+            f"({nbytes / m / 1e9:.2f} GB/s)"
+        )
+        print(lines[-1], flush=True)
+    return lines
+
+
 def case_gil(counts: list[int]) -> list[str]:
     import threading
 
@@ -346,6 +434,9 @@ def main() -> None:
         case_split(rows, args.dir, args.repeat)
     if "ingest" in cases:
         case_ingest(rows * DIM * 4, args.dir, args.disk, args.repeat)
+    if "handoff" in cases:
+        for n in counts:
+            case_handoff(rows * DIM * 4, args.dir, n, args.repeat)
     if "gil" in cases:
         case_gil(counts)
     if "scaling" in cases:
