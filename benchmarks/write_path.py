@@ -23,8 +23,9 @@ Cases, each timed alternately with its baseline (medians of ``--repeat``):
   workers with two NumPy passes each): the main thread writing each block a worker made (pecli's
   streaming today), each worker writing its own block where it belongs (``os.pwrite``, the block
   still in that core's cache), and the main thread rewriting one hot buffer (the ceiling).
-- gil: threads that each run NumPy calls writing S pairs (inputs in the cache), GB/s together:
-  how large a call must be for threads to scale (each call re-takes the GIL).
+- gil: threads that each run NumPy calls writing S pairs (inputs in the cache; a multiply and the
+  rotation's tiny-value check), GB/s together: how large a call must be for threads to scale (each
+  call re-takes the GIL); and 512 MB filled by the threads, fresh or already touched (page faults).
 - scaling: every kind of ``benchmarks/every_kind.py``'s table (``--cells`` cells each, in
   memory) at 1, 2, … threads (``--threads``; the ``--threads`` option's ``set_threads``), with and
   without the compiled kernels (the ``fast`` extra; ``PECLI_COMPILED``) in child processes:
@@ -34,6 +35,7 @@ Cases, each timed alternately with its baseline (medians of ``--repeat``):
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -332,8 +334,9 @@ def case_gil(counts: list[int]) -> list[str]:
             def work(size: int = size) -> None:
                 a, r = np.ones(size, np.complex128), np.ones(size, np.complex128)
                 out = np.empty(size, np.complex64)
-                for _ in range(max(1, per_thread // (8 * size))):
+                for _ in range(max(1, per_thread // (8 * size))):  # the rotation's multiply and tiny check
                     np.multiply(a, r, out=out, casting="same_kind")
+                    np.abs(out.view(np.float32)).min()
 
             threads = [threading.Thread(target=work) for _ in range(n)]
             t = time.perf_counter()
@@ -345,6 +348,27 @@ def case_gil(counts: list[int]) -> list[str]:
         lines.append(
             f"gil: calls of {size * 8 >> 10:>5} kB out | "
             + " | ".join(f"{n} thr {g:6.2f} GB/s" for n, g in zip(counts, rates, strict=True))
+        )
+        print(lines[-1], flush=True)
+    # Page faults: 512 MB filled by the threads, fresh (np.empty, first touch) and already touched.
+    nbytes = 512 << 20
+    touched = np.ones(nbytes // 4, np.float32)
+    for n in counts:
+
+        def fill(fresh: bool, n: int = n) -> float:
+            arr = np.empty(nbytes // 4, np.float32) if fresh else touched
+            cuts = [arr.size * t // n for t in range(n + 1)]
+            threads = [threading.Thread(target=arr[a:b].fill, args=(1.5,)) for a, b in itertools.pairwise(cuts)]
+            t = time.perf_counter()
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+            return nbytes / (time.perf_counter() - t) / 1e9
+
+        lines.append(
+            f"gil: first touch, 512 MB by {n} thr: fresh {max(fill(True) for _ in range(3)):6.2f} GB/s, "
+            f"touched {max(fill(False) for _ in range(3)):6.2f} GB/s"
         )
         print(lines[-1], flush=True)
     return lines
