@@ -5,8 +5,8 @@ fills, then ``fsync`` waits while the disk writes all of it.  While an output is
 fsync on (the default), a background thread asks Linux to start writing each new
 :data:`WINDOW` of the file (``sync_file_range(SYNC_FILE_RANGE_WRITE)``) and waits for the
 window before it, so the disk works while the table is computed and the final ``fsync`` finds
-little left to do; the dirty pages held in memory stay within two windows too.  It is a hint
-only: the final ``fsync`` still makes the file durable and reports any error.
+little left to do.  It is a hint only: the final ``fsync`` still makes the file durable and
+reports any error.
 
 Measured (``python benchmarks/write_path.py --cases ingest --disk DIR``: 4 MB writes and an
 fsync, with and without it): 1 GB on a 2-core machine's disk 0.76 s without, 0.56 s with it, a
@@ -49,7 +49,6 @@ class EarlyWriteback:
 
     def __init__(self, path: os.PathLike[str] | str, window: int | None = None) -> None:
         self.path, self.window = path, WINDOW if window is None else window
-        self._fd = -1
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -58,34 +57,33 @@ class EarlyWriteback:
         if not fn:
             return self
         try:
-            self._fd = os.open(self.path, os.O_RDONLY)
+            fd = os.open(self.path, os.O_RDONLY)
         except OSError:
             return self
-        self._thread = threading.Thread(target=self._run, args=(fn,), name="pecli-writeback", daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(fn, fd), name="pecli-writeback", daemon=True)
         self._thread.start()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self._stop.set()
+        self._stop.set()  # the thread ends within POLL (or its current call) and closes its descriptor
         if self._thread is not None:
             self._thread.join()
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
 
-    def _run(self, fn: Any) -> None:
-        started = waited = 0  # bytes whose writeback was started / finished
-        while not self._stop.wait(POLL):
-            try:
-                size = os.fstat(self._fd).st_size
-            except OSError:
-                return
-            if size - started < self.window:
-                continue
-            if fn(self._fd, started, size - started, _WRITE) != 0:
-                return
-            if started > waited:  # the window before this one: wait for it (bounds the dirty pages)
-                if fn(self._fd, waited, started - waited, _WAIT_BEFORE | _WRITE | _WAIT_AFTER) != 0:
+    def _run(self, fn: Any, fd: int) -> None:
+        try:
+            started = waited = 0  # bytes whose writeback was started / finished
+            while not self._stop.wait(POLL):
+                size = os.fstat(fd).st_size
+                if size - started < self.window:
+                    continue
+                if fn(fd, started, size - started, _WRITE) != 0:
                     return
-                waited = started
-            started = size
+                if started > waited:  # the window before this one: wait for it
+                    if fn(fd, waited, started - waited, _WAIT_BEFORE | _WRITE | _WAIT_AFTER) != 0:
+                        return
+                    waited = started
+                started = size
+        except OSError:
+            return
+        finally:
+            os.close(fd)

@@ -12,6 +12,7 @@ import ctypes
 import itertools
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -122,6 +123,20 @@ def test_each_window_is_started_in_order_and_the_one_before_waited_for(
     assert all(off + n in {a for a, _ in started} for off, n in waited)  # only windows already started
     assert sum(n for _, n in waited) < 6 * window  # the last window is left to the final fsync
     assert (tmp_path / "t.bin").read_bytes() == b"".join(bytes([k]) * window for k in range(6))
+
+
+def test_the_thread_and_its_descriptor_end_with_the_block_also_on_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writeback, "_sync_file_range", Recorder())
+    fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    with pytest.raises(KeyboardInterrupt), open(tmp_path / "t.bin", "wb") as fp, EarlyWriteback(tmp_path / "t.bin"):
+        fp.write(b"x" * 1000)
+        assert any(t.name == "pecli-writeback" for t in threading.enumerate())
+        raise KeyboardInterrupt
+    assert not any(t.name == "pecli-writeback" for t in threading.enumerate())
+    if fds is not None:
+        assert len(os.listdir("/proc/self/fd")) == fds
 
 
 def test_a_failing_call_stops_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
