@@ -27,7 +27,8 @@ Cases, each timed alternately with its baseline (medians of ``--repeat``):
   rotation's tiny-value check), GB/s together: how large a call must be for threads to scale (each
   call re-takes the GIL); and 512 MB filled by the threads, fresh or already touched (page faults).
 - scaling: every kind of ``benchmarks/every_kind.py``'s table (``--cells`` cells each, in
-  memory) at 1, 2, … threads (``--threads``; the ``--threads`` option's ``set_threads``), with and
+  memory) at 1, 2, … threads (``--threads``; the ``--threads`` option's ``set_threads``; the
+  counts in turn, best of ``--repeat`` (at least 5) builds each), with and
   without the compiled kernels (the ``fast`` extra; ``PECLI_COMPILED``) in child processes:
   GB/s and the parallel efficiency t₁ / (n · tₙ).
 """
@@ -380,18 +381,19 @@ sys.path.insert(0, {bench!r}); sys.path.insert(0, {root!r})
 from every_kind import CASES
 from pecli.kernels.threads import set_threads
 cells, counts, names = int(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3].split(",") if sys.argv[3] else []
+repeat = int(sys.argv[4])
 out = {{}}
 for case in CASES:
     if names and case.name not in names:
         continue
     recipe = case.recipe(cells)
-    row = {{}}
-    for n in counts:
-        set_threads(n)
-        recipe.build()  # warm: caches, compilation, pages
-        best = min(_time(recipe) for _ in range(3))
-        row[n] = [best, recipe.nbytes]
-    out[case.name] = row
+    recipe.build()  # warm: caches, compilation, pages
+    best = {{n: float("inf") for n in counts}}
+    for _ in range(repeat):  # the thread counts in turn, so the machine's drift hits each alike
+        for n in counts:
+            set_threads(n)
+            best[n] = min(best[n], _time(recipe))
+    out[case.name] = {{n: [best[n], recipe.nbytes] for n in counts}}
 print(json.dumps(out))
 """
 
@@ -401,13 +403,13 @@ def _time(recipe):
 """
 
 
-def case_scaling(cells: int, counts: list[int], names: str) -> list[str]:
+def case_scaling(cells: int, counts: list[int], names: str, repeat: int) -> list[str]:
     lines = []
     script = _TIME + _SCALE.format(bench=str(HERE), root=str(HERE.parent))
     for compiled in ("0", "1"):
         env = {**os.environ, "PECLI_COMPILED": compiled}
         res = subprocess.run(
-            [sys.executable, "-c", script, str(cells), json.dumps(counts), names],
+            [sys.executable, "-c", script, str(cells), json.dumps(counts), names, str(repeat)],
             check=True,
             capture_output=True,
             text=True,
@@ -464,7 +466,7 @@ def main() -> None:
     if "gil" in cases:
         case_gil(counts)
     if "scaling" in cases:
-        case_scaling(args.cells, counts, args.kinds)
+        case_scaling(args.cells, counts, args.kinds, max(args.repeat, 5))
 
 
 if __name__ == "__main__":

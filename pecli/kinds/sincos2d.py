@@ -19,7 +19,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, round_number
-from pecli.kernels.exact import frequencies, row_blocks, sincos
+from pecli.kernels.exact import BLOCK_CELLS, frequencies, row_blocks, sincos
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
@@ -205,19 +205,47 @@ class Sincos2d(Recipe):
         check_row_range(self.shape[0], r0, r1)
         out = np.zeros((r1 - r0, self.dim), dtype=self.dtype)  # the cls row stays zero
         groups = self._column_groups()
+        fast = 0 if self.order.startswith("timm-reverse") else len(self.cell_axes) - 1  # rows run along it
+        line = self.cell_axes[fast]
 
-        def block(a: int, b: int) -> None:
-            cells = np.arange(r0 + a, r0 + b) - self.prefix
-            first = int(np.searchsorted(cells, 0))
-            coordinates = self._coordinates_of(cells[first:])
-            column = 0
-            for table, axis in groups:  # small gathers, each written as it is made (no fresh memory)
+        def gather(c0: int, c1: int) -> None:  # cells [c0, c1): each group looked up per cell
+            coordinates = self._coordinates_of(np.arange(c0, c1))
+            rows, column = out[c0 + self.prefix - r0 : c1 + self.prefix - r0], 0
+            for table, axis in groups:
                 width = min(table.shape[1], self.dim - column)
                 if width > 0:
-                    out[a + first : b, column : column + width] = table[coordinates[axis], :width]
+                    rows[:, column : column + width] = table[coordinates[axis], :width]
                 column += table.shape[1]
 
-        run_blocks(block, row_blocks(r1 - r0, self.dim))
+        def block(a: int, b: int) -> None:
+            c0, c1 = max(r0 + a - self.prefix, 0), r0 + b - self.prefix  # the block's grid cells
+            l0, l1 = -(-c0 // line), c1 // line  # its whole lines along the fast axis
+            if c0 >= c1 or l0 >= l1:
+                if c0 < c1:
+                    gather(c0, c1)
+                return
+            # Whole lines: the fast axis' values are the same in every line and the others' the
+            # same along it, so each group is one broadcast copy (no per-cell lookup, no scratch).
+            gather(c0, l0 * line)
+            gather(l1 * line, c1)
+            lines = self._coordinates_of(np.arange(l0, l1) * line)
+            body = out[l0 * line + self.prefix - r0 : l1 * line + self.prefix - r0].reshape(l1 - l0, line, self.dim)
+            column = 0
+            for table, axis in groups:
+                width = min(table.shape[1], self.dim - column)
+                if width > 0:
+                    values = table[:line, :width] if axis == fast else table[lines[axis], None, :width]
+                    body[:, :, column : column + width] = values
+                column += table.shape[1]
+
+        if line * self.dim > BLOCK_CELLS:  # lines longer than a block: blocks of rows, looked up
+            run_blocks(block, row_blocks(r1 - r0, self.dim))
+            return out
+        # Blocks of whole lines (in the grid's cell numbering), about BLOCK_CELLS each, so that
+        # only the range's own ends are looked up cell by cell.
+        step = BLOCK_CELLS // (line * self.dim) * line
+        cuts = {0, r1 - r0, *(c + self.prefix - r0 for c in range(0, r1, step) if r0 < c + self.prefix < r1)}
+        run_blocks(block, list(itertools.pairwise(sorted(cuts))))
         return out
 
     def _column_groups(self) -> list[tuple[np.ndarray, int]]:

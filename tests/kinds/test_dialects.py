@@ -4,6 +4,7 @@ independently in plain NumPy (the frameworks' own code is checked in tests/confo
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -157,6 +158,35 @@ def test_mae_is_bit_exact_and_has_a_zero_cls_row(d: int, g: int) -> None:
 def test_timm_orders(reverse: bool, interleave: bool, name: str) -> None:
     got = get_preset(name).recipe(grid="6x9", dim=64).build()
     np.testing.assert_array_equal(got, timm_ref(6, 9, 64, reverse, interleave))
+
+
+@pytest.mark.parametrize(
+    ("name", "grid", "reference"),
+    [
+        ("mae", "24x24", lambda: mae_ref(64, 24, cls=True)),
+        ("timm-sincos2d", "20x17", lambda: timm_ref(20, 17, 64, False, False)),
+        ("timm-sincos2d-reverse", "20x17", lambda: timm_ref(20, 17, 64, True, False)),
+        ("moco-v3", "19x19", lambda: np.concatenate([np.zeros((1, 64), f32), timm_ref(19, 19, 64, True, True)])),
+    ],
+)
+def test_grids_built_in_blocks_of_whole_lines_are_the_closed_form_in_any_row_range(
+    name: str, grid: str, reference: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blocks of whole grid lines are one broadcast copy per group, a range's partial lines are
+    looked up cell by cell: small blocks (two lines of 17–24 cells), three threads, ranges that
+    start and end mid-line, every one the closed form."""
+    import pecli.kinds.sincos2d as grids
+    from pecli.kernels.threads import set_threads
+
+    monkeypatch.setattr(grids, "BLOCK_CELLS", 64 * 48)
+    recipe, expected = get_preset(name).recipe(grid=grid, dim=64), reference()
+    set_threads(3)
+    try:
+        np.testing.assert_array_equal(recipe.build(), expected)
+        for a, b in [(0, 1), (1, 2), (5, 77), (23, 300), (len(expected) - 30, len(expected))]:
+            np.testing.assert_array_equal(recipe.rows(a, b), expected[a:b], err_msg=f"rows {a}..{b}")
+    finally:
+        set_threads(None)
 
 
 def test_moco_is_timm_reverse_interleave_plus_a_zero_row_and_differs_from_mae() -> None:
