@@ -14,6 +14,7 @@ closer to a rounding midpoint than ~2⁻⁵³.
 from __future__ import annotations
 
 import decimal
+import itertools
 import threading
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -259,6 +260,30 @@ def row_blocks(rows: int, cells_per_row: int, cells: int = BLOCK_CELLS) -> list[
     """``[a, b)`` ranges covering ``rows`` rows, each at most ``cells`` cells (but a row at least)."""
     step = max(1, cells // max(1, cells_per_row))
     return [(a, min(a + step, rows)) for a in range(0, rows, step)]
+
+
+def as_slice(columns: np.ndarray) -> slice | np.ndarray:
+    """Column indices as the slice they step through when they are evenly spaced and rising (a
+    strided copy instead of a scattered one), else themselves."""
+    if len(columns) == 0:
+        return columns
+    step = int(columns[1] - columns[0]) if len(columns) > 1 else 1
+    if step < 1 or not np.array_equal(columns, columns[0] + step * np.arange(len(columns))):
+        return columns
+    return slice(int(columns[0]), int(columns[-1]) + 1, step)
+
+
+def line_blocks(r0: int, r1: int, first: int, line: int, width: int) -> list[tuple[int, int]]:
+    """Row blocks, as :func:`row_blocks`, of rows ``[r0, r1)`` (counted from ``r0``) of a grid table
+    whose cell ``c`` is row ``first + c`` and whose cells run along lines of ``line``: cut at whole
+    lines, about :data:`BLOCK_CELLS` cells each, so that only the range's own ends hold part of a
+    line.  Lines longer than a block: :func:`row_blocks`."""
+    if line * width > BLOCK_CELLS:
+        return row_blocks(r1 - r0, width)
+    step = BLOCK_CELLS // (line * width) * line
+    lo = max(0, -(-(r0 - first + 1) // step) * step)  # the first cut after row r0
+    cuts = {0, r1 - r0, *(c + first - r0 for c in range(lo, r1 - first, step))}
+    return list(itertools.pairwise(sorted(cuts)))
 
 
 def fill_exact(sin_out: Arr, cos_out: Arr, first: int, w_hi: Arr, w_lo: Arr) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, round_number
-from pecli.kernels.exact import BLOCK_CELLS, frequencies, row_blocks, sincos
+from pecli.kernels.exact import frequencies, line_blocks, sincos
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
@@ -238,14 +238,7 @@ class Sincos2d(Recipe):
                     body[:, :, column : column + width] = values
                 column += table.shape[1]
 
-        if line * self.dim > BLOCK_CELLS:  # lines longer than a block: blocks of rows, looked up
-            run_blocks(block, row_blocks(r1 - r0, self.dim))
-            return out
-        # Blocks of whole lines (in the grid's cell numbering), about BLOCK_CELLS each, so that
-        # only the range's own ends are looked up cell by cell.
-        step = BLOCK_CELLS // (line * self.dim) * line
-        cuts = {0, r1 - r0, *(c + self.prefix - r0 for c in range(0, r1, step) if r0 < c + self.prefix < r1)}
-        run_blocks(block, list(itertools.pairwise(sorted(cuts))))
+        run_blocks(block, line_blocks(r0, r1, self.prefix, line, self.dim))
         return out
 
     def _column_groups(self) -> list[tuple[np.ndarray, int]]:

@@ -175,10 +175,10 @@ def test_grids_built_in_blocks_of_whole_lines_are_the_closed_form_in_any_row_ran
     """Blocks of whole grid lines are one broadcast copy per group, a range's partial lines are
     looked up cell by cell: small blocks (two lines of 17–24 cells), three threads, ranges that
     start and end mid-line, every one the closed form."""
-    import pecli.kinds.sincos2d as grids
+    import pecli.kernels.exact as exact_kernel
     from pecli.kernels.threads import set_threads
 
-    monkeypatch.setattr(grids, "BLOCK_CELLS", 64 * 48)
+    monkeypatch.setattr(exact_kernel, "BLOCK_CELLS", 64 * 48)
     recipe, expected = get_preset(name).recipe(grid=grid, dim=64), reference()
     set_threads(3)
     try:

@@ -92,6 +92,34 @@ def test_the_float64_closed_form(bands: str, sizes: tuple[int, ...], dim: int, k
 
 
 @pytest.mark.parametrize(("bands", "sizes", "dim", "kw"), CASES, ids=IDS)
+def test_blocks_of_whole_lines_and_any_row_range_are_the_closed_form(
+    bands: str, sizes: tuple[int, ...], dim: int, kw: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whole lines of the grid are placed line by line (broadcast), partial ones cell by cell:
+    blocks of two lines, three threads, ranges from and to mid-line, and a class token's row first
+    or last, all the closed form (float64 exact: within the closed form's own rounding)."""
+    import pecli.kernels.exact as exact_kernel
+    from pecli.kernels.threads import set_threads
+
+    sin, cos = closed_form(sizes, dim, bands, **kw)
+    want = np.concatenate([sin, cos], axis=1)
+    monkeypatch.setattr(exact_kernel, "BLOCK_CELLS", 2 * sizes[-1] * want.shape[1])
+    set_threads(3)
+    try:
+        zero = np.concatenate([np.zeros(want.shape[1] // 2), np.ones(want.shape[1] // 2)])[None]  # angle 0
+        for cls_row in ("none", "first", "last"):
+            table = {"first": np.concatenate([zero, want]), "last": np.concatenate([want, zero])}.get(cls_row, want)
+            recipe = _recipe(bands, sizes, dim, kw, part="cat", compute="exact", dtype="float64", cls_row=cls_row)
+            np.testing.assert_allclose(recipe.build(), table, rtol=0, atol=1e-12)
+            n = len(table)
+            for a, b in [(0, 1), (1, n), (n // 3, n - 1), (sizes[-1] // 2, sizes[-1] * 2 + 1)]:
+                if a < b <= n:
+                    np.testing.assert_allclose(recipe.rows(a, b), table[a:b], rtol=0, atol=1e-12, err_msg=f"{a}..{b}")
+    finally:
+        set_threads(None)
+
+
+@pytest.mark.parametrize(("bands", "sizes", "dim", "kw"), CASES, ids=IDS)
 def test_the_angle_part_is_coordinate_times_band(
     bands: str, sizes: tuple[int, ...], dim: int, kw: dict[str, Any]
 ) -> None:
