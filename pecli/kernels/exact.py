@@ -262,6 +262,15 @@ def row_blocks(rows: int, cells_per_row: int, cells: int = BLOCK_CELLS) -> list[
     return [(a, min(a + step, rows)) for a in range(0, rows, step)]
 
 
+def split_lines(c0: int, c1: int, line: int) -> tuple[list[tuple[int, int]], range]:
+    """Cells ``[c0, c1)`` of a grid whose cells run along lines of ``line``: the partial lines at
+    its ends (cell ranges) and the whole lines between (line numbers, possibly none)."""
+    l0, l1 = -(-c0 // line), c1 // line
+    if l0 >= l1:
+        return ([(c0, c1)] if c0 < c1 else []), range(0)
+    return [(a, b) for a, b in ((c0, l0 * line), (l1 * line, c1)) if a < b], range(l0, l1)
+
+
 def as_slice(columns: np.ndarray) -> slice | np.ndarray:
     """Column indices as the slice they step through when they are evenly spaced and rising (a
     strided copy instead of a scattered one), else themselves."""

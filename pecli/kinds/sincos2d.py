@@ -19,7 +19,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, round_number
-from pecli.kernels.exact import frequencies, line_blocks, sincos
+from pecli.kernels.exact import frequencies, line_blocks, sincos, split_lines
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
@@ -208,35 +208,28 @@ class Sincos2d(Recipe):
         fast = 0 if self.order.startswith("timm-reverse") else len(self.cell_axes) - 1  # rows run along it
         line = self.cell_axes[fast]
 
-        def gather(c0: int, c1: int) -> None:  # cells [c0, c1): each group looked up per cell
-            coordinates = self._coordinates_of(np.arange(c0, c1))
-            rows, column = out[c0 + self.prefix - r0 : c1 + self.prefix - r0], 0
-            for table, axis in groups:
-                width = min(table.shape[1], self.dim - column)
-                if width > 0:
-                    rows[:, column : column + width] = table[coordinates[axis], :width]
-                column += table.shape[1]
-
-        def block(a: int, b: int) -> None:
-            c0, c1 = max(r0 + a - self.prefix, 0), r0 + b - self.prefix  # the block's grid cells
-            l0, l1 = -(-c0 // line), c1 // line  # its whole lines along the fast axis
-            if c0 >= c1 or l0 >= l1:
-                if c0 < c1:
-                    gather(c0, c1)
-                return
-            # Whole lines: the fast axis' values are the same in every line and the others' the
-            # same along it, so each group is one broadcast copy (no per-cell lookup, no scratch).
-            gather(c0, l0 * line)
-            gather(l1 * line, c1)
-            lines = self._coordinates_of(np.arange(l0, l1) * line)
-            body = out[l0 * line + self.prefix - r0 : l1 * line + self.prefix - r0].reshape(l1 - l0, line, self.dim)
+        def place(rows: np.ndarray, coords: tuple[np.ndarray, ...]) -> None:
+            """``rows`` ``(cells, dim)`` at cells ``coords``, or ``(lines, line, dim)`` whose lines
+            start at ``coords``: each group per cell, or per line along it (one broadcast copy)."""
             column = 0
             for table, axis in groups:
                 width = min(table.shape[1], self.dim - column)
                 if width > 0:
-                    values = table[:line, :width] if axis == fast else table[lines[axis], None, :width]
-                    body[:, :, column : column + width] = values
+                    if rows.ndim == 2:
+                        values = table[coords[axis], :width]
+                    else:
+                        values = table[:line, :width] if axis == fast else table[coords[axis], None, :width]
+                    rows[..., column : column + width] = values
                 column += table.shape[1]
+
+        def block(a: int, b: int) -> None:
+            c0, c1 = max(r0 + a - self.prefix, 0), r0 + b - self.prefix  # the block's grid cells
+            ends, lines = split_lines(c0, c1, line)
+            for e0, e1 in ends:  # partial lines: cell by cell
+                place(out[e0 + self.prefix - r0 : e1 + self.prefix - r0], self._coordinates_of(np.arange(e0, e1)))
+            if lines:  # whole lines: the fast axis's values the same in each, the others' along it
+                rows = out[lines.start * line + self.prefix - r0 : lines.stop * line + self.prefix - r0]
+                place(rows.reshape(len(lines), line, self.dim), self._coordinates_of(np.array(lines) * line))
 
         run_blocks(block, line_blocks(r0, r1, self.prefix, line, self.dim))
         return out

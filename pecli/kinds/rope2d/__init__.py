@@ -38,7 +38,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
-from pecli.kernels.exact import as_slice, line_blocks
+from pecli.kernels.exact import as_slice, line_blocks, split_lines
 from pecli.kernels.pipelines import f32, pow32, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
@@ -305,15 +305,18 @@ class Rope2d(Recipe):
             out[cls - r0] = 0
             out[cls - r0, ones] = 1
 
-        places = [[(slot, axis, [as_slice(c) for c in self.band_columns(slot, n)]) for slot, axis in
-                   enumerate(self.column_axes)] for n in range(len(parts))]  # fmt: skip
+        # Per part, each axis and the columns its bands fill (slices: strided copies).
+        places = [
+            [(axis, [as_slice(c) for c in self.band_columns(slot, n)]) for slot, axis in enumerate(self.column_axes)]
+            for n in range(len(parts))
+        ]
         line, last = axes[-1], len(axes) - 1  # cells run in C order: lines along the last axis
 
         def place(rows: np.ndarray, coords: tuple[np.ndarray, ...]) -> None:
             """``rows`` ``(cells, width)`` at cells ``coords``, or ``(lines, line, width)`` whose
             lines start at ``coords``: each axis's values per cell, or per line along it."""
             for n, which in enumerate(parts):
-                for _, axis, columns in places[n]:
+                for axis, columns in places[n]:
                     table = tables[axis][which]
                     if rows.ndim == 2:
                         values = table[coords[axis]]
@@ -325,16 +328,12 @@ class Rope2d(Recipe):
         def block(start: int, stop: int) -> None:
             c0 = max(r0 + start - first_cell, 0)  # the block's grid cells [c0, c1)
             c1 = min(r0 + stop - first_cell, math.prod(axes))
-            l0, l1 = -(-c0 // line), c1 // line  # its whole lines
-            if l0 >= l1:
-                l0 = l1 = c1
-            for a, b in ((c0, min(l0 * line, c1)), (max(l1 * line, c0), c1)):  # partial lines: per cell
-                if a < b:
-                    place(out[a + first_cell - r0 : b + first_cell - r0], np.unravel_index(np.arange(a, b), axes))
-            if l0 < l1:  # whole lines: the last axis's values the same in each, the others' along it
-                rows = out[l0 * line + first_cell - r0 : l1 * line + first_cell - r0]
-                lines = np.unravel_index(np.arange(l0, l1) * line, axes)
-                place(rows.reshape(l1 - l0, line, rows.shape[1]), lines)
+            ends, lines = split_lines(c0, c1, line)
+            for a, b in ends:  # partial lines: cell by cell
+                place(out[a + first_cell - r0 : b + first_cell - r0], np.unravel_index(np.arange(a, b), axes))
+            if lines:  # whole lines: the last axis's values the same in each, the others' along it
+                rows = out[lines.start * line + first_cell - r0 : lines.stop * line + first_cell - r0]
+                place(rows.reshape(len(lines), line, rows.shape[1]), np.unravel_index(np.array(lines) * line, axes))
 
         run_blocks(block, line_blocks(r0, r1, first_cell, line, self.shape[1]))
         return out
