@@ -36,6 +36,7 @@ Cases, each timed alternately with its baseline (medians of ``--repeat``):
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
@@ -221,22 +222,30 @@ def case_ingest(nbytes: int, where: Path, disk: Path | None, repeat: int) -> lis
             cases["np.save (baseline)"] = lambda p: _write_ready(p, ready, False)
             cases["4 MB writes, one hot buffer"] = lambda p: _write_blocks(p, nbytes, buffers[:1], False, False)
             cases["4 MB writes, 8 buffers in turn"] = lambda p: _write_blocks(p, nbytes, buffers, False, False)
-        times: dict[str, list[float]] = {name: [] for name in cases}
-        for _ in range(repeat):
-            for name, run in cases.items():  # alternately, so the machine's drift hits each alike
-                clean(path)
-                warm_memory(nbytes)
-                times[name].append(run(path))
-        clean(path)
-        base = statistics.median(next(iter(times.values())))
-        for name, ts in times.items():
-            m = statistics.median(ts)
+        medians = _alternately(
+            {name: functools.partial(run, path) for name, run in cases.items()}, path, nbytes, repeat
+        )
+        base = next(iter(medians.values()))
+        for name, m in medians.items():
             lines.append(
                 f"ingest {folder} {nbytes / 1e9:.2f} GB: {name:<32} {m:.3f} s ({nbytes / m / 1e9:.2f} GB/s); "
                 f"baseline / this {base / m:.2f}"
             )
             print(lines[-1], flush=True)
     return lines
+
+
+def _alternately(cases: dict[str, Callable[[], float]], path: Path, nbytes: int, repeat: int) -> dict[str, float]:
+    """Each case's median time over ``repeat`` rounds, the cases in turn within a round (so the
+    machine's drift hits each alike), ``path`` removed and memory warmed before each."""
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(repeat):
+        for name, run in cases.items():
+            clean(path)
+            warm_memory(nbytes)
+            times[name].append(run())
+    clean(path)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def case_handoff(nbytes: int, where: Path, workers: int, repeat: int) -> list[str]:
@@ -305,16 +314,8 @@ def case_handoff(nbytes: int, where: Path, workers: int, repeat: int) -> list[st
         return time.perf_counter() - t
 
     cases = {"main thread writes (pecli today)": handed, "each worker writes its own": own, "one hot buffer": ceiling}
-    times: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(repeat):
-        for name, run in cases.items():
-            clean(path)
-            warm_memory(nbytes)
-            times[name].append(run())
-    clean(path)
     lines = []
-    for name, ts in times.items():
-        m = statistics.median(ts)
+    for name, m in _alternately(cases, path, nbytes, repeat).items():
         lines.append(
             f"handoff {where} {nbytes / 1e9:.2f} GB, {workers} workers: {name:<34} {m:.3f} s "
             f"({nbytes / m / 1e9:.2f} GB/s)"
