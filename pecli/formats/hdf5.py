@@ -48,24 +48,20 @@ def _write_h5(table: Table, path: Path, options: WriteOptions, progress: Progres
     import h5py
 
     n, d = table.file_shape  # a complex table's column pairs: one complex number each (h5py's compound)
+    bf16 = table.dtype.name == "bfloat16"
     kwargs: dict[str, Any] = {}
     if options.compress is not None:
         name, level = options.compress
         rows = max(1, min(n, _CHUNK_BYTES // max(1, d * table.file_dtype.itemsize)))
         kwargs = {"compression": name, "compression_opts": level, "shuffle": True, "chunks": (rows, d)}
+    elif not bf16 or sys.byteorder == "little":
+        kwargs = {"dcpl": _placed_in_advance()}
     with h5py.File(path, "w") as f:
-        bf16 = table.dtype.name == "bfloat16"
         try:
             dtype = h5py.Datatype(bfloat16_type()) if bf16 else table.file_dtype
             ds = f.create_dataset(options.key, shape=(n, d), dtype=dtype, **kwargs)
         except ValueError as exc:
             raise FormatError(f"cannot create dataset {options.key!r}: {first_line(exc)}") from exc
-        start = 0
-        for block in table.blocks(progress):
-            # bfloat16 goes in as float32, which holds every bfloat16 value: HDF5's conversion to
-            # the file's bfloat16 type is then exact.
-            ds[start : start + len(block)] = block.astype(np.float32) if bf16 else table.file_values(block)
-            start += len(block)
         meta = _table_metadata(table)
         for key, value in meta.items():
             ds.attrs[key] = value  # one attribute per parameter, for h5dump -A and h5ls -v
@@ -73,6 +69,34 @@ def _write_h5(table: Table, path: Path, options: WriteOptions, progress: Progres
             # The one pecli reads back, as a fixed-length byte string: reading a variable-length
             # string from an untrusted file can make libhdf5 loop or allocate gigabytes.
             ds.attrs.create(META_KEY, np.bytes_(json.dumps(meta).encode()))
+        offset = ds.id.get_offset() if "dcpl" in kwargs else None
+        if offset is None:
+            start = 0
+            for block in table.blocks(progress):
+                # bfloat16 goes in as float32, which holds every bfloat16 value: HDF5's conversion
+                # to the file's bfloat16 type is then exact.
+                ds[start : start + len(block)] = block.astype(np.float32) if bf16 else table.file_values(block)
+                start += len(block)
+    if offset is not None:
+        # The dataset's bytes, in the type it was declared with, where libhdf5 placed them: large
+        # writes straight from each block (no conversion, no lock held), as a .npy's are.
+        stored = table.dtype if bf16 else table.file_dtype
+        with open(path, "r+b") as fp:
+            fp.seek(offset)
+            for block in table.blocks(progress):
+                fp.write(np.ascontiguousarray(table.file_values(block), dtype=stored).view(np.uint8).data)
+
+
+def _placed_in_advance() -> Any:
+    """A contiguous dataset's creation properties that place its data in the file at once and
+    write nothing there (no fill value): the bytes written at its offset afterwards are its values."""
+    import h5py
+
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_layout(h5py.h5d.CONTIGUOUS)
+    dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+    dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
+    return dcpl
 
 
 def bfloat16_type() -> Any:

@@ -83,6 +83,35 @@ def test_h5_stores_recipe_as_attributes_for_other_tools(tmp_path: Path) -> None:
     assert json.loads(attrs["pecli_recipe"])["start"] == 5
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16", ">f8"])
+def test_h5_values_go_straight_to_the_bytes_libhdf5_placed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dtype: str
+) -> None:
+    """An uncompressed table is written into its contiguous dataset's place in the file, in row
+    blocks, in the type the dataset declares: libhdf5 reads back every value (bfloat16 converted by
+    libhdf5 itself from its own type), and the bytes at the dataset's offset are the table's."""
+    import pecli.table
+
+    monkeypatch.setattr(pecli.table, "BLOCK_BYTES", 7 * 24 * 8)  # 7-row blocks of float64: many
+    built = recipe("float64" if dtype == ">f8" else dtype, length=100, dim=24).build()
+    # A big-endian table read from a file keeps its byte order in the dataset's type.
+    table = (
+        Table(built.astype(">f8"), None, "array")
+        if dtype == ">f8"
+        else Table.from_recipe(recipe(dtype, length=100, dim=24))
+    )
+    path = tmp_path / "t.h5"
+    write_table(table, path)
+    with h5py.File(path, "r") as f:
+        ds = f["pe"]
+        assert ds.chunks is None and ds.compression is None
+        got, offset, nbytes = ds[...], ds.id.get_offset(), ds.id.get_storage_size()
+    assert np.array_equal(got, built.astype(np.float32) if dtype == "bfloat16" else built)
+    raw = np.fromfile(path, dtype=np.uint8, count=nbytes, offset=offset)
+    want = built.astype(">f8") if dtype == ">f8" else built
+    assert raw.tobytes() == want.tobytes()
+
+
 def test_csv_text_is_round_trip_precision(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     write_table(Table.from_recipe(Sinusoidal(3, 4)), path)
