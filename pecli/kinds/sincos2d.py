@@ -237,7 +237,14 @@ class Sincos2d(Recipe):
     def _column_groups(self) -> list[tuple[np.ndarray, int]]:
         """The groups of columns, left to right: each one's values per coordinate of its axis, and
         the axis (tatp's last group may overhang the width)."""
-        tables = [self._axis_table(axis) for axis in range(len(self.cell_axes))]
+        # A square grid's axes have the same coordinates and frequencies: one table serves both.
+        made: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        tables = []
+        for axis in range(len(self.cell_axes)):
+            key = (self.axis_frequencies(axis), self.coordinates(axis).tobytes())
+            if key not in made:
+                made[key] = self._axis_table(axis)
+            tables.append(made[key])
         if self.order == "tatp":  # sin and cos interleaved, axis after axis
             groups = []
             for axis, (s, c) in enumerate(tables):

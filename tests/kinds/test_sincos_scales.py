@@ -77,6 +77,16 @@ def test_cogvideox_is_time_then_space() -> None:
                                                   dtype="float64").build())  # fmt: skip
 
 
+def test_axes_with_the_same_coordinates_keep_their_own_frequencies() -> None:
+    """A cube's time axis has its spatial axes' coordinates but its own frequencies (d/8, not
+    3d/16); the two spatial axes of a square share theirs (built once, placed twice)."""
+    n, d = 4, 32
+    ours = Sincos2d(f"{n}x{n}x{n}", d, order="cogvideox", dtype="float64").build()
+    time, space = axis([float(c) for c in range(n)], d // 8), axis([float(c) for c in range(n)], 3 * d // 16)
+    expected = np.array([time[a] + space[j] + space[i] for a in range(n) for i in range(n) for j in range(n)])
+    np.testing.assert_allclose(ours, expected, rtol=0, atol=1e-14)
+
+
 def test_defaults_leave_existing_grids_unchanged() -> None:
     plain = Sincos2d("14x14", 64, compute="float64").build()
     # base_size equal to the grid's side and scale 1 divide by exactly 1.
