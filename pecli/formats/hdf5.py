@@ -80,11 +80,11 @@ def _write_h5(table: Table, path: Path, options: WriteOptions, progress: Progres
     if offset is not None:
         # The dataset's bytes, in the type it was declared with, where libhdf5 placed them: large
         # writes straight from each block (no conversion, no lock held), as a .npy's are.
-        stored = table.dtype if bf16 else table.file_dtype
         with open(path, "r+b") as fp:
             fp.seek(offset)
             for block in table.blocks(progress):
-                fp.write(np.ascontiguousarray(table.file_values(block), dtype=stored).view(np.uint8).data)
+                values = np.ascontiguousarray(table.file_values(block), dtype=table.file_dtype)
+                fp.write(values.view(np.uint8).data)
 
 
 def _placed_in_advance() -> Any:
