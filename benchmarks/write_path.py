@@ -12,8 +12,8 @@ Cases, each timed alternately with its baseline (medians of ``--repeat``):
   With ``--disk DIR`` also a .npy on that file system with pecli's fsync, against a plain
   ``dd``-style write of the same bytes in 16 MB blocks and an fsync.
 - split: in this process, the same table built in memory, its row blocks computed and dropped
-  (``Table.blocks``), ``write_table`` to DIR, and ``np.save`` of the built array: where the
-  end-to-end time goes.
+  (``Table.blocks``), ``write_table`` to DIR in each streamed binary format (.npy, stored .npz,
+  .safetensors, .h5), and ``np.save`` of the built array: where the end-to-end time goes.
 - ingest: how fast the file system takes the bytes, whoever makes them (no pecli table): 4 MB
   writes from one buffer rewritten each time (hot in the writer's cache: the best any writer
   does), from eight buffers in turn (made elsewhere, as pecli's blocks are: made on other cores),
@@ -138,11 +138,12 @@ def case_split(rows: int, where: Path, repeat: int) -> list[str]:
 
     recipe = parse_recipe(f"sinusoidal:len={rows},dim={DIM}")
     table = Table.from_recipe(recipe)
-    out, ref = where / "pe-split.npy", where / "pe-split-ref.npy"
+    formats = ("npy", "npz", "safetensors", "h5")
+    outs, ref = [where / f"pe-split.{ext}" for ext in formats], where / "pe-split-ref.npy"
     os.environ["PECLI_NO_FSYNC"] = "1"
-    times: dict[str, list[float]] = {"build": [], "blocks": [], "write_table": [], "np.save": []}
+    times: dict[str, list[float]] = {"build": [], "blocks": [], **{f"write {e}": [] for e in formats}, "np.save": []}
     for _ in range(repeat):
-        clean(out, ref)
+        clean(*outs, ref)
         t = time.perf_counter()
         built = recipe.build()
         times["build"].append(time.perf_counter() - t)
@@ -150,14 +151,16 @@ def case_split(rows: int, where: Path, repeat: int) -> list[str]:
         for _block in table.blocks():
             pass
         times["blocks"].append(time.perf_counter() - t)
-        t = time.perf_counter()
-        write_table(table, out, force=True)
-        times["write_table"].append(time.perf_counter() - t)
+        for ext, out in zip(formats, outs, strict=True):
+            t = time.perf_counter()
+            write_table(table, out, force=True)
+            times[f"write {ext}"].append(time.perf_counter() - t)
+            clean(out)
         t = time.perf_counter()
         np.save(ref, built)
         times["np.save"].append(time.perf_counter() - t)
         del built
-    clean(out, ref)
+    clean(*outs, ref)
     line = "split " + ", ".join(f"{k} {statistics.median(v):.3f} s" for k, v in times.items())
     print(line, flush=True)
     return [line]
