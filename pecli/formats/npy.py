@@ -6,7 +6,6 @@ import io
 import math
 import os
 import stat
-import zipfile
 from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any, cast
@@ -93,7 +92,7 @@ def _read_npy(path: Path, key: str | None, stack: ExitStack) -> Table:
 
 
 class _Unseekable(io.RawIOBase):
-    """A write-only view of a device: zipfile then streams (sizes after each entry) instead of
+    """A write-only view of a device: the archive then streams (sizes after each entry) instead of
     seeking back, which a device such as /dev/null accepts but does not do (tell() stays 0)."""
 
     def __init__(self, fp: IO[bytes]) -> None:
@@ -122,10 +121,13 @@ def _zip_target(fp: IO[bytes]) -> IO[bytes]:
 def _write_npz(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
     if options.key == META_KEY:
         raise FormatError(f"--key {META_KEY} is reserved for pecli's metadata entry: choose another name")
-    # np.savez would need the whole array in memory; a zip entry can be streamed into.
-    with zipfile.ZipFile(_zip_target(fp), "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        with zf.open(options.key + ".npy", "w", force_zip64=True) as entry:
-            _write_npy(table, entry, options, progress)
+    from pecli.formats.zipstore import StoredZip
+
+    # np.savez would need the whole array in memory; a zip entry can be streamed into (its CRC
+    # computed beside the writes, not between them: pecli.formats.zipstore).
+    with StoredZip(_zip_target(fp)) as zf:
+        with zf.entry(options.key + ".npy") as entry:
+            _write_npy(table, cast(IO[bytes], entry), options, progress)
         meta = table_metadata(table)
         if meta:
             meta["key"] = options.key
@@ -134,7 +136,7 @@ def _write_npz(table: Table, fp: IO[bytes], options: WriteOptions, progress: Pro
             buf = io.BytesIO()
             # A 0-d unicode array loads with allow_pickle=False (an object array would not).
             np.lib.format.write_array(buf, np.array(json.dumps(meta)), allow_pickle=False)
-            zf.writestr(META_KEY + ".npy", buf.getvalue())
+            zf.add(META_KEY + ".npy", buf.getvalue())
 
 
 def _open_npz(path: Path, stack: ExitStack) -> Any:
