@@ -21,8 +21,10 @@ Cases, each timed alternately with its baseline (medians of ``--repeat``):
   without pecli's early writeback (``pecli.writeback``), against the ``dd``-style write and fsync.
 - handoff: who should write a block (no pecli table; 4 MB blocks to DIR, made by ``--threads``
   workers with two NumPy passes each): the main thread writing each block a worker made (pecli's
-  streaming today), each worker writing its own block where it belongs (``os.pwrite``, the block
-  still in that core's cache), and the main thread rewriting one hot buffer (the ceiling).
+  streaming before ``pecli.formats.rawbytes``; still its text, ``.npz`` and ``.pt`` writers), each
+  worker writing its own block where it belongs (``os.pwrite``, the block still in that core's
+  cache: pecli's ``.npy``, ``.safetensors`` and ``.h5``), and the main thread rewriting one hot
+  buffer (the ceiling).
 - gil: threads that each run NumPy calls writing S pairs (inputs in the cache; a multiply and the
   rotation's tiny-value check), GB/s together: how large a call must be for threads to scale (each
   call re-takes the GIL); and 512 MB filled by the threads, fresh or already touched (page faults).
@@ -316,7 +318,7 @@ def case_handoff(nbytes: int, where: Path, workers: int, repeat: int) -> list[st
         os.close(fd)
         return time.perf_counter() - t
 
-    cases = {"main thread writes (pecli today)": handed, "each worker writes its own": own, "one hot buffer": ceiling}
+    cases = {"main thread writes": handed, "each worker writes its own (pecli)": own, "one hot buffer": ceiling}
     lines = []
     for name, m in _alternately(cases, path, nbytes, repeat).items():
         lines.append(

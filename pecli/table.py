@@ -331,9 +331,9 @@ class Table:
     def stream_rows(self) -> int:
         """Rows held at once while the table is streamed: a block, or for a computed table a
         block for each thread computing one and the block being written (:meth:`blocks`)."""
-        return min(self.shape[0], self.block_rows() * (self._stream_workers() + 1 if self.computed else 1))
+        return min(self.shape[0], self.block_rows() * (self.stream_workers() + 1 if self.computed else 1))
 
-    def _stream_workers(self) -> int:
+    def stream_workers(self) -> int:
         """Blocks of a computed table computed at once while it is streamed (:meth:`blocks`), each
         on one thread: one per thread, at most :data:`STREAM_BLOCKS`."""
         from pecli.kernels.threads import cpu_threads
@@ -374,13 +374,16 @@ class Table:
     def block_rows(self) -> int:
         return max(1, BLOCK_BYTES // max(1, self.shape[1] * self.dtype.itemsize))
 
+    def block_spans(self) -> list[tuple[int, int]]:
+        """The row ranges ``[a, z)`` of :meth:`blocks`, about ``BLOCK_BYTES`` each."""
+        n, step = self.shape[0], self.block_rows()
+        return [(a, min(a + step, n)) for a in range(0, n, step)]
+
     def blocks(self, progress: Progress | None = None) -> Iterator[np.ndarray]:
         """The whole table as consecutive row blocks of about ``BLOCK_BYTES``."""
-        n = self.shape[0]
-        step = self.block_rows()
-        spans = [(a, min(a + step, n)) for a in range(0, n, step)]
+        spans = self.block_spans()
         rows: Generator[np.ndarray, None, None]
-        workers = self._stream_workers() if self.computed else 1
+        workers = self.stream_workers() if self.computed else 1
         if self.computed and workers > 1 and len(spans) > 1:
             # The next blocks are computed, each on one thread, while the consumer (a writer)
             # handles this one: the writer never waits while a thread is free.

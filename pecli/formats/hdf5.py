@@ -36,6 +36,7 @@ from pecli.formats._common import (
     unreadable,
 )
 from pecli.formats._common import table_metadata as _table_metadata
+from pecli.formats.rawbytes import write_rows
 from pecli.table import Progress, Table
 
 #: Rows per chunk aim for ~1 MiB chunks (h5py's guidance: 10 KiB–1 MiB).
@@ -82,9 +83,7 @@ def _write_h5(table: Table, path: Path, options: WriteOptions, progress: Progres
         # writes straight from each block (no conversion, no lock held), as a .npy's are.
         with open(path, "r+b") as fp:
             fp.seek(offset)
-            for block in table.blocks(progress):
-                values = np.ascontiguousarray(table.file_values(block), dtype=table.file_dtype)
-                fp.write(values.view(np.uint8).data)
+            write_rows(table, fp, progress, lambda b: np.asarray(table.file_values(b), dtype=table.file_dtype))
 
 
 def _placed_in_advance() -> Any:

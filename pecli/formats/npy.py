@@ -27,6 +27,7 @@ from pecli.formats._common import (
     table_metadata,
     unreadable,
 )
+from pecli.formats.rawbytes import write_rows
 from pecli.formats.torch import is_torch_zip
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Progress, Table
@@ -39,8 +40,7 @@ def _npy_header(table: Table) -> dict[str, Any]:
 
 def _write_npy(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
     np.lib.format.write_array_header_1_0(fp, _npy_header(table))
-    for block in table.blocks(progress):
-        fp.write(np.ascontiguousarray(block).view(np.uint8).data)  # bytes: bfloat16 has no buffer format
+    write_rows(table, fp, progress)
 
 
 #: The float widths NumPy names that pecli reads from .npy/.npz (bfloat16 is stored as ``|V2``:

@@ -30,6 +30,7 @@ from pecli.formats._common import (
     first_line,
     table_metadata,
 )
+from pecli.formats.rawbytes import write_rows
 from pecli.jsontext import load_json
 from pecli.table import Progress, Table
 
@@ -75,11 +76,13 @@ def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progres
     text += b" " * (-len(text) % 8)  # the reference writer pads the header to 8 bytes
     fp.write(struct.pack("<Q", len(text)))
     fp.write(text)
-    little = np.dtype("<u2") if table.dtype.name == "bfloat16" else table.dtype.newbyteorder("<")
-    for block in table.blocks(progress):
-        if table.dtype.name == "bfloat16":
-            block = block.view(np.uint16)  # the bits as they are: BF16 is stored little-endian
-        fp.write(np.ascontiguousarray(block, dtype=little).data)
+    bf16 = table.dtype.name == "bfloat16"
+    little = np.dtype("<u2") if bf16 else table.dtype.newbyteorder("<")
+
+    def little_endian(block: np.ndarray) -> np.ndarray:  # bfloat16: its bits as they are
+        return np.ascontiguousarray(block.view(np.uint16) if bf16 else block, dtype=little)
+
+    write_rows(table, fp, progress, little_endian)
 
 
 def _header(path: Path) -> tuple[dict[str, Any], int]:
