@@ -127,7 +127,8 @@ def _write_npz(table: Table, fp: IO[bytes], options: WriteOptions, progress: Pro
     # computed beside the writes, not between them: pecli.formats.zipstore).
     with StoredZip(_zip_target(fp)) as zf:
         with zf.entry(options.key + ".npy") as entry:
-            _write_npy(table, cast(IO[bytes], entry), options, progress)
+            np.lib.format.write_array_header_1_0(entry, _npy_header(table))
+            entry.write_rows(table, progress)
         meta = table_metadata(table)
         if meta:
             meta["key"] = options.key

@@ -28,19 +28,27 @@ def _as_is(block: np.ndarray) -> np.ndarray:
     return block
 
 
+def placeable(table: Table, fp: IO[bytes]) -> int | None:
+    """``fp``'s descriptor when :func:`write_rows` writes ``table``'s blocks at their places from
+    the threads that compute them (a regular file, several threads, several blocks), else None."""
+    fd = _regular_file(fp)
+    return fd if fd is not None and table.stream_workers() > 1 and len(table.block_spans()) > 1 else None
+
+
 def write_rows(
     table: Table,
     fp: IO[bytes],
     progress: Progress | None,
     convert: Callable[[np.ndarray], np.ndarray] = _as_is,
+    seen: Callable[[int, memoryview], None] | None = None,
 ) -> None:
     """Every row of ``table`` to ``fp`` from its position, as the bytes of ``convert(block)`` (the
-    rows as they are by default), one row block at a time; ``fp`` is left after the last byte."""
+    rows as they are by default), one row block at a time; ``fp`` is left after the last byte.
+    Where the blocks are placed by their threads (:func:`placeable`), ``seen(first_row, bytes)``
+    is called with each block's bytes by the thread that wrote them, in no particular order."""
     n, d = table.shape
-    fd = _regular_file(fp)
-    workers = table.stream_workers()
-    spans = table.block_spans()
-    if fd is None or workers < 2 or len(spans) < 2:
+    fd = placeable(table, fp)
+    if fd is None:
         for block in table.blocks(progress):
             fp.write(_raw(convert(block)))
         return
@@ -55,13 +63,15 @@ def write_rows(
             raise AssertionError(f"rows {a}..{z} gave {data.nbytes} bytes, not {(z - a) * row_bytes}")
         with gate:
             _pwrite_all(fd, data, start + a * row_bytes)
+        if seen is not None:
+            seen(a, data)
         return z - a
 
     from pecli.interruption import abandoned
     from pecli.kernels.threads import ordered_blocks
 
     try:
-        for rows in ordered_blocks(place, spans, workers):
+        for rows in ordered_blocks(place, table.block_spans(), table.stream_workers()):
             if progress is not None:
                 progress(rows)
             stop = abandoned()

@@ -5,6 +5,7 @@ Info-ZIP's ``unzip -t`` where it is installed; CRCs against ``zlib.crc32`` of th
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import struct
 import subprocess
@@ -151,3 +152,40 @@ def test_an_archive_past_4_gib(tmp_path: Path) -> None:
     start = 30 + name_len + extra_len + 128 + (n - 3) * d * 4
     last = np.fromfile(path, dtype=np.float32, count=3 * d, offset=start).reshape(3, d)
     assert np.array_equal(last, recipe.rows(n - 3, n))
+
+
+@pytest.mark.parametrize(("first", "second"), [(0, 0), (1, 0), (0, 1), (5, 7), (1000, 4 << 20), (3 << 20, 1)])
+def test_crc32_combine_is_zlibs_crc_of_the_two_together(first: int, second: int) -> None:
+    rng = np.random.default_rng(first + second)
+    a, b = rng.bytes(first), rng.bytes(second)
+    assert zipstore.crc32_combine(zlib.crc32(a), zlib.crc32(b), len(b)) == zlib.crc32(a + b)
+
+
+def test_blocks_placed_by_their_threads_have_their_crcs_joined_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pecli.kernels.threads import set_threads
+
+    monkeypatch.setattr(pecli.table, "BLOCK_BYTES", 64 << 10)  # 63 blocks of 32 rows
+    writers: list[threading.Thread] = []
+    pwrite = os.pwrite
+
+    def spy(fd: int, data: memoryview, offset: int) -> int:
+        writers.append(threading.current_thread())
+        return pwrite(fd, data, offset)
+
+    monkeypatch.setattr(os, "pwrite", spy)
+    recipe = Sinusoidal(2000, 512)
+    path = tmp_path / "t.npz"
+    set_threads(3)
+    try:
+        write_table(Table.from_recipe(recipe), path)
+    finally:
+        set_threads(None)
+    assert len(writers) == 63 and threading.main_thread() not in writers
+    check_with_readers(path)
+    reference = io.BytesIO()
+    np.save(reference, recipe.build())
+    with zipfile.ZipFile(path) as z:
+        assert z.getinfo("pe.npy").CRC == zlib.crc32(reference.getvalue())
+        assert z.read("pe.npy") == reference.getvalue()
