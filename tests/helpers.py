@@ -23,6 +23,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -214,3 +215,18 @@ def identified_and_checked(path: Path, kind: str) -> dict[str, object]:
     check = runner.invoke(cli, ["diff", str(path), doc["best"]["spec"], "--atol", str(doc["best"]["atol"])])
     assert check.exit_code == 0, check.output
     return dict(doc)
+
+
+def pwrite_threads(monkeypatch: Any) -> list[Any]:
+    """The thread of each ``os.pwrite`` call from now on (``monkeypatch``: pytest's), in order."""
+    import threading
+
+    threads: list[threading.Thread] = []
+    pwrite = os.pwrite
+
+    def spy(fd: int, data: memoryview, offset: int) -> int:
+        threads.append(threading.current_thread())
+        return pwrite(fd, data, offset)
+
+    monkeypatch.setattr(os, "pwrite", spy)
+    return threads

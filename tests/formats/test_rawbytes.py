@@ -20,6 +20,7 @@ import pecli.table
 from pecli import OutputError, Sinusoidal, write_table
 from pecli.kernels.threads import set_threads
 from pecli.table import Table
+from tests.helpers import pwrite_threads
 
 
 @pytest.fixture
@@ -47,14 +48,7 @@ def test_blocks_placed_by_their_threads_make_the_file_written_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads_and_blocks: None, ext: str, dtype: str
 ) -> None:
     recipe = Sinusoidal(1000, 512, dtype=dtype)  # type: ignore[arg-type]
-    writers: list[threading.Thread] = []
-    pwrite = os.pwrite
-
-    def spy(fd: int, data: memoryview, offset: int) -> int:
-        writers.append(threading.current_thread())
-        return pwrite(fd, data, offset)
-
-    monkeypatch.setattr(os, "pwrite", spy)
+    writers = pwrite_threads(monkeypatch)
     placed, ordered = tmp_path / f"placed{ext}", tmp_path / f"ordered{ext}"
     rows: list[int] = []
     write_table(Table.from_recipe(recipe), placed, progress=rows.append)

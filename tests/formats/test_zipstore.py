@@ -5,7 +5,6 @@ Info-ZIP's ``unzip -t`` where it is installed; CRCs against ``zlib.crc32`` of th
 from __future__ import annotations
 
 import io
-import os
 import shutil
 import struct
 import subprocess
@@ -22,6 +21,7 @@ from pecli import Sinusoidal, write_table
 from pecli.formats import zipstore
 from pecli.formats.zipstore import StoredZip
 from pecli.table import Table
+from tests.helpers import pwrite_threads
 
 
 def check_with_readers(path: Path) -> None:
@@ -167,14 +167,7 @@ def test_blocks_placed_by_their_threads_have_their_crcs_joined_in_order(
     from pecli.kernels.threads import set_threads
 
     monkeypatch.setattr(pecli.table, "BLOCK_BYTES", 64 << 10)  # 63 blocks of 32 rows
-    writers: list[threading.Thread] = []
-    pwrite = os.pwrite
-
-    def spy(fd: int, data: memoryview, offset: int) -> int:
-        writers.append(threading.current_thread())
-        return pwrite(fd, data, offset)
-
-    monkeypatch.setattr(os, "pwrite", spy)
+    writers = pwrite_threads(monkeypatch)
     recipe = Sinusoidal(2000, 512)
     path = tmp_path / "t.npz"
     set_threads(3)
