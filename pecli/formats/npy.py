@@ -124,7 +124,7 @@ def _write_npz(table: Table, fp: IO[bytes], options: WriteOptions, progress: Pro
     from pecli.formats.zipstore import StoredZip
 
     # np.savez would need the whole array in memory; a zip entry can be streamed into (its CRC
-    # computed beside the writes, not between them: pecli.formats.zipstore).
+    # taken by the threads that write the blocks: pecli.formats.zipstore).
     with StoredZip(_zip_target(fp)) as zf:
         with zf.entry(options.key + ".npy") as entry:
             np.lib.format.write_array_header_1_0(entry, _npy_header(table))
