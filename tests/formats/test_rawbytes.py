@@ -123,3 +123,23 @@ def test_no_block_is_written_once_the_write_has_failed(
     time.sleep(0.8)  # the late block is computed by now
     assert calls and max(calls) < failed
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("ext", [".npy", ".npz", ".safetensors", ".h5"])
+def test_ctrl_c_while_threads_place_blocks_keeps_the_old_file_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads_and_blocks: None, ext: str
+) -> None:
+    writers = pwrite_threads(monkeypatch)
+    out = tmp_path / f"t{ext}"
+    out.write_bytes(b"old")
+
+    def interrupt(rows: int) -> None:
+        if len(writers) >= 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_table(Table.from_recipe(Sinusoidal(1000, 512)), out, force=True, progress=interrupt)
+    written = len(writers)
+    time.sleep(0.3)  # blocks still computing then write nothing
+    assert len(writers) == written
+    assert out.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == [f"t{ext}"]
