@@ -32,7 +32,10 @@ Cases, each timed alternately with its baseline (medians of ``--repeat``):
   memory) at 1, 2, … threads (``--threads``; the ``--threads`` option's ``set_threads``; the
   counts in turn, best of ``--repeat`` (at least 5) builds each), with and
   without the compiled kernels (the ``fast`` extra; ``PECLI_COMPILED``) in child processes:
-  GB/s and the parallel efficiency t₁ / (n · tₙ).
+  GB/s and the parallel efficiency t₁ / (n · tₙ).  Its first row, "memory fill (ceiling)", is
+  no kind: a fresh table of as many float32 cells set to 1.0 by the same threads in the same row
+  blocks, the page faults and memory writes alone: a kind whose speed is its output's memory
+  cannot scale better than it.
 """
 
 from __future__ import annotations
@@ -388,9 +391,33 @@ from every_kind import CASES
 from pecli.kernels.threads import set_threads
 cells, counts, names = int(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3].split(",") if sys.argv[3] else []
 repeat = int(sys.argv[4])
+import numpy as np
+from pecli.kernels.exact import row_blocks
+from pecli.kernels.threads import run_blocks
+
+
+class Fill:
+    # The machine's ceiling: a fresh float32 table of the same cells set to one value by the same
+    # threads in the same blocks (the page faults and memory writes every kind pays, no arithmetic).
+
+    nbytes = cells * 4
+
+    def build(self):
+        out = np.zeros((cells // 1024, 1024), np.float32)
+        def fill(a, b):
+            out[a:b] = 1.0
+        run_blocks(fill, row_blocks(out.shape[0], 1024))
+        return out
+
+
+class Ceiling:
+    name = "memory fill (ceiling)"
+    recipe = staticmethod(lambda cells: Fill())
+
+
 out = {{}}
-for case in CASES:
-    if names and case.name not in names:
+for case in [Ceiling, *CASES]:
+    if names and case.name not in names and case is not Ceiling:
         continue
     recipe = case.recipe(cells)
     recipe.build()  # warm: caches, compilation, pages
@@ -405,6 +432,8 @@ print(json.dumps(out))
 
 _TIME = """
 def _time(recipe):
+    from pecli.kinds.sincos2d import kept_axis_table
+    kept_axis_table.cache_clear()  # a fresh process's build: a grid's axis tables computed, as by one generate
     t = time.perf_counter(); recipe.build(); return time.perf_counter() - t
 """
 

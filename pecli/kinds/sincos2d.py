@@ -204,7 +204,10 @@ class Sincos2d(Recipe):
         group of columns looked up per coordinate, row blocks on every core."""
         check_row_range(self.shape[0], r0, r1)
         out = np.zeros((r1 - r0, self.dim), dtype=self.dtype)  # the cls row stays zero
-        groups = self._column_groups()
+        cells = (max(r0 - self.prefix, 0), r1 - self.prefix)
+        if cells[1] <= cells[0]:
+            return out
+        groups = self._column_groups(*cells)
         fast = 0 if self.order.startswith("timm-reverse") else len(self.cell_axes) - 1  # rows run along it
         line = self.cell_axes[fast]
 
@@ -212,13 +215,14 @@ class Sincos2d(Recipe):
             """``rows`` ``(cells, dim)`` at cells ``coords``, or ``(lines, line, dim)`` whose lines
             start at ``coords``: each group per cell, or per line along it (one broadcast copy)."""
             column = 0
-            for table, axis in groups:
+            for table, axis, lo in groups:
                 width = min(table.shape[1], self.dim - column)
                 if width > 0:
+                    at = coords[axis] if lo == 0 else (coords[axis] - lo) % self.cell_axes[axis]
                     if rows.ndim == 2:
-                        values = table[coords[axis], :width]
+                        values = table[at, :width]
                     else:
-                        values = table[:line, :width] if axis == fast else table[coords[axis], None, :width]
+                        values = table[:line, :width] if axis == fast else table[at, None, :width]
                     rows[..., column : column + width] = values
                 column += table.shape[1]
 
@@ -234,35 +238,54 @@ class Sincos2d(Recipe):
         run_blocks(block, line_blocks(r0, r1, self.prefix, line, self.dim))
         return out
 
-    def _column_groups(self) -> list[tuple[np.ndarray, int]]:
-        """The groups of columns, left to right: each one's values per coordinate of its axis, and
-        the axis (tatp's last group may overhang the width)."""
-        # A square grid's axes have the same coordinates and frequencies: one table serves both.
-        made: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}
-        tables = []
-        for axis in range(len(self.cell_axes)):
-            key = (self.axis_frequencies(axis), self.coordinates(axis).tobytes())
+    def _column_groups(self, c0: int, c1: int) -> list[tuple[np.ndarray, int, int]]:
+        """The groups of columns of cells ``[c0, c1)``, left to right: each one's values per
+        coordinate of its axis, the axis, and the first coordinate its rows hold (tatp's last
+        group may overhang the width).  Row ``j`` of an axis's values is coordinate
+        ``(lo + j) mod size``: a small axis has all its coordinates (``lo = 0``, kept between
+        calls by :func:`kept_axis_table`), a large one those the cells touch, so that a block of
+        a long grid costs its own cells' sines, not the axis's."""
+        made: dict[tuple[int, bytes, int, int], tuple[np.ndarray, np.ndarray]] = {}
+        tables, starts = [], []
+        for axis, (size, stride) in enumerate(zip(self.cell_axes, self._strides(), strict=True)):
+            q = self.axis_frequencies(axis)
+            lo, count = 0, size
+            first, last = c0 // stride, (c1 - 1) // stride
+            if size * q > KEPT_PAIRS and last - first + 1 < size:
+                lo, count = first % size, last - first + 1
+            # A square grid's axes have the same coordinates and frequencies: one table serves both.
+            key = (q, self.coordinates(axis).tobytes(), lo, count)
             if key not in made:
-                made[key] = self._axis_table(axis)
+                made[key] = self._axis_table(axis, lo, count)
             tables.append(made[key])
+            starts.append(lo)
         if self.order == "tatp":  # sin and cos interleaved, axis after axis
             groups = []
             for axis, (s, c) in enumerate(tables):
                 both = np.empty((len(s), 2 * self.per_axis), dtype=self.dtype)
                 both[:, 0::2], both[:, 1::2] = s, c
-                groups.append((both, axis))
+                groups.append((both, axis, starts[axis]))
             return groups
         if self.order == "cogvideox":  # axes (t, h, w)
             (s_t, c_t), (s_h, c_h), (s_w, c_w) = tables
-            return [(s_t, 0), (c_t, 0), (s_w, 2), (c_w, 2), (s_h, 1), (c_h, 1)]
-        (s_h, c_h), (s_w, c_w) = tables  # axes (h, w)
-        return {
-            "mae": [(s_w, 1), (c_w, 1), (s_h, 0), (c_h, 0)],
-            "timm": [(s_h, 0), (s_w, 1), (c_h, 0), (c_w, 1)],
-            "timm-interleave": [(s_h, 0), (c_h, 0), (s_w, 1), (c_w, 1)],
-            "timm-reverse": [(s_w, 1), (s_h, 0), (c_w, 1), (c_h, 0)],
-            "timm-reverse-interleave": [(s_w, 1), (c_w, 1), (s_h, 0), (c_h, 0)],
-        }[self.order]
+            listed_ = [(s_t, 0), (c_t, 0), (s_w, 2), (c_w, 2), (s_h, 1), (c_h, 1)]
+        else:
+            (s_h, c_h), (s_w, c_w) = tables  # axes (h, w)
+            listed_ = {
+                "mae": [(s_w, 1), (c_w, 1), (s_h, 0), (c_h, 0)],
+                "timm": [(s_h, 0), (s_w, 1), (c_h, 0), (c_w, 1)],
+                "timm-interleave": [(s_h, 0), (c_h, 0), (s_w, 1), (c_w, 1)],
+                "timm-reverse": [(s_w, 1), (s_h, 0), (c_w, 1), (c_h, 0)],
+                "timm-reverse-interleave": [(s_w, 1), (c_w, 1), (s_h, 0), (c_h, 0)],
+            }[self.order]
+        return [(table, axis, starts[axis]) for table, axis in listed_]
+
+    def _strides(self) -> tuple[int, ...]:
+        """Each axis's stride in the order's row order: the cells between its coordinates' rows."""
+        sizes = self.cell_axes
+        if self.order.startswith("timm-reverse"):  # w-major rows: h runs fastest
+            return (1, sizes[0])
+        return tuple(math.prod(sizes[a + 1 :]) for a in range(len(sizes)))
 
     def _coordinates_of(self, cells: np.ndarray) -> tuple[np.ndarray, ...]:
         """Each cell's coordinate along every axis of :meth:`_column_groups`."""
@@ -275,20 +298,14 @@ class Sincos2d(Recipe):
             h, w = np.divmod(cells, width)
         return h, w
 
-    def _axis_table(self, axis: int) -> tuple[np.ndarray, np.ndarray]:
-        """sin and cos of ``c·ω_k`` for axis ``axis``'s coordinates ``c``, in the output dtype."""
-        q = self.axis_frequencies(axis)
-        coords: Any = self.coordinates(axis)
-        if self.compute == "exact":
-            _, w_hi, w_lo = frequencies(self.base, 1.0, tuple((k, q) for k in range(q)))
-            s, c = sincos(coords.astype(np.float64), w_hi, w_lo)
-            return s.astype(self.dtype), c.astype(self.dtype)
-        dt: Any = compute_dtype(self.compute)
-        # timm/MAE/HF: omega = 1 / T^(k/q), angle = c·omega.
-        e: Any = np.arange(q, dtype=dt) / dt(q)
-        omega: Any = dt(1) / rounded(np.power, dt, dt(self.base), e)
-        s, c = sin_cos_rounded(coords.astype(dt)[:, None] * omega[None, :], dt)
-        return s.astype(self.dtype), c.astype(self.dtype)
+    def _axis_table(self, axis: int, lo: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """sin and cos of ``c·ω_k`` for ``count`` coordinates ``c`` of axis ``axis`` from the
+        ``lo``-th on (mod its size), in the output dtype."""
+        size, coords = self.cell_axes[axis], self.coordinates(axis)
+        args = (self.base, self.compute, self.dtype, self.axis_frequencies(axis))
+        if (lo, count) == (0, size) and size * args[3] <= KEPT_PAIRS:
+            return kept_axis_table(*args, coords.tobytes())
+        return axis_table(*args, coords[(lo + np.arange(count)) % size])
 
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
@@ -372,6 +389,36 @@ class Sincos2d(Recipe):
 
 #: diffusers' base_size values tried (a sample size over a patch size), beside the axis's own size.
 _BASE_SIZES = (16, 32, 64, 96, 128, 192, 256)
+
+
+def axis_table(base: float, compute: str, dtype: str, q: int, coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """sin and cos of ``c·ω_k``, ``ω_k = base^(−k/q)``, for coordinates ``coords`` (float64) and
+    ``k < q``, rounded to ``dtype`` (each value on its own: any subset of coordinates gives the
+    same values as the whole axis)."""
+    if compute == "exact":
+        _, w_hi, w_lo = frequencies(base, 1.0, tuple((k, q) for k in range(q)))
+        s, c = sincos(coords.astype(np.float64), w_hi, w_lo)
+        return s.astype(dtype), c.astype(dtype)
+    dt: Any = compute_dtype(compute)
+    # timm/MAE/HF: omega = 1 / T^(k/q), angle = c·omega.
+    e: Any = np.arange(q, dtype=dt) / dt(q)
+    omega: Any = dt(1) / rounded(np.power, dt, dt(base), e)
+    s, c = sin_cos_rounded(coords.astype(dt)[:, None] * omega[None, :], dt)
+    return s.astype(dtype), c.astype(dtype)
+
+
+#: An axis of at most this many (coordinate, frequency) pairs has its whole table built once and
+#: kept (:func:`kept_axis_table`; 1 MB of float32): the blocks of a streamed grid reuse it.
+KEPT_PAIRS = 1 << 17
+
+
+@lru_cache(maxsize=8)
+def kept_axis_table(base: float, compute: str, dtype: str, q: int, coords: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`axis_table` of a small axis's every coordinate (``coords``: their float64 bytes),
+    kept for the next call, read-only."""
+    s, c = axis_table(base, compute, dtype, q, np.frombuffer(coords, dtype=np.float64))
+    s.flags.writeable = c.flags.writeable = False
+    return s, c
 
 
 def _coordinate_scales(step: float, m: int) -> list[dict[str, Any]]:

@@ -189,6 +189,80 @@ def test_grids_built_in_blocks_of_whole_lines_are_the_closed_form_in_any_row_ran
         set_threads(None)
 
 
+def mae_rect(hh: int, ww: int, d: int) -> np.ndarray:
+    """MAE's ``[sin w | cos w | sin h | cos h]`` rows h-major on an ``hh × ww`` grid, float64 rounded once."""
+    h, w = np.meshgrid(np.arange(hh), np.arange(ww), indexing="ij")
+    return np.concatenate([*sc(w, d // 4), *sc(h, d // 4)], 1).astype(f32)
+
+
+@pytest.mark.parametrize(
+    ("name", "grid", "reference"),
+    [
+        ("mae", "3x500", lambda: np.concatenate([np.zeros((1, 32), f32), mae_rect(3, 500, 32)])),
+        ("timm-sincos2d", "2x700", lambda: timm_ref(2, 700, 32, False, False)),
+        ("timm-sincos2d-interleave", "1x900", lambda: timm_ref(1, 900, 32, False, True)),
+        ("timm-sincos2d-reverse", "700x2", lambda: timm_ref(700, 2, 32, True, False)),
+        ("timm-sincos2d-reverse", "500x300", lambda: timm_ref(500, 300, 32, True, False)),
+    ],
+)
+def test_a_long_axis_is_built_for_the_cells_a_row_range_touches(
+    name: str, grid: str, reference: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A block of a long grid (a file streamed in row blocks, ``diff`` reading one) computes the
+    sines of its own cells' coordinates, not its axes' every one (each block used to build the
+    whole axis: a 1×200000 grid took 20 s to write): ranges inside a line, across a line's end
+    (the coordinates wrap) and over whole lines are the closed form, and no axis table is longer
+    than the range's cells."""
+    import pecli.kinds.sincos2d as grid_kind
+
+    built: list[int] = []
+    real = grid_kind.axis_table
+
+    def counted(base: float, compute: str, dtype: str, q: int, coords: np.ndarray) -> Any:
+        built.append(len(coords))
+        return real(base, compute, dtype, q, coords)
+
+    monkeypatch.setattr(grid_kind, "KEPT_PAIRS", 16)  # every axis here counts as long
+    monkeypatch.setattr(grid_kind, "axis_table", counted)
+    recipe, expected = get_preset(name).recipe(grid=grid, dim=32), reference()
+    n = len(expected)
+    for a, b in [(0, 1), (1, 40), (650, 760), (1, n), (n - 3, n), (n // 2, n // 2 + 1)]:
+        built.clear()
+        np.testing.assert_array_equal(recipe.rows(a, b), expected[a:b], err_msg=f"rows {a}..{b}")
+        assert max(built, default=0) <= b - a + 1, (a, b, built)
+    np.testing.assert_array_equal(recipe.build(), expected)
+
+
+@pytest.mark.parametrize(("order", "grid"), [("cogvideox", "3x2x400"), ("tatp", "2x300x3"), ("tatp", "400x2")])
+def test_long_axes_of_3d_and_tatp_grids_give_the_whole_tables_rows(
+    order: str, grid: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for the 3-D orders (their whole tables are checked against closed forms in
+    test_sincos_scales.py): any row range with every axis counted as long equals those rows of
+    the table built with its axes whole."""
+    import pecli.kinds.sincos2d as grid_kind
+
+    recipe = Sincos2d(grid, 48, order=order, dtype="float64")  # type: ignore[arg-type]
+    whole = recipe.build()
+    monkeypatch.setattr(grid_kind, "KEPT_PAIRS", 16)
+    n = len(whole)
+    for a, b in [(0, 1), (399, 401), (5, min(900, n)), (n - 7, n), (0, n)]:
+        np.testing.assert_array_equal(recipe.rows(a, b), whole[a:b], err_msg=f"rows {a}..{b}")
+
+
+def test_a_small_axis_is_built_once_for_every_block() -> None:
+    """Blocks of a square grid (a streamed file) reuse the axis table the first one built."""
+    import pecli.kinds.sincos2d as grid_kind
+
+    grid_kind.kept_axis_table.cache_clear()
+    recipe = get_preset("mae").recipe(grid="24x24", dim=64)
+    first = recipe.rows(0, 100)
+    assert grid_kind.kept_axis_table.cache_info().misses == 1  # h and w share one table
+    np.testing.assert_array_equal(recipe.rows(100, 577), mae_ref(64, 24, cls=True)[100:])
+    np.testing.assert_array_equal(first, mae_ref(64, 24, cls=True)[:100])
+    assert grid_kind.kept_axis_table.cache_info().misses == 1
+
+
 def test_moco_is_timm_reverse_interleave_plus_a_zero_row_and_differs_from_mae() -> None:
     moco = get_preset("moco-v3").recipe(grid="8x8", dim=64).build()
     np.testing.assert_array_equal(moco[1:], timm_ref(8, 8, 64, reverse=True, interleave=True))
