@@ -271,6 +271,24 @@ def split_lines(c0: int, c1: int, line: int) -> tuple[list[tuple[int, int]], ran
     return [(a, b) for a, b in ((c0, l0 * line), (l1 * line, c1)) if a < b], range(l0, l1)
 
 
+def axis_run(c0: int, c1: int, size: int, stride: int) -> tuple[int, int]:
+    """The coordinates of a grid axis of ``size`` (its coordinate steps every ``stride`` cells)
+    that cells ``[c0, c1)`` meet, as ``(lo, count)``: ``lo, lo + 1, …`` modulo ``size`` (a run
+    may wrap past a line's end), ``(0, size)`` when they meet every one, ``(0, 0)`` when there
+    are no cells.  A block of a long grid thus needs its own cells' values, not its axes' every one."""
+    first, last = c0 // stride, (c1 - 1) // stride
+    if c1 <= c0:
+        return 0, 0
+    if last - first + 1 >= size:
+        return 0, size
+    return first % size, last - first + 1
+
+
+def run_index(coords: np.ndarray, lo: int, size: int) -> np.ndarray:
+    """Rows of an :func:`axis_run` table ``(lo, count)`` holding coordinates ``coords``."""
+    return coords if lo == 0 else (coords - lo) % size
+
+
 def as_slice(columns: np.ndarray) -> slice | np.ndarray:
     """Column indices as the slice they step through when they are evenly spaced and rising (a
     strided copy instead of a scattered one), else themselves."""

@@ -19,7 +19,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, round_number
-from pecli.kernels.exact import frequencies, line_blocks, sincos, split_lines
+from pecli.kernels.exact import axis_run, frequencies, line_blocks, run_index, sincos, split_lines
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
@@ -218,7 +218,7 @@ class Sincos2d(Recipe):
             for table, axis, lo in groups:
                 width = min(table.shape[1], self.dim - column)
                 if width > 0:
-                    at = coords[axis] if lo == 0 else (coords[axis] - lo) % self.cell_axes[axis]
+                    at = run_index(coords[axis], lo, self.cell_axes[axis])
                     if rows.ndim == 2:
                         values = table[at, :width]
                     else:
@@ -249,10 +249,7 @@ class Sincos2d(Recipe):
         tables, starts = [], []
         for axis, (size, stride) in enumerate(zip(self.cell_axes, self._strides(), strict=True)):
             q = self.axis_frequencies(axis)
-            lo, count = 0, size
-            first, last = c0 // stride, (c1 - 1) // stride
-            if size * q > KEPT_PAIRS and last - first + 1 < size:
-                lo, count = first % size, last - first + 1
+            lo, count = axis_run(c0, c1, size, stride) if size * q > KEPT_PAIRS else (0, size)
             # A square grid's axes have the same coordinates and frequencies: one table serves both.
             key = (q, self.coordinates(axis).tobytes(), lo, count)
             if key not in made:

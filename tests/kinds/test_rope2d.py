@@ -119,6 +119,44 @@ def test_blocks_of_whole_lines_and_any_row_range_are_the_closed_form(
         set_threads(None)
 
 
+@pytest.mark.parametrize(
+    ("bands", "sizes", "cls_row"),
+    [
+        ("lang", (2, 700), "none"),
+        ("pixel", (700, 2), "first"),
+        ("lang", (1, 900), "last"),
+        ("pixel", (3, 2, 300), "first"),
+    ],
+)
+def test_a_long_axis_is_built_for_the_cells_a_row_range_touches(
+    bands: str, sizes: tuple[int, ...], cls_row: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A block of a long grid (a streamed file, ``diff`` reading one) computes its own cells'
+    sines, not its axes' every one (each block used to build the whole axis: a 1×400000 grid's
+    blocks took 23× its build): ranges inside a line, across a line's end (the coordinates
+    wrap) and over whole lines are the closed form, and no table is longer than the range."""
+    import pecli.kinds.rope2d as rope2d_kind
+
+    built: list[int] = []
+    real = rope2d_kind.sin_cos_rounded
+
+    def counted(angle: np.ndarray, dtype: Any) -> Any:
+        built.append(len(angle))
+        return real(angle, dtype)
+
+    monkeypatch.setattr(rope2d_kind, "sin_cos_rounded", counted)
+    sin, cos = closed_form(sizes, 16, bands)
+    want = np.concatenate([sin, cos], axis=1)
+    zero = np.concatenate([np.zeros(want.shape[1] // 2), np.ones(want.shape[1] // 2)])[None]  # angle 0
+    table = {"first": np.concatenate([zero, want]), "last": np.concatenate([want, zero])}.get(cls_row, want)
+    recipe = _recipe(bands, sizes, 16, {}, part="cat", compute="exact", dtype="float64", cls_row=cls_row)
+    n = len(table)
+    for a, b in [(0, 1), (1, 40), (650, 760), (1, n), (n - 3, n), (n // 2, n // 2 + 1)]:
+        built.clear()
+        np.testing.assert_allclose(recipe.rows(a, b), table[a:b], rtol=0, atol=1e-12, err_msg=f"{a}..{b}")
+        assert max(built, default=0) <= b - a + 1, (a, b, built)
+
+
 @pytest.mark.parametrize(("bands", "sizes", "dim", "kw"), CASES, ids=IDS)
 def test_the_angle_part_is_coordinate_times_band(
     bands: str, sizes: tuple[int, ...], dim: int, kw: dict[str, Any]

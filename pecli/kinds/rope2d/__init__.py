@@ -38,7 +38,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
-from pecli.kernels.exact import as_slice, line_blocks, split_lines
+from pecli.kernels.exact import as_slice, axis_run, line_blocks, run_index, split_lines
 from pecli.kernels.pipelines import f32, pow32, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
@@ -281,13 +281,16 @@ class Rope2d(Recipe):
             t = (t / f32(s)) * f32(ref)
         return np.asarray(t, dtype=f32)
 
-    def axis_tables(self) -> list[tuple[np.ndarray, ...]]:
-        """Per axis, ``(sin, cos)`` or ``(angle,)`` of each coordinate's bands, ``(s, q)``."""
-        tables: list[tuple[np.ndarray, ...]] = []
-        for axis in range(len(self.axes)):
-            c = self.coordinates(axis)
+    def axis_tables(self, c0: int, c1: int) -> list[tuple[int, tuple[np.ndarray, ...]]]:
+        """Per axis, the coordinates cells ``[c0, c1)`` meet (:func:`~pecli.kernels.exact.axis_run`:
+        from the ``lo``-th on, modulo the axis's size) as ``lo`` and the ``(sin, cos)`` or
+        ``(angle,)`` of their bands, ``(count, q)``: a block of a long grid computes its own cells'."""
+        tables: list[tuple[int, tuple[np.ndarray, ...]]] = []
+        for axis, size in enumerate(self.axes):
+            lo, count = axis_run(c0, c1, size, math.prod(self.axes[axis + 1 :]))
+            c = self.coordinates(axis)[(lo + np.arange(count)) % size]
             angle = c[:, None] * self.band_values(axis)[None, :]  # grid * bands (float32: one rounding, as torch's)
-            tables.append((angle,) if self.part == "angle" else sin_cos_rounded(angle, c.dtype))
+            tables.append((lo, (angle,) if self.part == "angle" else sin_cos_rounded(angle, c.dtype)))
         return tables
 
     def rows(self, r0: int, r1: int) -> np.ndarray:
@@ -295,10 +298,10 @@ class Rope2d(Recipe):
         coordinate; a class token's row holds the values of angle 0."""
         check_row_range(self.shape[0], r0, r1)
         out = np.empty((r1 - r0, self.shape[1]), dtype=self.dtype)
-        tables = self.axis_tables()
         axes, width = self.axes, self.part_width
         parts = {"sin": (0,), "cos": (1,), "cat": (0, 1), "angle": (0,), "cis": (1, 0)}[self.part]
         first_cell = 1 if self.cls_row == "first" else 0
+        tables = self.axis_tables(max(r0 - first_cell, 0), min(r1 - first_cell, math.prod(axes)))
         cls = {"first": 0, "last": math.prod(axes)}.get(self.cls_row)
         if cls is not None and r0 <= cls < r1:  # a class token's angles are 0: sin 0, cos 1
             ones = {"cos": slice(None), "cat": slice(width, None), "cis": slice(0, None, 2)}.get(self.part, slice(0))
@@ -317,11 +320,12 @@ class Rope2d(Recipe):
             lines start at ``coords``: each axis's values per cell, or per line along it."""
             for n, which in enumerate(parts):
                 for axis, columns in places[n]:
-                    table = tables[axis][which]
+                    lo, table = tables[axis][0], tables[axis][1][which]
+                    at = run_index(coords[axis], lo, axes[axis])
                     if rows.ndim == 2:
-                        values = table[coords[axis]]
+                        values = table[at]
                     else:
-                        values = table[:line] if axis == last else table[coords[axis], None]
+                        values = table[:line] if axis == last else table[at, None]
                     for col in columns:  # cast to dtype as placed
                         rows[..., col] = values
 
