@@ -464,9 +464,9 @@ class Recipe:
         return out
 
     def exact_twin(self) -> Recipe | None:
-        """The same recipe computed exactly (``compute=exact``), to tell which of two tables
-        carries a pipeline's rounding; ``None`` when the kind has no exact pipeline."""
-        return next((r for r in self.pipelines() if r.pipeline() == "exact"), None)
+        """The same recipe computed exactly (``compute=exact``; itself if it is), to tell which of
+        two tables carries a pipeline's rounding; ``None`` when the kind has no exact pipeline."""
+        return next((r for r in (self, *self.pipelines()) if r.pipeline() == "exact"), None)
 
     # -- parameters ------------------------------------------------------------------------------
     def params(self, everything: bool = False) -> dict[str, Any]:

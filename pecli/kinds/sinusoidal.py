@@ -152,6 +152,11 @@ class Sinusoidal(Recipe):
             raise RecipeError(
                 "form=div (angle = p / base^(2i/d), XLM/Marian) goes with freq=paper and a float pipeline"
             )
+        if self.form != "exp" and self.compute == "exact":  # the header would name a form the table lacks
+            raise RecipeError(
+                f"form={self.form} is how a float pipeline rounds its frequencies: it goes with --compute "
+                "float32 or float64 (the exact table has no rounding to choose)"
+            )
         last = self.start + self.shape[0] - 1
         if last >= 2**53:
             raise RecipeError(

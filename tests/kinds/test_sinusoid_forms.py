@@ -109,3 +109,14 @@ def test_scale_on_the_command_line(run, tmp_path: Path) -> None:  # type: ignore
     assert meta["recipe"]["scale"] == 64**-0.5  # the preset's dim^-0.5 follows --dim
     r = run("generate", "--len", "8", "--dim", "8", "--scale", "0", "-o", tmp_path / "z.npy")
     assert r.exit_code == 2 and "scale must be a finite number > 0" in r.output and not (tmp_path / "z.npy").exists()
+
+
+@pytest.mark.parametrize("form", ["pow", "neg-pow", "inv-pow", "exp-div"])
+def test_a_pipelines_form_with_the_exact_table_is_refused(run, tmp_path: Path, form: str) -> None:  # type: ignore[no-untyped-def]
+    """The exact table has no rounding of its frequencies to choose: a form beside it would be
+    written into the file's recipe and header though the values are not that pipeline's."""
+    out = tmp_path / "t.npy"
+    r = run("generate", "--len", "8", "--dim", "8", "--form", form, "--compute", "exact", "-o", out)
+    assert r.exit_code == 2 and f"form={form} is how a float pipeline rounds" in r.output, r.output
+    assert "Traceback" not in r.output and not out.exists()
+    assert run("generate", "--len", "8", "--dim", "8", "--form", form, "--compute", "float64", "-o", out).exit_code == 0
