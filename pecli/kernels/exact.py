@@ -276,9 +276,9 @@ def axis_run(c0: int, c1: int, size: int, stride: int) -> tuple[int, int]:
     that cells ``[c0, c1)`` meet, as ``(lo, count)``: ``lo, lo + 1, …`` modulo ``size`` (a run
     may wrap past a line's end), ``(0, size)`` when they meet every one, ``(0, 0)`` when there
     are no cells.  A block of a long grid thus needs its own cells' values, not its axes' every one."""
-    first, last = c0 // stride, (c1 - 1) // stride
     if c1 <= c0:
         return 0, 0
+    first, last = c0 // stride, (c1 - 1) // stride
     if last - first + 1 >= size:
         return 0, size
     return first % size, last - first + 1
