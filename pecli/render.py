@@ -307,7 +307,7 @@ def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
     if recipe is not None:
         lines.append(("recipe", _stored_recipe_line(recipe)))
         lines.append(("written by", f"pecli {recipe.get('pecli_version', '?')} (schema {recipe.get('schema')})"))
-    else:
+    elif "recipe" not in desc["storage"]:  # else the storage lines said why a stored one is ignored
         lines.append(("recipe", "none stored"))
     lines += [(k.replace("_", " "), str(v)) for k, v in desc.get("provenance", {}).items()]
     lines = [(visible(k), visible(v)) for k, v in lines]

@@ -19,7 +19,7 @@ import numpy as np
 from pecli.dtypes import COMPLEX, DTYPES, integers_as_float64, integers_note, is_bfloat16, is_integer_dtype, round_to
 from pecli.errors import FormatError, PecliInputError, StaleMetadataWarning, TableTooLargeError
 from pecli.jsontext import load_json
-from pecli.kinds import recipe_from_metadata
+from pecli.kinds import read_recipe
 from pecli.kinds.base import SCHEMA
 from pecli.table import Progress, Table, check_float_dtype, complex_as_pairs
 
@@ -371,7 +371,9 @@ def array_table(
     elif storage is not None:
         info.setdefault("stored dtype", storage)
         info.setdefault("note", f"{storage} values are shown as float32 (exactly)")
-    recipe = recipe_from_metadata(meta) if meta else None
+    recipe, problem = read_recipe(meta) if meta else (None, None)
+    if problem is not None:
+        info["recipe"] = f"stored, not rebuilt by this pecli ({problem}): ignored"
     if recipe is not None and (recipe.shape != tuple(data.shape) or recipe.dtype not in (dtype.name, storage)):
         info["note"] = f"stored recipe {recipe.shape} {recipe.dtype} does not match the data; ignored"
         recipe = None

@@ -172,21 +172,32 @@ def _accepts_values(cls: type[Recipe], params: dict[str, Any]) -> bool:
 
 
 def recipe_from_metadata(meta: dict[str, Any]) -> Recipe | None:
-    """Rebuild a recipe from stored metadata; ``None`` when the metadata holds no pecli recipe.
+    """Rebuild a recipe from stored metadata; ``None`` when the metadata holds no pecli recipe
+    this pecli can rebuild (:func:`read_recipe` says why)."""
+    return read_recipe(meta)[0]
 
-    Metadata written by a newer schema or an unknown kind is not guessed at: ``None``.
-    Parameters missing from older files take their defaults, or the value they meant then
+
+def read_recipe(meta: dict[str, Any]) -> tuple[Recipe | None, str | None]:
+    """The recipe stored in ``meta``, and why not when metadata of pecli's names one that this
+    pecli cannot rebuild (another schema, an unknown kind, parameters it refuses).
+
+    Metadata written by a newer schema or an unknown kind is not guessed at.  Parameters missing
+    from older files take their defaults, or the value they meant then
     (:attr:`Recipe.absent_means`: a learned table written before ``rng`` existed is ``pcg64``).
     """
     kind = meta.get("kind")
-    if meta.get("schema") != SCHEMA or not isinstance(kind, str) or kind not in kinds():
-        return None
+    if "schema" not in meta or not isinstance(kind, str):
+        return None, None  # not pecli's metadata
+    if meta.get("schema") != SCHEMA:
+        return None, f"schema {meta.get('schema')!r}; this pecli reads schema {SCHEMA}"
+    if kind not in kinds():
+        return None, f"kind {kind!r} is not one of this pecli's"
     cls = kinds()[kind]
     names = set(field_names(cls))
     try:
-        return cls(**{**cls.absent_means, **{k: _from_stored(v) for k, v in meta.items() if k in names}})
-    except (RecipeError, TypeError):
-        return None
+        return cls(**{**cls.absent_means, **{k: _from_stored(v) for k, v in meta.items() if k in names}}), None
+    except (RecipeError, TypeError) as exc:
+        return None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _from_stored(v: Any) -> Any:
@@ -204,5 +215,6 @@ __all__ = [
     "implied_kind",
     "kind_recipe",
     "kinds",
+    "read_recipe",
     "recipe_from_metadata",
 ]

@@ -709,3 +709,29 @@ def test_metadata_without_a_fingerprint_must_rebuild_the_data(run, tmp_path: Pat
     out = run("inspect", path).output
     assert "written by" not in out and "recipe        none stored" in out
     assert "(its recipe does not rebuild it): recipe ignored" in out
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"form": "pow", "compute": "exact"}, "form=pow is how a float pipeline rounds its frequencies"),
+        ({"schema": 99}, "schema 99; this pecli reads schema"),
+        ({"kind": "spiral"}, "kind 'spiral' is not one of this pecli's"),
+    ],
+)
+def test_a_stored_recipe_this_pecli_cannot_rebuild_is_named_not_called_absent(
+    run, tmp_path: Path, change: dict[str, object], why: str
+) -> None:
+    """A file whose stored recipe this pecli refuses (written by another version, or edited)
+    was shown as "recipe none stored": inspect says it is stored and why it is ignored, and the
+    table is still read as plain data."""
+    path = tmp_path / "t.npy"
+    assert run("generate", "--len", "16", "--dim", "8", "-o", path).exit_code == 0
+    sidecar = tmp_path / "t.npy.json"
+    meta = json.loads(sidecar.read_text())
+    meta["recipe"].update(change)
+    sidecar.write_text(json.dumps(meta))
+    out = " ".join(run("inspect", path).output.split())
+    assert f"recipe stored, not rebuilt by this pecli ({why}" in out and "): ignored" in out, out
+    assert "none stored" not in out and "written by" not in out and "Traceback" not in out
+    assert "MATCH" in run("identify", path).output
