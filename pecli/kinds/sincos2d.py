@@ -248,12 +248,15 @@ class Sincos2d(Recipe):
         made: dict[tuple[int, bytes, int, int], tuple[np.ndarray, np.ndarray]] = {}
         tables, starts = [], []
         for axis, (size, stride) in enumerate(zip(self.cell_axes, self._strides(), strict=True)):
-            q = self.axis_frequencies(axis)
-            lo, count = axis_run(c0, c1, size, stride) if size * q > KEPT_PAIRS else (0, size)
+            q, coords = self.axis_frequencies(axis), self.coordinates(axis)
+            small = size * q <= KEPT_PAIRS
+            lo, count = (0, size) if small else axis_run(c0, c1, size, stride)
             # A square grid's axes have the same coordinates and frequencies: one table serves both.
-            key = (q, self.coordinates(axis).tobytes(), lo, count)
+            key = (q, coords.tobytes(), lo, count)
             if key not in made:
-                made[key] = self._axis_table(axis, lo, count)
+                args = (self.base, self.compute, self.dtype, q)
+                run = coords[(lo + np.arange(count)) % size]
+                made[key] = kept_axis_table(*args, key[1]) if small else axis_table(*args, run)
             tables.append(made[key])
             starts.append(lo)
         if self.order == "tatp":  # sin and cos interleaved, axis after axis
@@ -294,15 +297,6 @@ class Sincos2d(Recipe):
         else:
             h, w = np.divmod(cells, width)
         return h, w
-
-    def _axis_table(self, axis: int, lo: int, count: int) -> tuple[np.ndarray, np.ndarray]:
-        """sin and cos of ``c·ω_k`` for ``count`` coordinates ``c`` of axis ``axis`` from the
-        ``lo``-th on (mod its size), in the output dtype."""
-        size, coords = self.cell_axes[axis], self.coordinates(axis)
-        args = (self.base, self.compute, self.dtype, self.axis_frequencies(axis))
-        if (lo, count) == (0, size) and size * args[3] <= KEPT_PAIRS:
-            return kept_axis_table(*args, coords.tobytes())
-        return axis_table(*args, coords[(lo + np.arange(count)) % size])
 
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
