@@ -432,9 +432,8 @@ print(json.dumps(out))
 
 _TIME = """
 def _time(recipe):
-    from pecli.kinds.sincos2d import kept_axis_table
-    kept_axis_table.cache_clear()  # a fresh process's build: a grid's axis tables computed, as by one generate
-    t = time.perf_counter(); recipe.build(); return time.perf_counter() - t
+    from _harness import cold_build  # a fresh process's build: a grid's axis tables computed, as by one generate
+    t = time.perf_counter(); cold_build(recipe); return time.perf_counter() - t
 """
 
 
