@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from pecli.lists import list_difference
 from pecli.resources import human_bytes
 
 if TYPE_CHECKING:
@@ -375,7 +376,7 @@ def diff_view(c: Any) -> list[RenderableType]:
     if c.dtype_a != c.dtype_b:
         out.append(f"dtype differs: {c.dtype_a} vs {c.dtype_b}")
     for key, va, vb in c.metadata_differences:
-        out.append(_line(f"metadata {key}: {_stored(va)} vs {_stored(vb)}"))
+        out.append(_line(f"metadata {key}: {list_difference(va, vb, ('', '')) or f'{_stored(va)} vs {_stored(vb)}'}"))
     if c.max_abs is not None:
         lines = [
             ("max |a−b|", f"{_g(c.max_abs)} {_at(c.max_abs_at)}" if c.max_abs_at else _g(c.max_abs)),

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pecli.dtypes import DTYPES, numpy_dtype
 from pecli.errors import RecipeError
+from pecli.lists import list_difference, listed, short_list
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,20 +52,6 @@ def refuse_unknown(cls: type[Recipe], params: Iterable[str], what: str) -> None:
         raise RecipeError(
             f"{what} has no {', '.join(map(spell_param, extra))}: it takes {', '.join(map(spell_param, names))}"
         )
-
-
-def listed(value: object, sep: str) -> object:
-    """A list, tuple or 1-D array of numbers as the text the command line takes for it (``[14, 14]``
-    → ``"14x14"`` with ``sep="x"``, ``[1.0, 1.05]`` → ``"1.0,1.05"``), so a script passes Python
-    values and the CLI text; anything else is returned unchanged for the kind's parser to judge."""
-    import numbers
-
-    if isinstance(value, (str, bytes)) or (not isinstance(value, Sequence) and getattr(value, "ndim", None) != 1):
-        return value
-    items = list(value)  # type: ignore[call-overload]
-    if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in items):
-        return value
-    return sep.join(str(int(v)) if isinstance(v, numbers.Integral) else repr(float(v)) for v in items)
 
 
 def int_param(name: str, value: object, minimum: int, hint: str) -> int:
@@ -421,11 +408,19 @@ class Recipe:
         mine, theirs = self.params(everything=True), other.params(everything=True)
         left_out = {*self.sizing, *skip}
         return [
-            f"{self.parameter_words(name)} {self.value_words(name, mine[name])} (A) vs "
-            f"{self.value_words(name, theirs[name])} (B)"
+            self._change(name, mine[name], theirs.get(name))
             for name in mine
             if name not in left_out and mine[name] != theirs.get(name)
         ]
+
+    def _change(self, name: str, mine: Any, theirs: Any) -> str:
+        """One parameter's phrase; a long list of numbers by where it differs (:mod:`pecli.lists`)."""
+        apart = list_difference(mine, theirs)
+        if apart is not None:
+            return f"{self.parameter_words(name)}: {apart}"
+        return (
+            f"{self.parameter_words(name)} {self.value_words(name, mine)} (A) vs {self.value_words(name, theirs)} (B)"
+        )
 
     def parameter_words(self, name: str) -> str:
         """A parameter's name in :meth:`changes` (as typed in a recipe operand by default)."""
@@ -491,7 +486,7 @@ class Recipe:
     def describe(self, short: bool = False) -> str:
         """One line with the kind and its parameters (``short``: without kind, shape and dtype)."""
         skip = ("length", "dim", "dtype", "grid") if short else ()
-        text = " ".join(f"{k}={format_value(v)}" for k, v in self.params().items() if k not in skip)
+        text = " ".join(f"{k}={short_list(v) or format_value(v)}" for k, v in self.params().items() if k not in skip)
         return text if short else f"{self.kind} {text}"
 
 
@@ -591,6 +586,7 @@ __all__ = [
     "flag",
     "format_value",
     "int_param",
+    "listed",
     "optional_float",
     "parameter_types",
     "positive_float",

@@ -111,3 +111,19 @@ def test_json_report(run, files: Path) -> None:
 def test_diff_errors_exit_2(run, files: Path, args: list[str], message: str) -> None:
     r = run(*args)
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+
+
+def test_longrope_factors_are_said_by_where_they_differ(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Phi-3's 48 factors were printed whole, twice, in every metadata and cause line: a thousand
+    characters in which to find the one factor that differs."""
+    monkeypatch.chdir(tmp_path)
+    base = "rope:len=64,dim=16,scaling=longrope,factor=32,original-max-position-embeddings=4096,long-factor=2;2;2;2;2;2;2;2"
+    factors = [1.0, 1.05, 1.1, 1.2500000000000002, 1.4, 1.5, 1.9, 2.0]
+    run("export", f"{base},short-factor={';'.join(map(repr, factors))}", "-o", "a.npy")
+    factors[3] = 1.3
+    r = run("diff", "a.npy", f"{base},short-factor={';'.join(map(repr, factors))}")
+    assert r.exit_code == 1
+    lines = r.stdout.splitlines()
+    assert "metadata short_factor: 1 of 8 values differs: [3] 1.2500000000000002 vs 1.3" in lines
+    cause = next(line for line in lines if line.startswith("likely cause: "))
+    assert cause.startswith("likely cause: short-factor: 1 of 8 values differs: [3] 1.2500000000000002 (A) vs 1.3 (B)")
