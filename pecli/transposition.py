@@ -31,6 +31,7 @@ def transposed(table: Table) -> Table:
     values = np.ascontiguousarray(np.asarray(table.rows(0, n)).T)
     flipped = Table.from_array(values, f"{table.source} transposed")
     flipped.info["note"] = f"the transpose of {table.source} ({n}×{d}): positions along the columns"
+    flipped.info["column label"] = "p"  # a CSV header p0,p1,…: its columns are positions
     return flipped
 
 

@@ -33,7 +33,8 @@ from pecli.table import Progress, Table
 def _delimited_writer(sep: str) -> Callable[[Table, IO[bytes], WriteOptions, Progress | None], None]:
     def write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
         d = table.shape[1]
-        fp.write((sep.join(f"d{j}" for j in range(d)) + "\n").encode())
+        label = table.info.get("column label", "d")  # d0,d1,…: dims; a transposed table's are positions
+        fp.write((sep.join(f"{label}{j}" for j in range(d)) + "\n").encode())
         digits = text_digits(table, options)
         step = max(1, _CELLS_PER_CALL // max(1, d))
         for block in table.blocks(progress):

@@ -46,6 +46,8 @@ def test_export_transpose_writes_positions_along_the_columns(tmp_path: Path, ext
     assert got.shape == (D, N)
     np.testing.assert_allclose(got, reference(N, D).T, rtol=0, atol=reference_tolerance(0, N))
     assert not Path(str(out) + ".json").exists()  # no recipe: its shape is the other one
+    if ext == ".csv":  # the header names the columns: positions, not dims
+        assert out.read_text().splitlines()[0] == ",".join(f"p{j}" for j in range(N))
     shown = CliRunner().invoke(cli, ["inspect", str(out)])
     assert "recipe none stored" in " ".join(shown.stdout.split()), shown.stdout
 
