@@ -25,6 +25,10 @@ Cases, each timed alternately with its baseline (medians of ``--repeat``):
   worker writing its own block where it belongs (``os.pwrite``, the block still in that core's
   cache: pecli's ``.npy``, ``.safetensors`` and ``.h5``), and the main thread rewriting one hot
   buffer (the ceiling).
+- csv: CSV at its own formatting speed: the float32 table (a sixteenth of ``--gb``'s rows) formatted
+  in memory on one thread (``format_rows``, the text dropped), against ``write_table`` of the
+  computed table to DIR as a CSV at each ``--threads`` count: ≥ 1 means the write path keeps up
+  with formatting; above 1 with threads, the blocks are formatted on the threads that computed them.
 - gil: threads that each run NumPy calls writing S pairs (inputs in the cache; a multiply and the
   rotation's tiny-value check), GB/s together: how large a call must be for threads to scale (each
   call re-takes the GIL); and 512 MB filled by the threads, fresh or already touched (page faults).
@@ -169,6 +173,49 @@ def case_split(rows: int, where: Path, repeat: int) -> list[str]:
     line = "split " + ", ".join(f"{k} {statistics.median(v):.3f} s" for k, v in times.items())
     print(line, flush=True)
     return [line]
+
+
+def case_csv(rows: int, where: Path, counts: list[int], repeat: int) -> list[str]:
+    """CSV at its own formatting speed: ``format_rows`` over the ready float32 table on one thread
+    (the text dropped: what formatting alone costs) against ``write_table`` of the computed table
+    to a CSV in ``where`` at each thread count, the cases in turn in each round (medians)."""
+    from pecli.formats import write_table
+    from pecli.formats.text import _CELLS_PER_CALL, format_rows
+    from pecli.kernels.threads import set_threads
+    from pecli.sources import parse_recipe
+    from pecli.table import Table
+
+    recipe = parse_recipe(f"sinusoidal:len={rows},dim={DIM}")
+    ready, out, step = recipe.build(), where / "pe-csv.csv", max(1, _CELLS_PER_CALL // DIM)
+    os.environ["PECLI_NO_FSYNC"] = "1"
+
+    def formatting() -> None:
+        for a in range(0, rows, step):
+            format_rows(ready[a : a + step], 9, ",")  # one thread: as pecli formats alone
+
+    def writing(n: int) -> None:
+        set_threads(n)
+        write_table(Table.from_recipe(recipe), out, force=True, sidecar=False)
+
+    cases: dict[str, Callable[[], None]] = {"format_rows, one thread (baseline)": formatting}
+    cases |= {f"generate -o .csv, {n} thread{'s' * (n > 1)}": functools.partial(writing, n) for n in counts}
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(repeat):
+        for name, run in cases.items():
+            t = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - t)
+    set_threads(None)
+    size = out.stat().st_size
+    clean(out)
+    base = statistics.median(times["format_rows, one thread (baseline)"])
+    lines = []
+    for name, ts in times.items():
+        m = statistics.median(ts)
+        line = f"csv {rows}x{DIM} ({size / 1e6:.0f} MB): {name:<36} {m:.3f} s; baseline / this {base / m:.2f}"
+        lines.append(line)
+        print(line, flush=True)
+    return lines
 
 
 def _write_blocks(path: Path, total: int, buffers: list[np.ndarray], sync: bool, early: bool) -> float:
@@ -499,6 +546,8 @@ def main() -> None:
             case_handoff(rows * DIM * 4, args.dir, n, args.repeat)
     if "gil" in cases:
         case_gil(counts)
+    if "csv" in cases:
+        case_csv(max(1, rows // 16), args.dir, counts, args.repeat)
     if "scaling" in cases:
         case_scaling(args.cells, counts, args.kinds, max(args.repeat, 5))
 

@@ -379,26 +379,28 @@ class Table:
         n, step = self.shape[0], self.block_rows()
         return [(a, min(a + step, n)) for a in range(0, n, step)]
 
-    def blocks(self, progress: Progress | None = None) -> Iterator[np.ndarray]:
-        """The whole table as consecutive row blocks of about ``BLOCK_BYTES``."""
+    def blocks(
+        self, progress: Progress | None = None, then: Callable[[np.ndarray], Any] | None = None
+    ) -> Iterator[Any]:
+        """The whole table as consecutive row blocks of about ``BLOCK_BYTES``; with ``then``, each
+        block's ``then(block)`` (a writer's text), made by the thread that computed the block."""
         spans = self.block_spans()
-        rows: Generator[np.ndarray, None, None]
-        workers = self.stream_workers() if self.computed else 1
-        if self.computed and workers > 1 and len(spans) > 1:
-            # The next blocks are computed, each on one thread, while the consumer (a writer)
-            # handles this one: the writer never waits while a thread is free.
-            rows = ordered_blocks(self.rows, spans, workers)
+        make = self.rows if then is None else lambda a, z: then(self.rows(a, z))
+        rows: Generator[Any, None, None]
+        if self.computed and self.stream_workers() > 1 and len(spans) > 1:
+            # The next blocks computed, each on one thread, while the consumer handles this one.
+            rows = ordered_blocks(make, spans, self.stream_workers())
         elif self.computed:
-            rows = prefetch(self.rows(a, z) for a, z in spans)  # block k+1 computed while k is written
+            rows = prefetch(make(a, z) for a, z in spans)  # block k+1 computed while k is written
         else:
-            rows = (self.rows(a, z) for a, z in spans)
+            rows = (make(a, z) for a, z in spans)
         from pecli.interruption import abandoned
 
         with closing(rows):
-            for block in rows:
+            for (a, z), block in zip(spans, rows, strict=False):
                 yield block
                 if progress is not None:
-                    progress(len(block))
+                    progress(z - a)
                 stop = abandoned()
                 if stop is not None:  # a signal whose exception a library's callback swallowed: stop now
                     raise stop

@@ -36,16 +36,24 @@ def _delimited_writer(sep: str) -> Callable[[Table, IO[bytes], WriteOptions, Pro
         label = table.info.get("column label", "d")  # d0,d1,…: dims; a transposed table's are positions
         fp.write((sep.join(f"{label}{j}" for j in range(d)) + "\n").encode())
         digits = text_digits(table, options)
-        step = max(1, _CELLS_PER_CALL // max(1, d))
-        for block in table.blocks(progress):
-            for a in range(0, len(block), step):
-                fp.write(format_rows(block[a : a + step], digits, sep))
+        shared = table.stream_workers() > 1  # blocks formatted on several threads at once
+        step = max(1, (_SHARED_CELLS_PER_CALL if shared else _CELLS_PER_CALL) // max(1, d))
+
+        def text(block: np.ndarray) -> bytes:  # on the thread that computed the block
+            rows = range(0, len(block), step)
+            return b"".join(format_rows(block[a : a + step], digits, sep, shared=shared) for a in rows)
+
+        for chunk in table.blocks(progress, then=text):
+            fp.write(chunk)
 
     return write
 
 
-#: Values per ``format_rows`` call, so that its arrays stay in the CPU cache.
+#: Values per ``format_rows`` call, so that its arrays stay in the CPU cache; and where blocks are
+#: formatted on several threads, larger calls (each call re-takes the GIL).  Measured on 2 cores,
+#: 16M values: one thread 1.50 s at 2¹⁴, 1.57 s at 2¹⁶; two threads ~30% sooner at 2¹⁶ than at 2¹⁴.
 _CELLS_PER_CALL = 1 << 14
+_SHARED_CELLS_PER_CALL = 1 << 16
 #: The vectorized path handles up to 9 significant digits (float16's 5, float32's 9): its
 #: fixed-point integers then stay below 2⁵³, exact in float64.  More use Python's ``%``.
 _FAST_DIGITS = 9
@@ -67,9 +75,11 @@ def _tables() -> tuple[np.ndarray, np.ndarray]:
     return pow10, np.ascontiguousarray(np.concatenate([text, stripped])).view(np.uint32).reshape(-1)
 
 
-def format_rows(block: np.ndarray, digits: int, sep: str = ",") -> bytes:
+def format_rows(block: np.ndarray, digits: int, sep: str = ",", *, shared: bool = False) -> bytes:
     """Rows of ``block`` as delimited text: each value exactly ``'%.{digits}g' % value`` (Python's
-    bytes), ``sep`` between values, a newline after each row.
+    bytes), ``sep`` between values, a newline after each row.  ``shared``: other threads format at
+    the same time, so the padding is squeezed out by NumPy, which releases the GIL (10% slower
+    alone than ``bytes.translate``, which holds it: two threads then took as long as one).
 
     Vectorized for fixed notation with ``|v| < 10`` (every sinusoid value): the value rounded to
     P significant digits is ``M = rint(|v|·10^(P−1−e))``, computed in float64 within
@@ -137,7 +147,11 @@ def format_rows(block: np.ndarray, digits: int, sep: str = ",") -> bytes:
     for k, text in zip(slow, texts, strict=True):
         slot[k, 1:] = 0
         slot[k, 1 : 1 + len(text)] = np.frombuffer(text, dtype=np.uint8)
-    return grid.tobytes().translate(None, b"\0") + b"\n"
+    if not shared:
+        return grid.tobytes().translate(None, b"\0") + b"\n"
+    flat = slot.reshape(-1)
+    squeezed: bytes = flat[flat != 0].tobytes()
+    return squeezed + b"\n"
 
 
 def _python_rows(block: np.ndarray, fmt: str, sep: str) -> bytes:

@@ -121,6 +121,32 @@ def test_csv_text_is_round_trip_precision(tmp_path: Path) -> None:
     assert bits(loaded) == bits(Sinusoidal(3, 4).build())
 
 
+@pytest.mark.parametrize(("ext", "dtype", "digits"), [(".csv", "float32", 9), (".tsv", "float16", 5)])
+def test_text_blocks_formatted_on_several_threads_are_pythons_text_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ext: str, dtype: str, digits: int
+) -> None:
+    """Each block is formatted by the thread that computed it (NumPy squeezes the padding, the
+    GIL released); the file is Python's ``%g`` text of every row, in order, whatever the threads."""
+    import pecli.table
+    from pecli.kernels.threads import set_threads
+
+    monkeypatch.setattr(pecli.table, "BLOCK_BYTES", 4096)  # a few rows a block: 100+ blocks
+    table = recipe(dtype, length=600, dim=40, start=999_000)
+    sep = "," if ext == ".csv" else "\t"
+    values = table.build().astype(np.float64).tolist()
+    expected = [sep.join(f"d{j}" for j in range(40))] + [sep.join(f"%.{digits}g" % v for v in row) for row in values]
+    rows: list[int] = []
+    try:
+        for threads in (3, 1):
+            set_threads(threads)
+            path = tmp_path / f"t{threads}{ext}"
+            write_table(Table.from_recipe(table), path, progress=rows.append)
+            assert path.read_text().splitlines() == expected, threads
+    finally:
+        set_threads(None)
+    assert sum(rows) == 2 * 600  # progress counts every row once
+
+
 def test_sidecar_ignored_when_it_does_not_match(tmp_path: Path) -> None:
     path = tmp_path / "t.npy"
     write_table(Table.from_recipe(recipe()), path)

@@ -304,7 +304,9 @@ def test_format_rows_is_pythons_percent_g(dtype: type, digits: int, sep: str, co
         ]
     flat = np.array(values, dtype=dtype)
     block = np.resize(flat, (-(-len(flat) // cols), cols))
-    assert format_rows(block, digits, sep) == python_rows(block, digits, sep)
+    expected = python_rows(block, digits, sep)
+    assert format_rows(block, digits, sep) == expected
+    assert format_rows(block, digits, sep, shared=True) == expected  # squeezed by NumPy: the same bytes
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
