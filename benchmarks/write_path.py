@@ -26,7 +26,7 @@ Cases, each timed alternately with its baseline (medians of ``--repeat``):
   cache: pecli's ``.npy``, ``.safetensors`` and ``.h5``), and the main thread rewriting one hot
   buffer (the ceiling).
 - csv: CSV at its own formatting speed: the float32 table (a sixteenth of ``--gb``'s rows) formatted
-  in memory on one thread (``format_rows``, the text dropped), against ``write_table`` of the
+  in memory on one thread (``pecli.formats.percentg``, the text dropped), against ``write_table`` of the
   computed table to DIR as a CSV at each ``--threads`` count: ≥ 1 means the write path keeps up
   with formatting; above 1 with threads, the blocks are formatted on the threads that computed them.
 - gil: threads that each run NumPy calls writing S pairs (inputs in the cache; a multiply and the
@@ -176,28 +176,28 @@ def case_split(rows: int, where: Path, repeat: int) -> list[str]:
 
 
 def case_csv(rows: int, where: Path, counts: list[int], repeat: int) -> list[str]:
-    """CSV at its own formatting speed: ``format_rows`` over the ready float32 table on one thread
+    """CSV at its own formatting speed: ``block_text`` over the ready float32 table on one thread
     (the text dropped: what formatting alone costs) against ``write_table`` of the computed table
     to a CSV in ``where`` at each thread count, the cases in turn in each round (medians)."""
     from pecli.formats import write_table
-    from pecli.formats.text import _CELLS_PER_CALL, format_rows
+    from pecli.formats.percentg import block_text
     from pecli.kernels.threads import set_threads
     from pecli.sources import parse_recipe
     from pecli.table import Table
 
     recipe = parse_recipe(f"sinusoidal:len={rows},dim={DIM}")
-    ready, out, step = recipe.build(), where / "pe-csv.csv", max(1, _CELLS_PER_CALL // DIM)
+    ready, out, step = recipe.build(), where / "pe-csv.csv", 1024  # rows: a 4 MB block
     os.environ["PECLI_NO_FSYNC"] = "1"
 
     def formatting() -> None:
         for a in range(0, rows, step):
-            format_rows(ready[a : a + step], 9, ",")  # one thread: as pecli formats alone
+            block_text(ready[a : a + step], 9, ",")  # one thread: as pecli formats alone
 
     def writing(n: int) -> None:
         set_threads(n)
         write_table(Table.from_recipe(recipe), out, force=True, sidecar=False)
 
-    cases: dict[str, Callable[[], None]] = {"format_rows, one thread (baseline)": formatting}
+    cases: dict[str, Callable[[], None]] = {"formatting, one thread (baseline)": formatting}
     cases |= {f"generate -o .csv, {n} thread{'s' * (n > 1)}": functools.partial(writing, n) for n in counts}
     times: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(repeat):
@@ -208,7 +208,7 @@ def case_csv(rows: int, where: Path, counts: list[int], repeat: int) -> list[str
     set_threads(None)
     size = out.stat().st_size
     clean(out)
-    base = statistics.median(times["format_rows, one thread (baseline)"])
+    base = statistics.median(times["formatting, one thread (baseline)"])
     lines = []
     for name, ts in times.items():
         m = statistics.median(ts)

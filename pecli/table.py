@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,7 @@ from pecli.dtypes import (
     round_to,
 )
 from pecli.errors import FormatError, PecliInputError
-from pecli.kernels.threads import ordered_blocks, prefetch
+from pecli.kernels.threads import ordered_blocks, ordered_map, prefetch
 from pecli.kinds.base import CHECK_WORK_ABOVE, Recipe, check_row_range
 from pecli.resources import ensure_fits_in_memory, human_bytes
 
@@ -333,12 +333,12 @@ class Table:
         block for each thread computing one and the block being written (:meth:`blocks`)."""
         return min(self.shape[0], self.block_rows() * (self.stream_workers() + 1 if self.computed else 1))
 
-    def stream_workers(self) -> int:
-        """Blocks of a computed table computed at once while it is streamed (:meth:`blocks`), each
-        on one thread: one per thread, at most :data:`STREAM_BLOCKS`."""
+    def stream_workers(self, then: bool = False) -> int:
+        """Blocks made at once while streamed (:meth:`blocks`), one a thread, at most :data:`STREAM_BLOCKS`:
+        a computed table's; with ``then``, a read table's too (rows under ``BLOCK_BYTES``)."""
         from pecli.kernels.threads import cpu_threads
 
-        return max(1, min(cpu_threads(), STREAM_BLOCKS)) if self.computed else 1
+        return max(1, min(cpu_threads(), STREAM_BLOCKS)) if self.computed or (then and self.block_rows() > 1) else 1
 
     def ensure_streamable(self) -> None:
         """Refuse, before an output is opened, streaming a table whose blocks (at least a row)
@@ -384,12 +384,12 @@ class Table:
     ) -> Iterator[Any]:
         """The whole table as consecutive row blocks of about ``BLOCK_BYTES``; with ``then``, each
         block's ``then(block)`` (a writer's text), made by the thread that computed the block."""
-        spans = self.block_spans()
+        spans, workers = self.block_spans(), self.stream_workers(then is not None)
         make = self.rows if then is None else lambda a, z: then(self.rows(a, z))
-        rows: Generator[Any, None, None]
-        if self.computed and self.stream_workers() > 1 and len(spans) > 1:
-            # The next blocks computed, each on one thread, while the consumer handles this one.
-            rows = ordered_blocks(make, spans, self.stream_workers())
+        if workers > 1 and len(spans) > 1 and self.computed:  # each on a thread while the consumer has one
+            rows = ordered_blocks(make, spans, workers)
+        elif workers > 1 and len(spans) > 1 and then is not None:  # read in order, transformed on threads
+            rows = ordered_map(then, (self.rows(a, z) for a, z in spans), workers)
         elif self.computed:
             rows = prefetch(make(a, z) for a, z in spans)  # block k+1 computed while k is written
         else:

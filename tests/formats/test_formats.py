@@ -125,8 +125,9 @@ def test_csv_text_is_round_trip_precision(tmp_path: Path) -> None:
 def test_text_blocks_formatted_on_several_threads_are_pythons_text_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ext: str, dtype: str, digits: int
 ) -> None:
-    """Each block is formatted by the thread that computed it (NumPy squeezes the padding, the
-    GIL released); the file is Python's ``%g`` text of every row, in order, whatever the threads."""
+    """Each block is formatted by the thread that computed it, or a read table's blocks read in
+    order and formatted on the threads (NumPy squeezes the padding, the GIL released); the file is
+    Python's ``%g`` text of every row, in order, whatever the threads."""
     import pecli.table
     from pecli.kernels.threads import set_threads
 
@@ -135,16 +136,20 @@ def test_text_blocks_formatted_on_several_threads_are_pythons_text_in_order(
     sep = "," if ext == ".csv" else "\t"
     values = table.build().astype(np.float64).tolist()
     expected = [sep.join(f"d{j}" for j in range(40))] + [sep.join(f"%.{digits}g" % v for v in row) for row in values]
+    np.save(tmp_path / "read.npy", table.build())  # a table read from a file: read in order, formatted on threads
     rows: list[int] = []
     try:
         for threads in (3, 1):
             set_threads(threads)
-            path = tmp_path / f"t{threads}{ext}"
-            write_table(Table.from_recipe(table), path, progress=rows.append)
-            assert path.read_text().splitlines() == expected, threads
+            with open_table(tmp_path / "read.npy") as read:
+                for name, source in (("computed", Table.from_recipe(table)), ("read", read)):
+                    assert source.stream_workers(then=True) == threads
+                    path = tmp_path / f"{name}{threads}{ext}"
+                    write_table(source, path, progress=rows.append)
+                    assert path.read_text().splitlines() == expected, (name, threads)
     finally:
         set_threads(None)
-    assert sum(rows) == 2 * 600  # progress counts every row once
+    assert sum(rows) == 4 * 600  # progress counts every row once
 
 
 def test_sidecar_ignored_when_it_does_not_match(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pecli.kernels.rotation as fp
-from pecli.formats.text import format_rows
+from pecli.formats.percentg import format_rows
 from pecli.kernels.exact import frequency_turns, sincos
 from pecli.kernels.rotation import fill_sincos
 from pecli.kernels.threads import prefetch
