@@ -40,7 +40,8 @@ def _delimited_writer(sep: str) -> Callable[[Table, IO[bytes], WriteOptions, Pro
         shared = table.stream_workers(then=True) > 1  # blocks formatted on several threads at once
         text = functools.partial(block_text, digits=digits, sep=sep, shared=shared)
         for pieces in table.blocks(progress, then=text):  # each block's text made on a streaming thread
-            fp.writelines(pieces)
+            for piece in pieces:  # write(), not writelines(): a file-like given may have only write()
+                fp.write(piece)
 
     return write
 
