@@ -11,8 +11,9 @@ from functools import lru_cache
 import numpy as np
 
 #: Values per ``format_rows`` call, so that its arrays stay in the CPU cache; and where blocks are
-#: formatted on several threads, larger calls (each call re-takes the GIL).  Measured on 2 cores,
-#: 16M values: one thread 1.50 s at 2¹⁴, 1.57 s at 2¹⁶; two threads ~30% sooner at 2¹⁶ than at 2¹⁴.
+#: formatted on several threads, larger calls (each call re-takes the GIL).  Measured on 2 cores:
+#: 16M float32 values formatted on one thread 1.50 s at 2¹⁴, 1.57 s at 2¹⁶; ``generate -o x.csv`` of
+#: 16384×1024 on two threads, start-up included, 1.22–1.35 s at 2¹⁴, 1.14–1.30 at 2¹⁵, 0.98–1.14 at 2¹⁶.
 CELLS_PER_CALL = 1 << 14
 SHARED_CELLS_PER_CALL = 1 << 16
 #: The vectorized path handles up to 9 significant digits (float16's 5, float32's 9): its
