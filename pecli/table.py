@@ -382,8 +382,8 @@ class Table:
     def blocks(
         self, progress: Progress | None = None, then: Callable[[np.ndarray], Any] | None = None
     ) -> Iterator[Any]:
-        """The whole table as consecutive row blocks of about ``BLOCK_BYTES``; with ``then``, each
-        block's ``then(block)`` (a writer's text), made by the thread that computed the block."""
+        """The whole table as consecutive row blocks of about ``BLOCK_BYTES``; with ``then``, each block's
+        ``then(block)`` (a writer's text), made on the thread that computed it or, read in order, on a streaming one."""
         spans, workers = self.block_spans(), self.stream_workers(then is not None)
         make = self.rows if then is None else lambda a, z: then(self.rows(a, z))
         if workers > 1 and len(spans) > 1 and self.computed:  # each on a thread while the consumer has one
