@@ -131,11 +131,16 @@ def _yarn32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.floa
     return np.asarray(interpolation * (f32(1) - extra) + extrapolation * extra)
 
 
-def _longrope_factors(r: RotaryParams) -> list[float]:
-    """LongRoPE's per-frequency factors: the long ones past the original length."""
+def longrope_list(r: RotaryParams) -> str:
+    """Which of LongRoPE's factor lists the table uses: ``long_factor`` past the original length."""
     orig = r.original_max_position_embeddings
     assert orig is not None
-    return factors(r.long_factor if r.seq_len > orig else r.short_factor)
+    return "long_factor" if r.seq_len > orig else "short_factor"
+
+
+def _longrope_factors(r: RotaryParams) -> list[float]:
+    """LongRoPE's per-frequency factors (:func:`longrope_list`)."""
+    return factors(getattr(r, longrope_list(r)))
 
 
 def _longrope32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
@@ -432,6 +437,7 @@ __all__ = [
     "factors",
     "inv_freq_float32",
     "inv_freq_float64",
+    "longrope_list",
     "scaling_named",
     "yarn_mscale",
     "yarn_range",
