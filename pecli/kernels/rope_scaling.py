@@ -131,16 +131,17 @@ def _yarn32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.floa
     return np.asarray(interpolation * (f32(1) - extra) + extrapolation * extra)
 
 
-def longrope_list(r: RotaryParams) -> str:
-    """Which of LongRoPE's factor lists the table uses: ``long_factor`` past the original length."""
+def _longrope_unused(r: RotaryParams) -> tuple[str, ...]:
+    """The factor list a LongRoPE table does not use: ``short_factor`` past the original length,
+    ``long_factor`` up to it."""
     orig = r.original_max_position_embeddings
     assert orig is not None
-    return "long_factor" if r.seq_len > orig else "short_factor"
+    return ("short_factor",) if r.seq_len > orig else ("long_factor",)
 
 
 def _longrope_factors(r: RotaryParams) -> list[float]:
-    """LongRoPE's per-frequency factors (:func:`longrope_list`)."""
-    return factors(getattr(r, longrope_list(r)))
+    """LongRoPE's per-frequency factors: the list the table uses (:func:`_longrope_unused`)."""
+    return factors(r.short_factor if _longrope_unused(r) == ("long_factor",) else r.long_factor)
 
 
 def _longrope32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
@@ -330,6 +331,9 @@ class ScalingType:
     #: Its float32 inv_freq starts from the default one, so the form changes it (the others take
     #: their own ``1 / base^(2i/dim)``: a form does nothing there).
     from_default: bool = True
+    #: The parameters it reads that a given table does not use (LongRoPE's other factor list):
+    #: no cause when two tables differ in them.
+    unused: Callable[[RotaryParams], tuple[str, ...]] = lambda r: ()
 
 
 _BOTH_FORMS = ("pow", "neg-pow")
@@ -393,6 +397,7 @@ SCALINGS: dict[str, ScalingType] = {
             factor_from_lengths=True,
             aliases=("su",),  # Phi-3's first name for it
             from_default=False,
+            unused=_longrope_unused,
         ),
         ScalingType(
             "llama3",
@@ -437,7 +442,6 @@ __all__ = [
     "factors",
     "inv_freq_float32",
     "inv_freq_float64",
-    "longrope_list",
     "scaling_named",
     "yarn_mscale",
     "yarn_range",

@@ -20,7 +20,7 @@ from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32, rotary32
-from pecli.kernels.rope_scaling import SCALINGS, Scaling, inv_freq_float32, inv_freq_float64, longrope_list
+from pecli.kernels.rope_scaling import SCALINGS, Scaling, inv_freq_float32, inv_freq_float64
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import (
     Recipe,
@@ -324,9 +324,9 @@ class Rope(Recipe):
             else:
                 out.append(f"scaling {self.scaling_words()} (A) vs {other.scaling_words()} (B)")
             skip += [*_SCALING_KEYS, "truncate"]  # said with the scaling
-        elif self.scaling == "longrope":  # a factor list neither table uses is no cause
-            used = {longrope_list(self), longrope_list(other)}
-            skip += [name for name in ("short_factor", "long_factor") if name not in used]
+        else:  # a parameter of the scaling that neither table uses is no cause (LongRoPE's other list)
+            unused = SCALINGS[self.scaling].unused
+            skip += [name for name in unused(self) if name in unused(other)]
         out += self.parameter_changes(other, skip)
         mine, theirs = self.attention_scaling(), other.attention_scaling()
         if mine != theirs and (self.scaling == other.scaling or mine != 1.0 != theirs):
