@@ -388,8 +388,8 @@ class Table:
         make = self.rows if then is None else lambda a, z: then(self.rows(a, z))
         if workers > 1 and len(spans) > 1 and self.computed:  # each on a thread while the consumer has one
             rows = ordered_blocks(make, spans, workers)
-        elif workers > 1 and len(spans) > 1 and then is not None:  # read in order, transformed on threads
-            rows = ordered_map(then, (self.rows(a, z) for a, z in spans), workers)
+        elif workers > 1 and len(spans) > 1 and then is not None:  # read in order, copied (a reader may reuse one)
+            rows = ordered_map(then, (np.array(self.rows(a, z)) for a, z in spans), workers)
         elif self.computed:
             rows = prefetch(make(a, z) for a, z in spans)  # block k+1 computed while k is written
         else:

@@ -31,7 +31,8 @@ def transposed(table: Table) -> Table:
     values = np.ascontiguousarray(np.asarray(table.rows(0, n)).T)
     flipped = Table.from_array(values, f"{table.source} transposed")
     flipped.info["note"] = f"the transpose of {table.source} ({n}×{d}): positions along the columns"
-    flipped.info["column label"] = "p"  # a CSV header p0,p1,…: its columns are positions
+    # A CSV header of the positions its columns hold (p1000,p1001,… for --start 1000).
+    flipped.info["column names"] = [f"p{table.position_of(r)}" for r in range(n)]
     return flipped
 
 

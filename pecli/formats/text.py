@@ -34,8 +34,8 @@ from pecli.table import Progress, Table
 def _delimited_writer(sep: str) -> Callable[[Table, IO[bytes], WriteOptions, Progress | None], None]:
     def write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progress | None) -> None:
         d = table.shape[1]
-        label = table.info.get("column label", "d")  # d0,d1,…: dims; a transposed table's are positions
-        fp.write((sep.join(f"{label}{j}" for j in range(d)) + "\n").encode())
+        names = table.info.get("column names") or [f"d{j}" for j in range(d)]  # dims; a transposed table's positions
+        fp.write((sep.join(names) + "\n").encode())
         digits = text_digits(table, options)
         shared = table.stream_workers(then=True) > 1  # blocks formatted on several threads at once
         text = functools.partial(block_text, digits=digits, sep=sep, shared=shared)

@@ -152,6 +152,38 @@ def test_text_blocks_formatted_on_several_threads_are_pythons_text_in_order(
     assert sum(rows) == 4 * 600  # progress counts every row once
 
 
+def test_text_of_a_reader_that_reuses_its_buffer_is_each_blocks_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader (a plugin's, a script's array-like) may hand out views of one buffer it refills:
+    blocks read ahead while others are formatted must not change under them."""
+    import pecli.table
+    from pecli.kernels.threads import set_threads
+
+    values = Sinusoidal(600, 40).build()
+
+    class Reusing:
+        shape, dtype = values.shape, values.dtype
+
+        def __init__(self) -> None:
+            self.buffer = np.empty_like(values)
+
+        def __getitem__(self, key: slice) -> np.ndarray:
+            a, z, _ = key.indices(len(values))
+            self.buffer[: z - a] = values[a:z]
+            return self.buffer[: z - a]
+
+    monkeypatch.setattr(pecli.table, "BLOCK_BYTES", 4096)  # 100+ blocks
+    expected = [",".join(f"d{j}" for j in range(40))]
+    expected += [",".join(f"{v:.9g}" for v in row) for row in values.astype(np.float64).tolist()]
+    try:
+        set_threads(4)
+        write_table(Table(Reusing(), None, "a reader"), tmp_path / "t.csv")
+    finally:
+        set_threads(None)
+    assert (tmp_path / "t.csv").read_text().splitlines() == expected
+
+
 def test_text_goes_to_a_stream_that_has_only_write(monkeypatch: pytest.MonkeyPatch) -> None:
     """A script's file-like may offer write() alone (Click's captured stdout copies only what
     write() is given): every block's text goes through it."""

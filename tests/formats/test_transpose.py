@@ -52,6 +52,15 @@ def test_export_transpose_writes_positions_along_the_columns(tmp_path: Path, ext
     assert "recipe none stored" in " ".join(shown.stdout.split()), shown.stdout
 
 
+def test_a_transposed_csv_header_names_the_positions_its_columns_hold(tmp_path: Path) -> None:
+    out = tmp_path / "t.csv"
+    result = CliRunner().invoke(
+        cli, ["generate", "--len", "3", "--dim", "2", "--start", "1000", "--transpose", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert out.read_text().splitlines()[0] == "p1000,p1001,p1002"
+
+
 def test_generate_transpose_needs_a_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["generate", "--len", "4", "--dim", "4", "--transpose"])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
