@@ -2,7 +2,9 @@
 command line's contract.
 
 :func:`reference` writes the paper's table element by element in float64 (the truth many tests
-compare against), :func:`ulp_distance` counts ulps against an exact value.
+compare against), :func:`ulp_distance` counts ulps against an exact value, :func:`f32_step` evaluates one
+step of a "user's float32 code" the same way on every CPU and :func:`fast_math` a float32 sin
+that is not correctly rounded.
 
 The command line's contract, checked on any one run (issue 27), and a way to run pecli in-process
 with the standard streams a real process would have.
@@ -164,6 +166,27 @@ def reference_tolerance(start: int, length: int) -> float:
     return 8 * np.finfo(np.float64).eps * max(1.0, float(start + length))
 
 
+def f32_step(fn: Any, *args: Any) -> np.ndarray:
+    """``fn(*args)`` as one float32 step of a user's code, the same bits on every CPU: evaluated in
+    float64 and rounded once to float32 (a correctly rounded float32 op, but in the rare value within
+    a float64 ulp of a float32 rounding midpoint).
+
+    NumPy's own float32 ``sin``, ``cos``, ``exp`` and ``power`` take another code path on a CPU with
+    AVX-512 than on one without (NumPy's dispatch, not the formula), so a test table built with them
+    differs from machine to machine, and so could a verdict about it (issue 40).  pecli's float32
+    pipelines round every step once, exactly like this (pecli/kernels/pipelines.py)."""
+    return np.asarray(fn(*(np.asarray(a, dtype=np.float64) for a in args))).astype(np.float32)
+
+
+def fast_math(angle: np.ndarray) -> np.ndarray:
+    """float32 angles reduced modulo float32(2π) in float32, as a fast-math float32 sin (CUDA's
+    ``__sinf``) reduces them first: ``f32_step(np.sin, fast_math(a))`` is a float32 sin off by ~p·2⁻²³ at
+    angle p, the same on every CPU, that none of pecli's pipelines emulates."""
+    two_pi = np.float32(2 * np.pi)
+    angle = np.asarray(angle, dtype=np.float32)
+    return angle - np.rint(angle / two_pi) * two_pi
+
+
 def ulp_distance(value: np.ndarray, exact: np.ndarray, dtype: type) -> np.ndarray:
     """|value − exact| in units of the spacing of ``dtype`` at ``exact``."""
     spacing = np.spacing(np.abs(exact).astype(dtype)).astype(np.float64)
@@ -176,6 +199,8 @@ __all__ = [
     "WIDTH",
     "Run",
     "call",
+    "f32_step",
+    "fast_math",
     "reference",
     "reference_tolerance",
     "snapshot",

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from pecli import Sinusoidal
+from tests.helpers import f32_step
 
 
 def wrong_formula(length: int, dim: int) -> np.ndarray:
@@ -143,7 +144,7 @@ def users_longrope_cache(n: int, edited: float) -> tuple[np.ndarray, str]:
     inv = (np.float32(1.0) / (ext * np.float32(10000.0) ** e)).astype(np.float32)
     freqs = np.arange(n, dtype=np.float32)[:, None] * inv[None, :]
     scale = np.float32(np.sqrt(1 + np.log(factor) / np.log(original)))
-    table = (np.cos(np.concatenate([freqs, freqs], axis=1)) * scale).astype(np.float32)
+    table = (f32_step(np.cos, np.concatenate([freqs, freqs], axis=1)) * scale).astype(np.float32)
     spec = (
         f"rope:len={n},dim={dim},scaling=longrope,factor=32,original-max-position-embeddings={original},"
         f"short-factor={';'.join(map(repr, short))},long-factor={';'.join(['2.0'] * 8)}"

@@ -23,7 +23,7 @@ from pecli.kinds import kinds
 from pecli.kinds.base import Recipe
 from pecli.sources import parse_recipe
 from pecli.table import Table
-from tests.helpers import reference
+from tests.helpers import f32_step, reference
 
 
 def plain(x: np.ndarray) -> Table:
@@ -57,7 +57,7 @@ def hf_rope(
     pos = np.arange(start, start + n, dtype=np.float32)[:, None]
     freqs = (pos * inv[None, :]).astype(np.float32)
     emb = np.concatenate([freqs, freqs], axis=1) if layout == "half" else np.repeat(freqs, 2, axis=1)
-    out = (np.cos(emb) if part == "cos" else np.sin(emb)).astype(np.float32)
+    out = f32_step(np.cos if part == "cos" else np.sin, emb)  # float32 cos/sin, the same bits on every CPU
     return (out * np.float32(scale)).astype(np.float32)
 
 

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from pecli.cli import cli
+from tests.helpers import f32_step, fast_math
 
 SPEC = "sinusoidal:len=1500,dim=384"
 
@@ -168,16 +169,24 @@ def test_which_side_carries_float32_angles_is_measured(tmp_path: Path) -> None:
 def test_the_pytorch_tutorial_formulation_is_float32_angles_not_a_real_difference(tmp_path: Path) -> None:
     import math
 
-    n, d = 5000, 512  # the tutorial's PositionalEncoding, written in NumPy float32
-    pe = np.zeros((n, d), dtype=np.float32)
+    n, d = 5000, 512  # the tutorial's PositionalEncoding in float32, each step rounded once (tests.helpers.f32)
     position = np.arange(n, dtype=np.float32)[:, None]
-    div_term = np.exp(np.arange(0, d, 2, dtype=np.float32) * np.float32(-math.log(10000.0) / d)).astype(np.float32)
-    pe[:, 0::2], pe[:, 1::2] = np.sin(position * div_term), np.cos(position * div_term)
-    np.save(tmp_path / "tutorial.npy", pe)
-    code, out = diff(str(tmp_path / "tutorial.npy"), "sinusoidal:len=5000,dim=512")
-    assert code == 1 and "a real difference" not in out
-    cause = next(line for line in out.splitlines() if line.startswith("likely cause:"))
-    assert cause.startswith("likely cause: precision: A carries float32 angles (from the exact table: A ")
+    div_term = f32_step(np.exp, np.arange(0, d, 2, dtype=np.float32) * np.float32(-math.log(10000.0) / d))
+    said = {
+        # steps rounded once: the float32 pipeline itself
+        False: "likely cause: compute float32 (A) vs exact (B); A's rows fit sinusoidal:len=5000,dim=512,base=10000,layout=interleaved,start=0,dtype=float32,compute=float32",
+        # a fast-math sin: float32 angles, no pipeline of pecli's
+        True: "likely cause: precision: A carries float32 angles (from the exact table: A 0.00067, B 0)",
+    }
+    for fast, cause_said in said.items():
+        angle = fast_math(position * div_term) if fast else position * div_term
+        pe = np.zeros((n, d), dtype=np.float32)
+        pe[:, 0::2], pe[:, 1::2] = f32_step(np.sin, angle), f32_step(np.cos, angle)
+        np.save(tmp_path / "tutorial.npy", pe)
+        code, out = diff(str(tmp_path / "tutorial.npy"), "sinusoidal:len=5000,dim=512")
+        assert code == 1 and "a real difference" not in out
+        cause = next(line for line in out.splitlines() if line.startswith("likely cause:"))
+        assert cause.startswith(cause_said), cause
 
 
 def bf16_safetensors(path: Path, table: np.ndarray) -> None:
