@@ -124,7 +124,9 @@ recipe_options = shared_stack(
         type=LazyChoice(field_choices("compute")),
         default=None,
         help="exact: one rounding from the exact value; float64/float32: the framework's own pipeline; "
-        'bfloat16 (sinusoidal): that pipeline with every step rounded to bfloat16 (keras\' dtype="bfloat16").',
+        'bfloat16 (sinusoidal, rope): that pipeline with every step rounded to bfloat16 (keras\' dtype="bfloat16"). '
+        "rope also: inv-float16, inv-bfloat16 (inv_freq cast with the model), positions-bfloat16 (rows repeat "
+        "past 256): the porting bugs of docs/pipelines.md.",
     ),
     recipe_option(
         "--form",

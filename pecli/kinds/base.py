@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pecli.dtypes import DTYPES, numpy_dtype
 from pecli.errors import RecipeError
 from pecli.lists import list_difference, listed, short_list
+from pecli.precision import PIPELINES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -308,8 +309,9 @@ class Recipe:
     def carrier(self) -> str:
         """The dtype a 16-bit table is built in before its one rounding to 16 bits: float32 for a
         float32 pipeline (torch computes in float32 and casts, as ``LlamaRotaryEmbedding`` does for a
-        bfloat16 input) or a bfloat16 one, else float64 (exact, or a float64 pipeline, rounded once)."""
-        return "float32" if getattr(self, "compute", None) in ("float32", "bfloat16") else "float64"
+        bfloat16 input) or a reduced one, else float64 (exact, or a float64 pipeline, rounded once):
+        the pipeline's own entry in :data:`pecli.precision.PIPELINES` says."""
+        return PIPELINES[getattr(self, "compute", "exact")].carrier
 
     def pipeline(self) -> str:
         """How the values are computed: ``exact`` or the framework pipeline's name."""
@@ -319,12 +321,7 @@ class Recipe:
 
     def exactness(self) -> str:
         """What the values promise against the framework's own, in a few words (``pecli presets``)."""
-        return {
-            "exact": "exact, rounded once",
-            "float64": "float64 pipeline: bit-exact",
-            "float32": "float32 pipeline: ≈ ulp(angle)",
-            "bfloat16": "bfloat16 pipeline: each step rounded",
-        }[getattr(self, "compute", "exact")]
+        return PIPELINES[getattr(self, "compute", "exact")].exactness
 
     # -- the inverse: which recipes of this kind a table's data suggest ----------------------------
     @classmethod

@@ -41,6 +41,16 @@ def test_preset_table_is_generated() -> None:
     assert status == 0, f"{STALE}\n{output}"
 
 
+def test_pipeline_table_is_generated_from_the_registry() -> None:
+    # docs/pipelines.md's table is pecli.precision.PIPELINES and the kinds that compute each one.
+    status, output = cog_check(ROOT / "docs" / "pipelines.md")
+    assert status == 0, f"docs/pipelines.md is stale: run `cog -r -I . docs/pipelines.md`\n{output}"
+    from pecli.precision import PIPELINES
+
+    text = (ROOT / "docs" / "pipelines.md").read_text(encoding="utf-8")
+    assert all(f"| `{name}` |" in text for name in PIPELINES)
+
+
 def test_option_table_is_generated_from_the_commands() -> None:
     page = ROOT / "docs" / "options.md"
     out = io.StringIO()

@@ -19,7 +19,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.kernels.exact import row_blocks, sincos, turns
-from pecli.kernels.pipelines import f32, rotary32
+from pecli.kernels.pipelines import f32, rotary32, rounded32
 from pecli.kernels.rope_scaling import SCALINGS, Scaling, inv_freq_float32, inv_freq_float64
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import (
@@ -33,6 +33,7 @@ from pecli.kinds.base import (
     positive_float,
     spell,
 )
+from pecli.precision import collapsed_rows, held, pipeline_of
 
 if TYPE_CHECKING:
     from pecli.fitting import Sample
@@ -41,7 +42,9 @@ RopeLayout = Literal["half", "pairs", "once"]
 RopePart = Literal["cos", "sin", "angle", "inv_freq", "cos-sin", "cis"]
 #: The parts that hold the cos table and the sin table together, and where each goes.
 BOTH_PARTS = ("cos-sin", "cis")
-RopeCompute = Literal["float32", "exact"]
+#: Its pipelines (:data:`pecli.precision.PIPELINES` says each step's dtype): HF's float32 first, the
+#: exact reference, then the reduced ones of porting bugs (inv_freq or positions cast to 16 bits).
+RopeCompute = Literal["float32", "exact", "inv-float16", "inv-bfloat16", "positions-bfloat16", "bfloat16"]
 #: How the float32 pipeline takes ``base^(−2i/dim)``: ``1 / base^(2i/dim)`` (HF, vLLM, Meta, torchtune) or
 #: ``base^(−2i/dim)`` in one float32 pow (keras-hub's ``RotaryEmbedding``).
 RopeForm = Literal["pow", "neg-pow"]
@@ -110,7 +113,9 @@ class Rope(Recipe):
     ``compute``: ``float32`` emulates HF's float32 pipeline step by step (what the
     model uses; within a few float32 ulps of torch, see dialects.md §0); ``exact`` is the real
     value of the same formula (``inv_freq`` evaluated in float64, the angle and cos/sin exact),
-    rounded once: a reference, not what any framework computes.
+    rounded once: a reference, not what any framework computes.  ``inv-float16``,
+    ``inv-bfloat16``, ``positions-bfloat16`` and ``bfloat16`` are that float32 pipeline with
+    ``inv_freq``, the positions, or every step held in 16 bits (:mod:`pecli.precision`).
     """
 
     length: int
@@ -247,8 +252,11 @@ class Rope(Recipe):
         return 1.0 if attention is None else attention(self)
 
     def inv_freq(self) -> np.ndarray:
-        """The ``dim/2`` inverse frequencies: float32 (``compute="float32"``) or float64."""
-        return inv_freq_float32(self) if self.compute == "float32" else inv_freq_float64(self)
+        """The ``dim/2`` inverse frequencies: float64 (``compute="exact"``), else float32 as HF computes
+        them, held in the pipeline's dtype (``inv-float16``: rounded to float16)."""
+        if self.compute == "exact":
+            return inv_freq_float64(self)
+        return held(inv_freq_float32(self), pipeline_of(self.compute).frequencies)
 
     def rows(self, r0: int, r1: int) -> np.ndarray:
         """Rows ``[r0, r1)`` of the table, built directly."""
@@ -316,6 +324,10 @@ class Rope(Recipe):
             return Recipe.changes(self, other)
         out: list[str] = []
         skip = ["scaling", "attention_factor"]
+        pipeline = self.pipeline_change(other)
+        if pipeline:
+            out.append(pipeline)
+            skip.append("compute")
         if self.scaling != other.scaling:
             if self.scaling == "default":
                 out.append(f"scaling {other.scaling_words()} missing in A")
@@ -332,6 +344,25 @@ class Rope(Recipe):
         if mine != theirs and (self.scaling == other.scaling or mine != 1.0 != theirs):
             out.append(f"attention factor {mine:.6g} (A) vs {theirs:.6g} (B)")
         return out
+
+    def pipeline_change(self, other: Rope) -> str | None:
+        """A reduced pipeline in its own words, this recipe being A's: ``inv_freq rounded to float16
+        in A``, ``positions held in bfloat16 in A: rows 8184–8191 equal`` (None when neither side's
+        pipeline is reduced: ``compute`` is then said as a parameter)."""
+        mine, theirs = pipeline_of(self.compute), pipeline_of(other.compute)
+        if mine == theirs or not (mine.reduced or theirs.reduced):
+            return None
+
+        def said(r: Rope, who: str) -> str:
+            steps = pipeline_of(r.compute)
+            rows = collapsed_rows(r.start, r.length, steps.positions) if r.part != "inv_freq" else None
+            return steps.words + who + (f": rows {rows[0]}–{rows[1]} equal" if rows else "")
+
+        if not theirs.reduced:
+            return said(self, " in A")
+        if not mine.reduced:
+            return said(other, " in B")
+        return f"{said(self, ' (A)')} vs {said(other, ' (B)')}"
 
     def value_words(self, name: str, value: Any) -> str:
         """A base rescaled NTK-style is said with its formula: ``40889.94 (10000·4^(128/126))``."""
@@ -413,17 +444,30 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
         w_hi, w_lo = turns(inv)
     pairs = r.shape[0] * half  # the whole table's, so every row range has the whole's bits
 
+    steps = pipeline_of(r.compute)
+
     def block(a: int, b: int) -> None:
-        positions = np.arange(r.start + r0 + a, r.start + r0 + b)
+        positions: Any = np.arange(r.start + r0 + a, r.start + r0 + b)
         values: Any
         targets = [view[a:b] for view in placed]
-        if r.compute == "float32" and r.part != "angle":  # freqs.cos() * attention_scaling, in float32
+        if steps.positions != "float32" and r.compute != "exact":  # position ids held in 16 bits
+            positions = held(positions.astype(f32), steps.positions)
+        if steps.angle != "float32" and r.compute != "exact":  # the product and cos/sin held in 16 bits too
+            angle = held(positions.astype(f32)[:, None] * inv[None, :], steps.angle)
+            if r.part != "angle":
+                (values,) = rounded32(angle, (r.part,), None)
+                values = held(values, steps.trig)
+                if att != 1.0:
+                    values = held(values * f32(att), steps.trig)
+            else:
+                values = angle
+        elif r.compute != "exact" and r.part != "angle":  # freqs.cos() * attention_scaling, in float32
             values = rotary32(positions, inv, r.part, pairs, into=targets[0])
             if att != 1.0:
                 values *= f32(att)
             if values is targets[0]:  # written in place by the compiled pipeline
                 targets = targets[1:]
-        elif r.compute == "float32":
+        elif r.compute != "exact":
             values = positions.astype(f32)[:, None] * inv[None, :]  # position_ids.float() * inv_freq
         elif r.part == "angle":
             values = positions.astype(np.float64)[:, None] * inv[None, :]

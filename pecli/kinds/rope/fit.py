@@ -15,10 +15,11 @@ from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, cosine_frequencies, fit_base, round_number
 from pecli.kernels.rope_scaling import SCALINGS
+from pecli.precision import held, pipeline_of
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr
-    from pecli.kinds.rope import Rope, RopeLayout, RopePart
+    from pecli.kinds.rope import Rope, RopeCompute, RopeLayout, RopePart
 
 # ==================================================================================== fitting
 #: θ values models use, tried as round candidates besides the fitted one.
@@ -361,7 +362,17 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
         head = sample.rows(0, min(n, FIT_ROWS))
         if not _repeats(head, layout):
             continue
-        x = head[:, cols]
+        # Positions held in 16 bits repeat rows (bfloat16: 256 and 257 are one): the waves are
+        # measured on the rows before the first repeat, and only such pipelines are proposed.
+        repeat = _first_repeat(head)
+        x = head[: repeat or None, cols]
+        reduced = _collapsed_computes(x, sample.dtype) if repeat is not None else ()
+        if "bfloat16" in reduced:
+            # Angles rounded to bfloat16 are too coarse to measure a frequency by: the common θ are
+            # proposed as they are, at position 0 (a limit, docs/pipelines.md).
+            for theta, part in itertools.product(_COMMON_THETAS, ("cos", "sin")):
+                spec = {"length": n, "dim": dim, "layout": layout, "part": part, "base": theta, "compute": "bfloat16"}
+                yield from _variants(cls, sample, spec)
         steps = np.diff(x, axis=0)
         # Angles grow linearly with the position; a float32 angle is rounded to 2⁻²⁴ of its size.
         if x.shape[0] >= 3 and np.allclose(steps, steps[0], rtol=0, atol=2.0**-21 * np.abs(x).max()):
@@ -383,6 +394,8 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
             )
             where = "stand once" if layout == "once" else f"repeat in the {layout} layout"
             widths = [(dim, params) for params in _scalings(inv, dim, sample.n, amplitude)]
+            if repeat is None:
+                widths += [(dim, params) for params in _grid_thetas(cls, inv, dim)]
             if layout != "once" and amplitude == 1.0:
                 widths += [(dim + 1, params) for params in _odd_width(inv, dim)]
             for width, params in widths:
@@ -390,7 +403,7 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                     x, np.asarray(_inv_of(cls, params, width, n), dtype=np.float64), part, amplitude
                 ):
                     spec = {"length": n, "dim": width, "layout": layout, "part": part, "start": start, **params}
-                    for recipe in _variants(cls, sample, spec, amplitude):
+                    for recipe in _variants(cls, sample, spec, amplitude, reduced):
                         sample.clue(
                             f"the {dim // 2} distinct columns {where}; {wave}; their frequencies fit θ = "
                             f"{recipe.base:.10g}"
@@ -410,24 +423,76 @@ def _amplitude(x: Arr) -> float:
 def _inv_of(cls: type[Rope], params: dict[str, Any], dim: int, n: int) -> Arr:
     """The exact inv_freq of a candidate, for placing its start (``start = 0`` assumed for dynamic)."""
     try:
-        return cls(n, dim, compute="exact", **params).inv_freq()
+        return cls(n, dim, **{**params, "compute": "exact"}).inv_freq()
     except RecipeError:
         out: Arr = np.power(params["base"], -np.arange(dim // 2) * 2.0 / dim)
         return out
 
 
-def _variants(cls: type[Rope], sample: Sample, params: dict[str, Any], amplitude: float = 1.0) -> Iterator[Rope]:
+def _first_repeat(head: Arr) -> int | None:
+    """The first row equal to the row before it (positions collapsed by a 16-bit dtype), else None."""
+    same = np.flatnonzero(np.all(head[1:] == head[:-1], axis=1))
+    return int(same[0]) + 1 if same.size else None
+
+
+def _collapsed_computes(x: Arr, dtype: str) -> tuple[str, ...]:
+    """The pipelines (:mod:`pecli.precision`) that repeated rows admit: positions held in bfloat16,
+    and every step in bfloat16 too when the values are bfloat16 numbers."""
+    on_grid = dtype == "bfloat16" or bool(np.array_equal(held(x, "bfloat16"), x.astype(np.float32)))
+    return ("positions-bfloat16", "bfloat16") if on_grid else ("positions-bfloat16",)
+
+
+def _grid_thetas(cls: type[Rope], inv: Arr, dim: int) -> Iterator[dict[str, Any]]:
+    """θ (no scaling) for a cast ``inv_freq``, when the measured fast frequencies lie on the float16
+    or bfloat16 grid of a round or common θ's float32 ``inv_freq`` (bfloat16's rounding, 2⁻⁹, is
+    more than :func:`_scalings` allows a θ's frequencies).  Proposals only: identify proves them."""
+    h = inv.size
+    fast = max(2, h // 4)
+    measured = inv[:fast]
+    if not np.all(np.isfinite(measured)) or dim < 4:
+        return
+    estimate = fit_base(measured, np.arange(fast) * 2.0 / dim)
+    thetas = [*(_roundings(estimate) if estimate is not None else []), *_COMMON_THETAS]
+    casts = [c for c in cls.computes if pipeline_of(c).positions == "float32" and pipeline_of(c).reduced]
+    for compute in casts:
+        grid = pipeline_of(compute).frequencies
+        if not np.allclose(held(measured, grid), measured, rtol=3e-5, atol=0):
+            continue  # the tell: the fast frequencies are float16/bfloat16 numbers
+        for theta in dict.fromkeys(t for t in thetas if t > 1):
+            try:
+                own = cls(2, dim, base=theta, compute=compute).inv_freq()
+            except RecipeError:
+                continue
+            if np.allclose(own[:fast], measured, rtol=3e-5, atol=0) and not np.allclose(
+                cls(2, dim, base=theta).inv_freq()[:fast], measured, rtol=3e-5, atol=0
+            ):
+                yield {"base": theta, "scaling": "default", "compute": compute}
+
+
+def _variants(
+    cls: type[Rope], sample: Sample, params: dict[str, Any], amplitude: float = 1.0, reduced: tuple[str, ...] = ()
+) -> Iterator[Rope]:
     """The candidate in HF's float32 pipeline and exact; when the measured amplitude is not the
     scaling's own attention factor, with the amplitude as an explicit factor, and also with the
     scaling's own when the two are within 1e-3 (the amplitude is measured to ~1e-5: LongRoPE's
     sqrt(1 + ln 4 / ln 4096) = 1.0801234 was fitted as 1.0801135 and proved "within the
     envelope", wrong from row 1 on; identify prefers the one that rebuilds the table to rounding)."""
     scaling = SCALINGS[params.get("scaling", "default")]
-    for compute, form in itertools.product(cls.computes, cls.forms):
+    # A reduced pipeline (pecli.precision) only where the rows show its tell: a cast inv_freq's own θ
+    # names its pipeline; repeated rows admit the bfloat16 positions'.
+    computes = (
+        [params.pop("compute")]
+        if "compute" in params
+        else [
+            *(c for c in cls.computes if not pipeline_of(c).reduced),
+            *reduced,
+        ]
+    )
+    for compute, form in itertools.product(computes, cls.forms):
         if form not in scaling.forms:
             continue  # no framework computes this scaling in that form
         try:
-            recipe = cls(**params, compute=compute, form=form, dtype=cast(DType, sample.dtype))
+            recipe = cls(**params, compute=cast("RopeCompute", compute), form=form, dtype=cast(DType, sample.dtype))
         except RecipeError:
             continue  # a form goes with the float32 pipeline only
         if params.get("part") not in ("angle", "inv_freq") and not math.isclose(
