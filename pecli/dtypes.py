@@ -53,6 +53,17 @@ class Precision:
         """The distance from 1 to the next value: 2^(1 − bits)."""
         return 2.0 ** (1 - self.bits)
 
+    def spacing(self, values: Arr) -> Arr:
+        """This dtype's ulp at each of ``values`` (float64): the gap to the next number of its
+        magnitude, the subnormal spacing below the smallest normal."""
+        import numpy as np
+
+        emin = {"float16": -14, "bfloat16": -126, "float32": -126, "float64": -1022}[self.name]
+        _, e = np.frexp(np.abs(values))
+        e = np.where(values != 0, e, emin + 1)  # frexp(0) has exponent 0; 0's ulp is the subnormal one
+        out: Arr = np.ldexp(1.0, np.maximum(e - 1, emin) - (self.bits - 1))
+        return out
+
     def check_whole(self, largest: float, what: str) -> None:
         """Refuse to store whole numbers up to ``largest`` (position ids) where they are not exact."""
         if largest > 2.0**self.bits:

@@ -17,6 +17,7 @@ from pecli.errors import PecliInputError
 from pecli.fitting import Sample
 from pecli.formats import open_table
 from pecli.identification import Identification, identify
+from pecli.kinds.rope import Rope
 from pecli.kinds.sincos2d import Sincos2d
 from pecli.presets import PRESETS, Preset
 from pecli.table import Table
@@ -441,3 +442,14 @@ def test_diffusers_grids_of_scaled_coordinates_are_identified(scales: dict[str, 
     assert result.verdict == "match" and result.best is not None, result.summary
     np.testing.assert_array_equal(result.best.recipe.build(), table)  # the recipe named rebuilds it bit for bit
     assert result.best.recipe.kind == "sincos2d"
+
+
+def test_nearest_is_ranked_by_relative_rms_not_the_largest_difference() -> None:
+    # A cos cache with noise: no recipe matches; a scaled sinusoid (×0.088) is within 1.2 of it at
+    # most, as far as any wrong cache, yet 8 times its own size away in RMS (issue 41).
+    table = Rope(1024, 64).build() + np.random.default_rng(0).normal(0, 0.05, (1024, 64)).astype(np.float32)
+    found = identify(plain(table))
+    assert found.verdict == "unknown" and found.nearest, found.summary
+    ranks = [c.rel_rms for c in found.nearest]
+    assert ranks == sorted(ranks), ranks
+    assert all(c.recipe.kind == "rope" for c in found.nearest[:3]), [c.recipe.kind for c in found.nearest]
