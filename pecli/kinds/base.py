@@ -23,6 +23,7 @@ from pecli.precision import PIPELINES
 if TYPE_CHECKING:
     import numpy as np
 
+    from pecli.dtypes import Arr, Ids
     from pecli.fitting import Sample
 
 #: Version of the metadata schema written next to every table (see ``to_metadata``).
@@ -305,6 +306,12 @@ class Recipe:
     def max_position(self) -> float:
         """The largest position (angle multiplier) the table holds: what rounding grows with."""
         return float(self.start + self.shape[0])
+
+    def row_positions(self, rows: Ids) -> Arr:
+        """The largest angle multiplier in each of ``rows`` (what rounding there grows with)."""
+        import numpy as np
+
+        return np.full(len(rows), self.max_position())
 
     def carrier(self) -> str:
         """The dtype a 16-bit table is built in before its one rounding to 16 bits: float32 for a
