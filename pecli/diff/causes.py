@@ -107,9 +107,11 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
         found_t = transposed_table(a, b, atol, rtol)
         if found_t or na != nb:
             return Causes(found_t)
-    if d != db or na == 0 or nb == 0 or d == 0 or not sample.windows:
+    if na == 0 or nb == 0 or d == 0 or db == 0 or not sample.windows:
         return Causes([])
     crit = criteria_for(a, b, sample, atol, rtol, equal_nan)
+    if d != db:
+        return Causes(_other_width(a, b, sample.first, crit))
     ra, rb, pos, rows = sample.aligned(0)[:4]
 
     read: dict[int, tuple[Arr, NDArray[np.intp], Arr]] = {}
@@ -205,6 +207,28 @@ def transformations(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> l
     if not found and na == nb:
         found += layout_and_more(a, b, sample, crit, [shift_suspects])
     return found or row_order_suspect(a, b, sample, crit)
+
+
+def _other_width(a: Table, b: Table, first: int, crit: Criteria) -> list[Explanation]:
+    """Tables of different widths: a side whose recipe its data confirms (or identify proves, for a
+    side without one) is fitted to the other side at that side's width (its kind sizes itself: a
+    rotary dim, partial rotary), and the parameters that had to change are the cause."""
+    recipes = {id(t): t.recipe for t in (a, b)}
+    for t in (a, b):
+        if t.recipe is not None and confirmed(t.recipe, *own_rows(t, first), crit) is None:
+            recipes[id(t)] = None
+    if recipes[id(b)] is None and recipes[id(a)] is None:
+        _, ka, kb = identified_causes(a, b)
+        recipes = {id(a): ka.recipe if ka is not None and ka.tight else None,
+                   id(b): kb.recipe if kb is not None and kb.tight else None}  # fmt: skip
+    for known, other, target_is_a in ((b, a, True), (a, b, False)):
+        recipe = recipes[id(known)]
+        if recipe is None:
+            continue
+        fit = fit_from(recipe, other, *own_rows(other, first), crit, target_is_a=target_is_a)
+        if fit.found:
+            return fit.found
+    return []
 
 
 def own_rows(t: Table, first: int) -> tuple[Arr, NDArray[np.intp], Arr]:

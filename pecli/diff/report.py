@@ -295,6 +295,9 @@ def compare(
         elif on_rows and not rounding and a.shape[1] == b.shape[1] and b.shape[0] > max(a.shape[0], sampled):
             # B longer than A's whole sample: a fit of B is checked on B's own sampled rows.
             checked_on = f"sampled rows of B's {b.shape[0]}"
+        elif on_rows and a.shape[1] != b.shape[1]:
+            # Other widths: a side's recipe is fitted to the other side's own sampled rows.
+            checked_on = "sampled rows of the fitted side"
     return Comparison(
         same=same,
         source_a=a.source,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -85,8 +85,9 @@ def yarn_range(r: RotaryParams, top: int | None = None) -> tuple[float, float]:
         return (dim * math.log(orig / (rotations * 2 * math.pi))) / (2 * math.log(base))
 
     # HF: ``get("beta_fast") or 32``, ``get("beta_slow") or 1``.
-    low: float = correction_dim(r.beta_fast or 32)
-    high: float = correction_dim(r.beta_slow or 1)
+    fast, slow = betas(r)
+    low: float = correction_dim(fast)
+    high: float = correction_dim(slow)
     if r.truncate:
         low, high = math.floor(low), math.ceil(high)
     low, high = max(low, 0), min(high, dim - 1 if top is None else top)
@@ -137,6 +138,53 @@ def _longrope_unused(r: RotaryParams) -> tuple[str, ...]:
     orig = r.original_max_position_embeddings
     assert orig is not None
     return ("short_factor",) if r.seq_len > orig else ("long_factor",)
+
+
+def _longrope_slips(r: RotaryParams) -> tuple[dict[str, Any], ...]:
+    """HF switches lists at ``seq_len > original``: a port that misses the switch uses the other."""
+    if r.short_factor == r.long_factor:
+        return ()
+    (unused,) = _longrope_unused(r)
+    used = "long_factor" if unused == "short_factor" else "short_factor"
+    return ({used: getattr(r, unused)},)
+
+
+def _longrope_said(a: RotaryParams, b: RotaryParams) -> tuple[str, tuple[str, ...]] | None:
+    """``long factors (A) vs short (B) below 4096 positions``: A uses, at B's length, the list B
+    keeps for the other side of ``original_max_position_embeddings``."""
+    orig = b.original_max_position_embeddings
+    if a.seq_len != b.seq_len or orig != a.original_max_position_embeddings:
+        return None
+    (unused,) = _longrope_unused(b)
+    used = "long_factor" if unused == "short_factor" else "short_factor"
+    mine, theirs = getattr(a, used), getattr(b, used)
+    if mine == theirs or mine != getattr(b, unused):
+        return None
+    side = "below" if used == "short_factor" else "past"
+    return f"{unused[:-7]} factors (A) vs {used[:-7]} (B) {side} {orig} positions", ("short_factor", "long_factor")
+
+
+def betas(r: RotaryParams) -> tuple[float, float]:
+    """YaRN's ``(beta_fast, beta_slow)`` as HF reads them (``get("beta_fast") or 32``, ``or 1``)."""
+    return (r.beta_fast or 32.0, r.beta_slow or 1.0)
+
+
+def _yarn_slips(r: RotaryParams) -> tuple[dict[str, Any], ...]:
+    fast, slow = betas(r)
+    return ({"beta_fast": slow, "beta_slow": fast},)
+
+
+def _yarn_said(a: RotaryParams, b: RotaryParams) -> tuple[str, tuple[str, ...]] | None:
+    """``beta_fast and beta_slow swapped in A``: the side whose beta_fast is below its beta_slow."""
+    mine, theirs = betas(a), betas(b)
+    if mine == theirs or mine != theirs[::-1]:
+        return None
+    who = "A" if mine[0] < mine[1] else "B"
+    words = (
+        f"beta_fast and beta_slow swapped in {who} (beta_fast {mine[0]:g}, beta_slow {mine[1]:g} (A) "
+        f"vs {theirs[0]:g}, {theirs[1]:g} (B))"
+    )
+    return words, ("beta_fast", "beta_slow")
 
 
 def _longrope_factors(r: RotaryParams) -> list[float]:
@@ -334,6 +382,12 @@ class ScalingType:
     #: The parameters it reads that a given table does not use (LongRoPE's other factor list):
     #: no cause when two tables differ in them.
     unused: Callable[[RotaryParams], tuple[str, ...]] = lambda r: ()
+    #: The slips ports make in its parameters (YaRN's betas given the other way round, LongRoPE's
+    #: other list used at this length), as parameter changes: diff tries each as a neighbour.
+    slips: Callable[[RotaryParams], tuple[dict[str, Any], ...]] = lambda r: ()
+    #: Such a slip between two tables of this scaling in its own words, A's first, and the
+    #: parameters the phrase covers; None when they differ otherwise.
+    said: Callable[[RotaryParams, RotaryParams], tuple[str, tuple[str, ...]] | None] = lambda a, b: None
 
 
 _BOTH_FORMS = ("pow", "neg-pow")
@@ -384,6 +438,8 @@ SCALINGS: dict[str, ScalingType] = {
             original_from_config=True,
             factor_from_lengths=True,
             from_default=False,
+            slips=_yarn_slips,
+            said=_yarn_said,
         ),
         ScalingType(
             "longrope",
@@ -398,6 +454,8 @@ SCALINGS: dict[str, ScalingType] = {
             aliases=("su",),  # Phi-3's first name for it
             from_default=False,
             unused=_longrope_unused,
+            slips=_longrope_slips,
+            said=_longrope_said,
         ),
         ScalingType(
             "llama3",
@@ -439,6 +497,7 @@ __all__ = [
     "RotaryParams",
     "Scaling",
     "ScalingType",
+    "betas",
     "factors",
     "inv_freq_float32",
     "inv_freq_float64",

@@ -36,6 +36,7 @@ from pecli.kinds.base import (
 from pecli.precision import collapsed_rows, held, pipeline_of
 
 if TYPE_CHECKING:
+    from pecli.dtypes import Arr, Ids
     from pecli.fitting import Sample
 
 RopeLayout = Literal["half", "pairs", "once"]
@@ -283,6 +284,12 @@ class Rope(Recipe):
     def max_position(self) -> float:
         return 1.0 if self.part == "inv_freq" else float(self.start + self.length)
 
+    def row_positions(self, rows: Ids) -> Arr:
+        """Row ``r`` holds position ``start + r`` (its angles ``p·ω``, ω ≤ 1)."""
+        if self.part == "inv_freq":
+            return np.ones(len(rows))
+        return np.asarray(rows, dtype=np.float64) + self.start
+
     def rescaled_base(self) -> tuple[float, float] | None:
         """``(θ, f)`` when the base is ``θ·f^(dim/(dim−2))`` for a θ of at most 4 significant digits
         and a factor that is a multiple of 1/2 up to 64 (the NTK-aware rescaling: rotary-embedding-torch's
@@ -312,6 +319,8 @@ class Rope(Recipe):
         """The generic neighbours, the scaling block dropped (a config whose ``rope_scaling`` was
         lost), and for yarn/longrope the attention factor left out of cos and sin."""
         yield from Recipe.neighbours(self)
+        for slip in SCALINGS[self.scaling].slips(self):  # YaRN's betas swapped, LongRoPE's other list
+            yield replace(self, **slip)
         if self.scaling != "default":
             yield self.with_params(scaling="default", **dict.fromkeys(_SCALING_KEYS), truncate=True)
             if self.attention_scaling() != 1.0:
@@ -339,6 +348,17 @@ class Rope(Recipe):
         else:  # a parameter of the scaling that neither table uses is no cause (LongRoPE's other list)
             unused = SCALINGS[self.scaling].unused
             skip += [name for name in unused(self) if name in unused(other)]
+            slip = SCALINGS[self.scaling].said(self, other)  # YaRN's betas swapped, LongRoPE's switch missed
+            if slip is not None:
+                out.append(slip[0])
+                skip += list(slip[1])
+        if self.dim != other.dim:  # partial rotary (partial_rotary_factor, rotary_pct) kept or dropped
+            whole, part = max(self.dim, other.dim), min(self.dim, other.dim)
+            who = "A" if self.dim == part else "B"
+            out.append(
+                f"rotary on {self.dim} of {whole} dims (A) vs {other.dim} (B): partial_rotary_factor "
+                f"{part / whole:g} in {who}"
+            )
         out += self.parameter_changes(other, skip)
         mine, theirs = self.attention_scaling(), other.attention_scaling()
         if mine != theirs and (self.scaling == other.scaling or mine != 1.0 != theirs):
