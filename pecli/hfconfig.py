@@ -58,11 +58,21 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         ("falcon", None, 10000.0, 1.0),
         ("qwen2_vl", None, 1e6, 1.0),
         ("qwen2_5_vl", None, 1e6, 1.0),
+        ("qwen3_vl", 128, 500000.0, 1.0),
+        ("qwen3_vl_moe", 128, 500000.0, 1.0),
     )
 }
 #: Models whose rotary class is multimodal (M-RoPE) and its sections when the config gives none
 #: (``Qwen2VLRotaryEmbedding``: ``rope_parameters.get("mrope_section", [16, 24, 24])``).
-MROPE_MODELS = {"qwen2_vl": [16, 24, 24], "qwen2_5_vl": [16, 24, 24]}
+MROPE_MODELS = {
+    "qwen2_vl": [16, 24, 24],
+    "qwen2_5_vl": [16, 24, 24],
+    "qwen3_vl": [24, 20, 20],
+    "qwen3_vl_moe": [24, 20, 20],
+}
+#: Those whose rotary class interleaves the sections (``Qwen3VLTextRotaryEmbedding.recomposition_frequencies``:
+#: always, whatever the config's ``mrope_interleaved`` says).
+MROPE_INTERLEAVED = frozenset({"qwen3_vl", "qwen3_vl_moe"})
 
 #: Keys a flat ``rope_parameters``/``rope_scaling`` dict may hold (transformers' ``RopeParameters``).
 _ROPE_KEYS = frozenset(
@@ -84,6 +94,7 @@ _ROPE_KEYS = frozenset(
         "mscale_all_dim",
         "truncate",
         "mrope_section",
+        "mrope_interleaved",
     }
 )
 #: Models whose table is a fixed sinusoid: model_type → (preset, width key, positions key).
@@ -373,7 +384,13 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
             "original_max_position_embeddings", rope.get("original_max_position_embeddings", max_pos)
         )
     if scaling.factor_from_lengths and params.get("factor") is None:
-        params["factor"] = max_pos / params["original_max_position_embeddings"]  # as _compute_*_parameters do
+        original = params["original_max_position_embeddings"]
+        if not isinstance(original, int) or isinstance(original, bool) or original < 1:
+            raise PecliInputError(
+                f"{where}: original_max_position_embeddings must be a whole number ≥ 1 (the length the model was "
+                f"trained on, e.g. 4096), got {original!r}"
+            )
+        params["factor"] = max_pos / original  # as _compute_*_parameters do
     if scaling.original_is_max_position:
         params["original_max_position_embeddings"] = max_pos  # HF's dynamic NTK rescales past it
     for key in ("short_factor", "long_factor"):
@@ -401,6 +418,9 @@ def _mrope(
         raise PecliInputError(f"{where}: mrope_section must be a list of whole numbers, got {section!r}")
     vision: dict[str, Any] = config["vision_config"] if isinstance(config.get("vision_config"), dict) else {}
     tokens_per_second = vision.get("tokens_per_second") if config.get("model_type") == "qwen2_5_vl" else None
+    interleaved = rope.get("mrope_interleaved", config.get("model_type") in MROPE_INTERLEAVED)
+    if not isinstance(interleaved, bool):
+        raise PecliInputError(f"{where}: mrope_interleaved must be true or false, got {interleaved!r}")
     try:
         return Mrope(
             dim=dim,
@@ -408,6 +428,7 @@ def _mrope(
             base=theta,
             mrope_section=";".join(map(str, section)),
             tokens_per_second=tokens_per_second,
+            mrope_interleaved=interleaved,
         )
     except RecipeError as exc:
         raise PecliInputError(f"{where}: {exc}") from None

@@ -294,3 +294,34 @@ def test_ids_that_follow_get_rope_index_keep_their_recipe(tmp_path: Path) -> Non
     recipe = recipe_from_metadata(json.loads((tmp_path / "cos.npy.json").read_text())["recipe"])
     assert recipe == get_preset("qwen2-vl").recipe(sequence="text=5;image=1x2x3;text=3")
     assert np.array_equal(np.load(out), recipe.build())
+
+
+@pytest.mark.parametrize("sequence", ["text=4;image=1x6x8;text=3", "text=10;image=1x16x16;text=20;video=2x8x8;text=5"])
+def test_qwen3_vl_interleaved_sections_are_transformers_own(sequence: str) -> None:
+    """``Qwen3VLTextRotaryEmbedding`` (its ``recomposition_frequencies`` interleaves the sections,
+    whatever the config says) on the ids of ``sequence``: ``--mrope-interleaved`` within the
+    float32 bound, and identify names it with interleaved sections."""
+    torch = ref._torch()
+    from transformers import Qwen3VLTextConfig
+    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLTextRotaryEmbedding
+
+    from pecli.identification import identify
+    from pecli.table import Table
+
+    ids = position_ids(sequence)
+    config = Qwen3VLTextConfig(
+        head_dim=128, hidden_size=128, num_attention_heads=1, num_key_value_heads=1,
+        rope_parameters={"rope_type": "default", "rope_theta": 500000.0, "mrope_section": [24, 20, 20]},
+    )  # fmt: skip
+    with torch.no_grad():
+        cos, _ = Qwen3VLTextRotaryEmbedding(config)(torch.zeros(1), torch.as_tensor(ids[:, None, :]))
+    theirs = cos[0].numpy().astype(np.float64)
+    recipe = Mrope(128, sequence, 500000.0, "24;20;20", mrope_interleaved=True)
+    bound = 4 * 2.0**-24 * max(1.0, float(ids.max()))
+    gap = float(np.abs(recipe.build().astype(np.float64) - theirs).max())
+    print(sequence, "max |Δ|", gap)
+    assert gap <= bound
+    assert float(np.abs(Mrope(128, sequence, 500000.0, "24;20;20").build() - theirs).max()) > 0.1  # chunked is not it
+    found = identify(Table(theirs.astype(np.float32), None, "qwen3vl.npy"))
+    assert found.verdict == "match" and found.best is not None, found.summary
+    assert getattr(found.best.recipe, "mrope_interleaved", False), found.summary

@@ -25,7 +25,7 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, get_args
 
 import numpy as np
 
@@ -35,7 +35,16 @@ from pecli.fitting import Sample, cosine_frequencies, fit_base, round_number
 from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32, rotary32
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, check_row_range, choice, int_param, listed, optional_float, positive_float
+from pecli.kinds.base import (
+    Recipe,
+    check_row_range,
+    choice,
+    flag,
+    int_param,
+    listed,
+    optional_float,
+    positive_float,
+)
 from pecli.kinds.mrope.ids import AXES, Segment, plan, position_ids, segments, sequence_of
 from pecli.kinds.rope import Rope
 
@@ -87,7 +96,10 @@ class Mrope(Recipe):
     its angles from its own id.  ``part``: ``cos``/``sin`` (``dim`` columns, rotate-half layout, as
     the rotary class returns them), ``angle`` (``id·inv_freq``, same layout), ``inv_freq`` (one
     row).  ``compute``: ``float32`` is HF's pipeline; ``exact`` the same formula rounded once.  A
-    text-only sequence gives the plain rope table.
+    text-only sequence gives the plain rope table.  ``mrope_interleaved``: Qwen3-VL's layout
+    (``Qwen3VLTextRotaryEmbedding.apply_interleaved_mrope``): frequency ``j`` takes the height id
+    when ``j ≡ 1 (mod 3)`` and ``j < 3·H``, the width id when ``j ≡ 2 (mod 3)`` and ``j < 3·W``,
+    the temporal id otherwise (its sections ``24;20;20``), instead of three contiguous sections.
     """
 
     dim: int
@@ -98,6 +110,7 @@ class Mrope(Recipe):
     part: MropePart = "cos"
     compute: MropeCompute = "float32"
     dtype: DType = "float32"
+    mrope_interleaved: bool = False
 
     kind: ClassVar[str] = "mrope"
     row_label: ClassVar[str] = "token"
@@ -115,6 +128,15 @@ class Mrope(Recipe):
         for name, literal in (("part", MropePart), ("compute", MropeCompute), ("dtype", DType)):
             choice(name, getattr(self, name), get_args(literal))
         set_(self, "mrope_section", section_list("mrope_section", self.mrope_section, self.dim // 2))
+        set_(self, "mrope_interleaved", flag("mrope_interleaved", self.mrope_interleaved))
+        if self.mrope_interleaved:
+            t, h, w = map(int, self.mrope_section.split(";"))
+            if 3 * max(h, w) - 1 > self.dim // 2 or t < max(h, w):
+                raise RecipeError(
+                    f"interleaved sections {self.mrope_section} do not fit dim/2 = {self.dim // 2} frequencies: the "
+                    "height and width take every third one from the second and third, and the temporal at least as "
+                    "many (Qwen3-VL: 24;20;20 of 64)"
+                )
         tps = optional_float("tokens_per_second", self.tokens_per_second, "Qwen2.5-VL's is 2")
         set_(self, "tokens_per_second", tps)
         segs = segments(self.sequence, tps)
@@ -132,8 +154,25 @@ class Mrope(Recipe):
         return (last.first + last.tokens, 3 if self.part == "ids" else self.dim)
 
     def sections(self) -> list[tuple[int, int]]:
-        """The frequency columns ``[a, b)`` of the temporal, height and width sections."""
+        """The frequency columns ``[a, b)`` of the temporal, height and width sections (chunked)."""
         return list(itertools.pairwise(itertools.accumulate(map(int, self.mrope_section.split(";")), initial=0)))
+
+    def axes(self) -> np.ndarray:
+        """The id (0 temporal, 1 height, 2 width) each of the ``dim/2`` frequencies takes its angle from."""
+        sizes = list(map(int, self.mrope_section.split(";")))
+        if not self.mrope_interleaved:
+            return np.repeat(np.arange(3), sizes)
+        axis, j = np.zeros(self.dim // 2, dtype=np.intp), np.arange(self.dim // 2)
+        axis[(j % 3 == 1) & (j < 3 * sizes[1])] = 1
+        axis[(j % 3 == 2) & (j < 3 * sizes[2])] = 2
+        return axis
+
+    def columns(self, k: int) -> slice | np.ndarray:
+        """The frequencies of id ``k``: a slice when they are contiguous (chunked), else their indices."""
+        cols = np.flatnonzero(self.axes() == k)
+        if cols.size and np.array_equal(cols, np.arange(cols[0], cols[0] + cols.size)):
+            return slice(int(cols[0]), int(cols[0]) + cols.size)
+        return cols
 
     def inv_freq(self) -> np.ndarray:
         """The ``dim/2`` inverse frequencies: rope's (float32 as HF computes them, or float64)."""
@@ -190,21 +229,23 @@ class Mrope(Recipe):
         inv, half = self.inv_freq(), self.dim // 2
         if self.compute == "exact":
             w_hi, w_lo = turns(inv)
-        for k, (c0, c1) in enumerate(self.sections()):
+        for k in range(3):
+            cols = self.columns(k)
             values: Any
-            target = out[:, c0:c1]
+            # a view where the section is contiguous (the compiled pipeline writes it in place)
+            target = out[:, cols] if isinstance(cols, slice) else None
             if self.compute == "float32" and self.part != "angle":  # position_ids.float() * inv_freq, .cos()
-                values = rotary32(ids[k], inv[c0:c1], self.part, pairs, into=target)
+                values = rotary32(ids[k], inv[cols], self.part, pairs, into=target)
             elif self.compute == "float32":
-                values = ids[k].astype(f32)[:, None] * inv[None, c0:c1]
+                values = ids[k].astype(f32)[:, None] * inv[None, cols]
             elif self.part == "angle":
-                values = ids[k].astype(np.float64)[:, None] * inv[None, c0:c1]
+                values = ids[k].astype(np.float64)[:, None] * inv[None, cols]
             else:
-                s, c = sincos(ids[k].astype(np.float64), w_hi[c0:c1], w_lo[c0:c1])
+                s, c = sincos(ids[k].astype(np.float64), w_hi[cols], w_lo[cols])
                 values = c if self.part == "cos" else s
-            if values is not target:  # (the compiled pipeline wrote it in place)
-                target[...] = values  # the one cast to dtype
-            out[:, half + c0 : half + c1] = target
+            if target is None or values is not target:
+                out[:, cols] = values  # the one cast to dtype
+            out[:, half:][:, cols] = out[:, cols]
 
     # -- facts -------------------------------------------------------------------------------
     def wavelengths(self) -> np.ndarray | None:
@@ -221,7 +262,7 @@ class Mrope(Recipe):
             return super().column_meaning(row)
         ids = position_ids(self.sequence, row, row + 1, self.tokens_per_second)[:, 0]
         inv, half = np.asarray(self.inv_freq(), dtype=np.float64), self.dim // 2
-        axis = np.repeat(np.arange(3), [b - a for a, b in self.sections()])
+        axis = self.axes()
 
         def explain(j: int) -> dict[str, Any]:
             k, w = int(axis[j % half]), float(inv[j % half])
@@ -233,6 +274,16 @@ class Mrope(Recipe):
 
     def pipeline(self) -> str:
         return self.compute
+
+    def changes(self, other: Recipe) -> list[str]:
+        """Interleaved sections against chunked ones in their own words, the rest parameter by parameter."""
+        if not isinstance(other, Mrope) or self.mrope_interleaved == other.mrope_interleaved:
+            return Recipe.changes(self, other)
+        words = {True: "interleaved", False: "chunked"}
+        return [
+            f"sections {words[self.mrope_interleaved]} (A) vs {words[other.mrope_interleaved]} (B)",
+            *self.parameter_changes(other, ["mrope_interleaved"]),
+        ]
 
     def max_position(self) -> float:
         if self.part == "inv_freq":
@@ -254,11 +305,13 @@ class Mrope(Recipe):
             yield ids
             return
         best: tuple[Mrope, float] | None = None
+        guesses = [(s, False) for s in _section_guesses(sample)] + [(s, True) for s in _interleaved_guesses(sample)]
         for theta, part, tps in itertools.product(_thetas(sample), ("cos", "sin"), (None, _QWEN25_TPS)):
             # Sections (or θ) that differ only where the table cannot tell them apart all fit: the closest,
             # the roundest first; one within a few ulps ends the search.
-            for found in (f for s in _section_guesses(sample) if (f := _decoded(sample, theta, s, part, tps))):
-                best = found if best is None or found[1] < best[1] else best
+            for s, mixed in guesses:
+                found = _decoded(sample, theta, s, part, tps, mixed)
+                best = found if found is not None and (best is None or found[1] < best[1]) else best
             if best is not None and best[1] <= 8 * sample.eps:
                 break
         if best is not None:
@@ -367,7 +420,20 @@ def _section_guesses(sample: Sample) -> list[str]:
     return [f"{p};{q - p};{h - q}" for p, q in dict.fromkeys(pairs) if 0 < p < q < h]
 
 
-def _ids(sample: Sample, theta: float, sections: str, part: str) -> tuple[np.ndarray, np.ndarray] | None:
+def _interleaved_guesses(sample: Sample) -> list[str]:
+    """Interleaved sections (Qwen3-VL's 24;20;20 of 64): height and width alike, ``5/16`` of the
+    frequencies each (or one fewer), the temporal the rest; only for tables :func:`_table` takes."""
+    x = _table(sample)
+    if x is None:
+        return []
+    h = x.shape[1]
+    sizes = dict.fromkeys(k for k in (round(h * 5 / 16), round(h * 5 / 16) - 1) if k >= 1 and 3 * k - 1 <= h)
+    return [f"{h - 2 * k};{k};{k}" for k in sizes if h - 2 * k >= k]
+
+
+def _ids(
+    sample: Sample, theta: float, sections: str, part: str, interleaved: bool = False
+) -> tuple[np.ndarray, np.ndarray] | None:
     """The temporal and height ids of every row under these θ, sections and part (``None``: none fit)."""
 
     def decode() -> tuple[np.ndarray, np.ndarray] | None:
@@ -375,36 +441,47 @@ def _ids(sample: Sample, theta: float, sections: str, part: str) -> tuple[np.nda
         if x is None or not (np.all(x[0] == 1) if part == "cos" else np.all(x[0] == 0)):
             return None
         try:
-            probe = Mrope(2 * x.shape[1], "text=1", theta, sections)
+            probe = Mrope(2 * x.shape[1], "text=1", theta, sections, mrope_interleaved=interleaved)
         except RecipeError:
             return None
         inv = np.asarray(probe.inv_freq(), dtype=np.float64)
-        (a0, b0), (a1, b1), _ = probe.sections()
+        t_cols, h_cols = probe.columns(0), probe.columns(1)
         n, tol = x.shape[0], 16 * sample.eps
-        h_ids = _decode(x[:, a1:b1], inv[a1:b1], part, n + 1, tol)
-        t_ids = _decode(x[:, a0:b0], inv[a0:b0], part, 64 * n + 4096, tol, h_ids) if h_ids is not None else None
+        h_ids = _decode(x[:, h_cols], inv[h_cols], part, n + 1, tol)
+        t_ids = _decode(x[:, t_cols], inv[t_cols], part, 64 * n + 4096, tol, h_ids) if h_ids is not None else None
         return None if t_ids is None or h_ids is None else (t_ids, h_ids)
 
-    return sample.memo(("mrope ids", theta, sections, part), decode)
+    return sample.memo(("mrope ids", theta, sections, part, interleaved), decode)
 
 
-def _decoded(sample: Sample, theta: float, sections: str, part: str, tps: float | None) -> tuple[Mrope, float] | None:
+def _decoded(
+    sample: Sample, theta: float, sections: str, part: str, tps: float | None, interleaved: bool = False
+) -> tuple[Mrope, float] | None:
     """The recipe whose ids the table's rows follow, and its max |Δ| from the whole table; ``None``
     when there is none, or it holds no image or video (a rope table)."""
 
     def build() -> tuple[Mrope, float] | None:
-        ids, x = _ids(sample, theta, sections, part), _table(sample)
+        ids, x = _ids(sample, theta, sections, part, interleaved), _table(sample)
         sequence = sequence_of(np.stack(ids), tps) if ids is not None else None
         if x is None or sequence is None or sequence.replace("text=", "").isdigit():
             return None
         try:
-            recipe = Mrope(2 * x.shape[1], sequence, theta, sections, tps, part, dtype=sample.dtype)  # type: ignore[arg-type]
+            recipe = Mrope(
+                2 * x.shape[1],
+                sequence,
+                theta,
+                sections,
+                tps,
+                cast("MropePart", part),
+                dtype=cast("DType", sample.dtype),
+                mrope_interleaved=interleaved,
+            )
         except RecipeError:
             return None
         error = float(np.abs(recipe.rows(0, x.shape[0])[:, : x.shape[1]].astype(np.float64) - x).max())
         return (recipe, error) if error <= 4 * sample.eps + 1e-6 + recipe.max_position() * 2.0**-21 else None
 
-    return sample.memo(("mrope", theta, sections, part, tps), build)
+    return sample.memo(("mrope", theta, sections, part, tps, interleaved), build)
 
 
 def _decode(x: Arr, inv: Arr, part: str, limit: int, tol: float, guess: np.ndarray | None = None) -> np.ndarray | None:
