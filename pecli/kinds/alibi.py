@@ -27,6 +27,11 @@ AlibiPart = Literal["slopes", "bias", "matrix"]
 AlibiOrigin = Literal["first", "last"]
 AlibiForm = Literal["list", "pow", "recip"]
 AlibiCompute = Literal["float32", "exact"]
+#: How the slopes of a head count that is not a power of two are taken: ofirpress's closest-power
+#: interleave (``get_slopes``: the ``c = 2^⌊log2 n⌋`` slopes, then every other slope of ``2c``), or
+#: one geometric series ``2^(−8k/n)`` over all ``n`` heads (what implementations that skip the
+#: closest-power step compute).  The same slopes for a power of two.
+AlibiSeries = Literal["interleave", "geometric"]
 #: Key distances that float32 still represents exactly.
 F32_EXACT = 2**24
 
@@ -63,6 +68,8 @@ class Alibi(Recipe):
     ``2^(−8k/n)``, MPT's ``alibi_bias_max`` (``form=recip`` or ``exact``).  ``total_heads``:
     heads after the ``heads`` ALiBi ones get no bias, rows (slopes) of zeros up to this count
     (x-transformers' ``alibi_num_heads`` below ``heads``: ``AlibiPositionalBias(heads, total_heads)``).
+    ``slope_series``: ``interleave`` (ofirpress's closest-power interleave, above) or ``geometric``
+    (``2^(−8k/n)``, ``k = 1..n``, for any ``n``; with ``form=list`` or ``exact``).
     """
 
     heads: int
@@ -74,6 +81,7 @@ class Alibi(Recipe):
     dtype: DType = "float32"
     bias_max: int = 8
     total_heads: int | None = None
+    slope_series: AlibiSeries = "interleave"
 
     kind: ClassVar[str] = "alibi"
     #: bias: one row per head; slopes: one row holding every head's slope.
@@ -91,8 +99,14 @@ class Alibi(Recipe):
             ("compute", AlibiCompute),
             ("form", AlibiForm),
             ("dtype", DType),
+            ("slope_series", AlibiSeries),
         ):
             choice(name, getattr(self, name), get_args(literal))
+        if self.slope_series == "geometric" and self.form != "list":
+            raise RecipeError(
+                f"slope_series=geometric is one series 2^(−8k/n); form={self.form} is a framework's own interleave: "
+                "use --form list (or --compute exact), or drop --slope-series"
+            )
         if self.heads > 2**20:
             raise RecipeError(f"heads must be at most 2**20, got {self.heads}: slopes 2^(−8k/n) underflow beyond")
         if self.part != "slopes":
@@ -195,6 +209,21 @@ class Alibi(Recipe):
     def max_position(self) -> float:
         return float(self.length or 1)
 
+    def changes(self, other: Recipe) -> list[str]:
+        """The slope series in its own words (``slopes geometric 2^(−8k/12) (A) vs closest-power
+        interleave (B)``), the rest parameter by parameter."""
+        if not isinstance(other, Alibi) or self.slope_series == other.slope_series:
+            return Recipe.changes(self, other)
+
+        def said(a: Alibi) -> str:
+            return (
+                f"geometric 2^(−{a.bias_max}k/{a.heads})"
+                if a.slope_series == "geometric"
+                else "closest-power interleave"
+            )
+
+        return [f"slopes {said(self)} (A) vs {said(other)} (B)", *self.parameter_changes(other, ["slope_series"])]
+
     def pipeline(self) -> str:
         return self.compute if self.compute == "exact" else f"float32 {self.form}"
 
@@ -264,13 +293,22 @@ def _biased(values: np.ndarray) -> int:
 
 
 def _fitted_heads(sample: Sample, slopes: np.ndarray, total: int) -> dict[str, Any] | None:
-    """``heads``, ``bias_max`` and ``total_heads`` whose exact slopes the measured ones are, or None."""
+    """``heads``, ``bias_max``, ``total_heads`` and the slope series whose exact slopes the measured
+    ones are, or None."""
     heads = len(slopes)
-    c = 1 << (heads.bit_length() - 1)  # the first slope is 2^(−bias_max/c)
-    bias_max = round(-math.log2(slopes[0]) * c) if 0 < slopes[0] < 1 else 0
-    if bias_max < 1 or not np.allclose(slopes, Alibi(heads, compute="exact", bias_max=bias_max).slopes(), rtol=1e-5):
-        return None
     params: dict[str, Any] = {"heads": heads}
+    tries: tuple[tuple[AlibiSeries, int], ...] = (("interleave", 1 << (heads.bit_length() - 1)), ("geometric", heads))
+    for series, c in tries:
+        # the first slope is 2^(−bias_max/c)
+        bias_max = round(-math.log2(slopes[0]) * c) if 0 < slopes[0] < 1 else 0
+        if bias_max >= 1 and np.allclose(
+            slopes, Alibi(heads, compute="exact", bias_max=bias_max, slope_series=series).slopes(), rtol=1e-5
+        ):
+            break
+    else:
+        return None
+    if series == "geometric" and heads & (heads - 1):
+        params["slope_series"] = series
     if bias_max != 8:
         params["bias_max"] = bias_max
     if total != heads:
@@ -279,7 +317,8 @@ def _fitted_heads(sample: Sample, slopes: np.ndarray, total: int) -> dict[str, A
 
 
 def _conventions(sample: Sample, params: dict[str, Any]) -> Iterator[Alibi]:
-    """The recipe in each slope convention (ofirpress list, Bloom pow, MPT reciprocal) and exact."""
+    """The recipe in each slope convention (ofirpress list, Bloom pow, MPT reciprocal) and exact
+    (a geometric series: the list and exact only)."""
     for compute, form in (("float32", "list"), ("float32", "pow"), ("float32", "recip"), ("exact", "list")):
         try:
             yield Alibi(**params, compute=compute, form=form, dtype=sample.dtype)  # type: ignore[arg-type]
@@ -287,9 +326,10 @@ def _conventions(sample: Sample, params: dict[str, Any]) -> Iterator[Alibi]:
             continue
 
 
-def slope_exponents(n: int) -> list[tuple[int, int]]:
-    """``(k, m)`` per head, the slope being ``2^(−8k/m)``: ofirpress's ``get_slopes`` order."""
-    if n & (n - 1) == 0:
+def slope_exponents(n: int, series: str = "interleave") -> list[tuple[int, int]]:
+    """``(k, m)`` per head, the slope being ``2^(−8k/m)``: ofirpress's ``get_slopes`` order (or one
+    geometric series)."""
+    if n & (n - 1) == 0 or series == "geometric":
         return [(k + 1, n) for k in range(n)]
     c = 1 << (n.bit_length() - 1)
     return slope_exponents(c) + slope_exponents(2 * c)[0::2][: n - c]
@@ -310,7 +350,10 @@ def _ofirpress_slopes(n: int) -> list[float]:
 def _alibi_slopes(a: Alibi) -> np.ndarray:
     n = a.heads
     if a.compute == "exact":
-        return np.array(frequencies(2.0, 1.0, tuple((a.bias_max * k, m) for k, m in slope_exponents(n)))[0])
+        exponents = slope_exponents(n, a.slope_series)
+        return np.array(frequencies(2.0, 1.0, tuple((a.bias_max * k, m) for k, m in exponents))[0])
+    if a.form == "list" and a.slope_series == "geometric":  # [2 ** (-8 * k / n) for k in 1..n], then float32
+        return np.array([2 ** (-8 * k / n) for k in range(1, n + 1)], dtype=f32)
     if a.form == "list":
         return np.array(_ofirpress_slopes(n), dtype=f32)
     if a.form == "pow":  # HF bloom _get_alibi_slopes: torch.pow(float32 base, int32 powers)
@@ -333,4 +376,4 @@ def _alibi_slopes(a: Alibi) -> np.ndarray:
     return slopes
 
 
-__all__ = ["Alibi", "AlibiCompute", "AlibiForm", "AlibiOrigin", "AlibiPart", "DType", "slope_exponents"]
+__all__ = ["Alibi", "AlibiCompute", "AlibiForm", "AlibiOrigin", "AlibiPart", "AlibiSeries", "DType", "slope_exponents"]
