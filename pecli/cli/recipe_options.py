@@ -238,9 +238,22 @@ recipe_options = shared_stack(
         "--mrope-section", metavar="T;H;W", help="mrope: temporal;height;width frequencies, sum dim/2 (16;24;24)."
     ),
     recipe_option(
+        "--mrope-interleaved/--no-mrope-interleaved",
+        default=False,
+        help="mrope: Qwen3-VL's interleaved sections (height every 3rd frequency from the 2nd, width from the 3rd; "
+        "24;20;20), not three contiguous ones.",
+    ),
+    recipe_option(
         "--tokens-per-second", type=float, metavar="N", help="mrope: Qwen2.5-VL's video frames N·S apart (Qwen2-VL: 1)."
     ),
     recipe_option("--heads", type=int, default=None, metavar="N", help="alibi: number of attention heads."),
+    recipe_option(
+        "--slope-series",
+        type=LazyChoice(field_choices("slope_series")),
+        default=None,
+        help="alibi: interleave (ofirpress's closest-power interleave for a head count that is no power of 2, "
+        "default) or geometric (one series 2^(−8k/n) over all heads).",
+    ),
     recipe_option(
         "--origin",
         type=LazyChoice(field_choices("origin")),

@@ -31,6 +31,12 @@ def plain(x: np.ndarray) -> Table:
 
 
 # -- independent builders, from the published formulas ------------------------------------------
+#: A LongRoPE pair of factor lists for dim 16 (Phi-3's shape: rising from 1), and as a SOURCE says them.
+SHORT_FACTORS = [1.0, 1.1, 1.3, 1.6, 2.0, 2.5, 3.1, 3.8]
+LONG_FACTORS = [1.0, 1.2, 1.5, 2.2, 3.0, 4.5, 6.0, 8.0]
+SHORT_SPEC, LONG_SPEC = (";".join(map(str, f)) for f in (SHORT_FACTORS, LONG_FACTORS))
+
+
 def hf_rope(
     n: int,
     d: int,
@@ -40,11 +46,35 @@ def hf_rope(
     start: int = 0,
     llama3: tuple[float, float, float, int] | None = None,
     scale: float = 1.0,
+    yarn: tuple[float, int, float, float] | None = None,
+    longrope: tuple[list[float], float, int] | None = None,
 ) -> np.ndarray:
-    """transformers' LlamaRotaryEmbedding in float32 (inv_freq, the llama3 rescaling, cat/interleave)."""
-    inv = (1.0 / (np.float32(theta) ** (np.arange(0, d, 2, dtype=np.int64).astype(np.float32) / np.float32(d)))).astype(
-        np.float32
+    """transformers' LlamaRotaryEmbedding in float32 (inv_freq, the llama3 or YaRN rescaling,
+    cat/interleave); ``yarn``: ``(factor, original_max_position_embeddings, beta_fast, beta_slow)``,
+    ``_compute_yarn_parameters`` with ``truncate`` (its cos and sin times ``0.1·ln(factor) + 1``);
+    ``longrope``: ``(the factor list used, factor, original_max_position_embeddings)``,
+    ``_compute_longrope_parameters`` (``1 / (ext_factors · base^(2i/d))``, times ``√(1 + ln f / ln o)``)."""
+    pos_freqs = f32_step(
+        np.power, np.float32(theta), np.arange(0, d, 2, dtype=np.int64).astype(np.float32) / np.float32(d)
     )
+    inv = (np.float32(1.0) / pos_freqs).astype(np.float32)
+    if yarn is not None:
+        factor, orig, beta_fast, beta_slow = yarn
+
+        def correction_dim(rotations: float) -> float:
+            return (d * math.log(orig / (rotations * 2 * math.pi))) / (2 * math.log(theta))
+
+        low, high = max(math.floor(correction_dim(beta_fast)), 0), min(math.ceil(correction_dim(beta_slow)), d - 1)
+        high = high + 0.001 if low == high else high
+        ramp = np.clip((np.arange(d // 2, dtype=np.float32) - np.float32(low)) / np.float32(high - low), 0, 1)
+        extra = (np.float32(1) - ramp).astype(np.float32)
+        interp = np.float32(1) / (np.float32(factor) * pos_freqs)
+        inv = (interp * (np.float32(1) - extra) + inv * extra).astype(np.float32)
+        scale = float(np.float32(0.1 * math.log(factor) + 1.0))
+    if longrope is not None:
+        ext, factor, orig = longrope
+        inv = (np.float32(1.0) / (np.array(ext, dtype=np.float32) * pos_freqs)).astype(np.float32)
+        scale = float(np.float32(math.sqrt(1 + math.log(factor) / math.log(orig))))
     if llama3 is not None:  # _compute_llama3_parameters, in float32 as torch does it
         factor, low, high, orig = llama3
         wavelen = np.float32(2 * math.pi) / inv
@@ -79,8 +109,22 @@ def mae_grid(h: int, d: int, base: float = 10000.0, order: str = "mae") -> np.nd
     return np.concatenate([one(first), one(second)], axis=1).astype(np.float32)
 
 
+def ofirpress_slopes(heads: int) -> np.ndarray:
+    """ofirpress/attention_with_linear_biases' ``get_slopes``: for ``n`` no power of two, the closest
+    power's slopes, then every other slope of twice as many heads."""
+
+    def power_of_2(n: int) -> list[float]:
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        return [start * start**i for i in range(n)]
+
+    closest = 2 ** math.floor(math.log2(heads))
+    rest = [] if closest == heads else list(ofirpress_slopes(2 * closest)[0::2][: heads - closest])
+    return np.array(power_of_2(closest) + rest, dtype=np.float64)
+
+
 def alibi_slopes(heads: int) -> np.ndarray:
-    """Press et al.'s slopes 2^(−8i/n) for n a power of two, as a (1, heads) row."""
+    """Press et al.'s slopes 2^(−8i/n) as a (1, heads) row: theirs for n a power of two, and one
+    geometric series (no closest-power step) for any other n."""
     return np.array([[2.0 ** (-8.0 * (i + 1) / heads) for i in range(heads)]], dtype=np.float32)
 
 
@@ -368,6 +412,19 @@ PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
         "alibi:heads=8,length=32,part=bias,origin=last",
         "origin first (A) vs last (B)",
     ),
+    # A head count that is no power of two: one geometric series against ofirpress's interleave.
+    "alibi 12 heads geometric slopes vs interleave (plain code)": (
+        lambda: alibi_slopes(12),
+        "alibi:heads=12",
+        "slopes geometric 2^(−8k/12) (A) vs closest-power interleave (B); A's rows fit alibi:heads=12,",
+    ),
+    "alibi 12 heads bias, interleave vs geometric (plain code)": (
+        lambda: (ofirpress_slopes(12).astype(np.float32)[:, None] * np.arange(32, dtype=np.float32)[None, :]).astype(
+            np.float32
+        ),
+        "alibi:heads=12,length=32,part=bias,slope-series=geometric",
+        "slopes closest-power interleave (A) vs geometric 2^(−8k/12) (B); A's rows fit alibi:heads=12,len=32,",
+    ),
     "alibi scaled slopes": (lambda: parse_recipe(ALIBI).build() * np.float32(2), ALIBI, "scale: A is B times 2"),
     # With 8 heads the slopes are 2^-(h+1): halving every slope is the next head's row.
     "alibi bias halved": (
@@ -451,6 +508,39 @@ PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
         ROPE,
         "base 500000 (A) vs 10000 (B); A's rows fit rope:len=128,dim=64,",
     ),
+    # Partial rotary (HF's partial_rotary_factor, GPT-NeoX's rotary_pct, GPT-J's rotary_dim): the
+    # cache is rotary_dim wide, its frequencies theta^(-2i/rotary_dim); dropped or applied wrongly.
+    "rope yarn betas swapped (HF code)": (
+        lambda: hf_rope(2048, 64, yarn=(4.0, 512, 1.0, 32.0)),
+        "rope:len=2048,dim=64,scaling=yarn,factor=4,original-max-position-embeddings=512",
+        "beta_fast and beta_slow swapped in A (beta_fast 1, beta_slow 32 (A) vs 32, 1 (B)); A's rows fit rope:len=2048,",
+    ),
+    # LongRoPE switches lists at seq_len > original_max_position_embeddings; ports that miss it.
+    "rope longrope long factors below the original length (HF code)": (
+        lambda: hf_rope(2048, 16, longrope=(LONG_FACTORS, 8.0, 4096)),
+        f"rope:len=2048,dim=16,scaling=longrope,factor=8,original-max-position-embeddings=4096,short-factor={SHORT_SPEC},long-factor={LONG_SPEC}",
+        "long factors (A) vs short (B) below 4096 positions; A's rows fit rope:len=2048,dim=16,",
+    ),
+    "rope longrope short factors past the original length (HF code)": (
+        lambda: hf_rope(6000, 16, longrope=(SHORT_FACTORS, 8.0, 4096)),
+        f"rope:len=6000,dim=16,scaling=longrope,factor=8,original-max-position-embeddings=4096,short-factor={SHORT_SPEC},long-factor={LONG_SPEC}",
+        "short factors (A) vs long (B) past 4096 positions; A's rows fit rope:len=6000,dim=16,",
+    ),
+    "rope partial rotary dropped (HF code)": (
+        lambda: hf_rope(1024, 128),
+        "rope:len=1024,dim=32",
+        "rotary on 128 of 128 dims (A) vs 32 (B): partial_rotary_factor 0.25 in B; A's rows fit rope:len=1024,dim=128,",
+    ),
+    "rope partial rotary where B rotates all (HF code)": (
+        lambda: hf_rope(1024, 32),
+        "rope:len=1024,dim=128",
+        "rotary on 32 of 128 dims (A) vs 128 (B): partial_rotary_factor 0.25 in A; A's rows fit rope:len=1024,dim=32,",
+    ),
+    "rope partial rotary 0.5, pairs, sin (GPT-J code)": (
+        lambda: hf_rope(500, 32, layout="pairs", part="sin"),
+        "rope:len=500,dim=64,layout=pairs,part=sin",
+        "rotary on 32 of 64 dims (A) vs 64 (B): partial_rotary_factor 0.5 in A; A's rows fit rope:len=500,dim=32,",
+    ),
     # Rows in another order, found row by row in B whatever the kind (a draw's rows too).
     "rope rows shuffled (HF code)": (
         lambda: hf_rope(256, 64)[SHUFFLED],
@@ -476,6 +566,9 @@ PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
 #: One pair of each kind runs in the quick suite; the whole matrix with the slow tests.
 QUICK = {
     "rope llama3 dropped (HF code)",
+    "rope partial rotary dropped (HF code)",
+    "rope yarn betas swapped (HF code)",
+    "rope longrope long factors below the original length (HF code)",
     "sin split + base (paper code)",
     "grid axes swapped (MAE code)",
     "mrope sections",

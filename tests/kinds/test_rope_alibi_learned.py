@@ -496,3 +496,30 @@ def test_an_odd_rotary_dim_has_dim_over_2_frequencies_over_dim(dim: int) -> None
         found = identify(Table(mine, None, "mine"))
         assert found.verdict == "match" and found.best is not None, found.summary
         assert isinstance(found.best.recipe, Rope) and (found.best.recipe.dim, found.best.recipe.base) == (dim, 10000.0)
+
+
+@pytest.mark.parametrize("heads", [3, 5, 6, 12, 20, 40])
+def test_geometric_slopes_are_one_series_over_every_head(heads: int) -> None:
+    import mpmath
+
+    from pecli.identification import identify
+    from pecli.table import Table
+
+    exact = Alibi(heads, compute="exact", dtype="float64", slope_series="geometric").slopes()
+    with mpmath.workdps(40):
+        truth = [float(mpmath.power(2, mpmath.mpf(-8 * k) / heads)) for k in range(1, heads + 1)]
+    assert exact.tolist() == truth  # correctly rounded
+    listed = Alibi(heads, slope_series="geometric").slopes()
+    np.testing.assert_array_equal(listed, np.array([2 ** (-8 * k / heads) for k in range(1, heads + 1)], np.float32))
+    assert not np.array_equal(listed, Alibi(heads).slopes())  # not a power of two: another table
+    bias = Alibi(heads, length=48, part="bias", slope_series="geometric").build()
+    found = identify(Table(bias, None, "bias.npy"))
+    assert found.best is not None and getattr(found.best.recipe, "slope_series", None) == "geometric", found.summary
+    ofirpress = identify(Table(Alibi(heads, length=48, part="bias").build(), None, "bias.npy"))
+    assert ofirpress.best is not None and getattr(ofirpress.best.recipe, "slope_series", None) == "interleave"
+
+
+def test_geometric_slopes_go_with_the_list_form_and_a_power_of_two_is_either() -> None:
+    with pytest.raises(RecipeError, match="slope_series=geometric is one series"):
+        Alibi(12, form="pow", slope_series="geometric")
+    np.testing.assert_array_equal(Alibi(16, slope_series="geometric").slopes(), Alibi(16).slopes())
