@@ -90,7 +90,9 @@ class SamplePlan:
             count = max(1, rows // length)
             starts = np.unique(np.rint(np.linspace(0, na - length, count)).astype(int))
             a_windows = [(int(s), int(s) + length) for s in starts]
-        b_windows = [(max(0, s - MAX_SHIFT), min(nb, e + MAX_SHIFT)) for s, e in a_windows]
+        # B's rows around each of A's windows, within B: past B's end (A the longer table) a window
+        # is empty, and the suspects see only the rows both tables have.
+        b_windows = [(min(nb, max(0, s - MAX_SHIFT)), min(nb, e + MAX_SHIFT)) for s, e in a_windows]
         return cls(a_windows, [(s, max(s, e)) for s, e in b_windows])
 
 

@@ -552,3 +552,21 @@ def test_a_fit_of_a_longer_b_says_it_was_checked_on_bs_sampled_rows() -> None:
     c = compare(a, b)
     assert c.explanations[0].text.startswith("base 10000 (A) vs 500000 (B); B's rows fit rope:len=100000,dim=64")
     assert c.causes_checked_on == "sampled rows of B's 100000"
+
+
+@pytest.mark.parametrize(
+    ("na", "nb"), [(5000, 4096), (8192, 4096), (20000, 16), (16, 20000), (4096, 5000), (4097, 4096)]
+)
+def test_tables_of_any_two_lengths_are_compared_on_the_rows_both_have(na: int, nb: int) -> None:
+    # A long table against a short one: B's sample windows past its end were asked for (issue 40).
+    rng = np.random.default_rng(na + nb)
+    a, b = plain(rng.random((na, 8))), plain(rng.random((nb, 8)))
+    c = compare(a, b)
+    assert not c.same and c.exit_code == 1
+    assert explain(a, b) == c.explanations
+    long, short = max(na, nb), min(na, nb)
+    if long > 4 * short:
+        return
+    c = compare(plain(Sinusoidal(na, 64).build()), recipe(length=nb, dim=64))
+    (x,) = c.explanations
+    assert x.name == "length" and x.detail.startswith(f"the first {short} rows match"), x.detail
