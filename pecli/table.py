@@ -11,10 +11,7 @@ import numpy as np
 
 from pecli.dtypes import (
     COMPLEX,
-    integers_as_float64,
-    integers_note,
     is_float,
-    is_integer_dtype,
     numpy_dtype,
     precision_of,
     round_to,
@@ -23,6 +20,7 @@ from pecli.errors import FormatError, PecliInputError
 from pecli.kernels.threads import ordered_blocks, ordered_map, prefetch
 from pecli.kinds.base import CHECK_WORK_ABOVE, Recipe, check_row_range
 from pecli.resources import ensure_fits_in_memory, human_bytes
+from pecli.values import read_array
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr, Ids
@@ -99,33 +97,7 @@ class Table:
         view the memory.  A bad array is a :class:`~pecli.errors.PecliInputError` saying why."""
         if isinstance(x, Table):
             return x
-        try:
-            arr = np.from_dlpack(x) if hasattr(x, "__dlpack__") else np.asarray(x)
-        except (BufferError, TypeError, RuntimeError, ValueError) as exc:
-            try:  # a dtype DLPack does not carry (bfloat16), or a device NumPy cannot read
-                arr = np.asarray(x)
-            except Exception:
-                text = (str(exc).strip() or type(exc).__name__).splitlines()[0]
-                raise PecliInputError(
-                    f"cannot read {name} as a NumPy array ({text}): move it to the CPU as float32 first, "
-                    "e.g. x.float().cpu()"
-                ) from None
-        info: dict[str, Any] = {"source": "an array in memory"}
-        storage = None
-        if arr.ndim == 0:
-            raise FormatError(f"{name} holds a single number: expected a table (positions × dims), a vector or a grid")
-        if arr.dtype.name == "bfloat16":  # ml_dtypes' bfloat16: served as float32, exactly
-            arr, storage = arr.astype(np.float32), "bfloat16"
-        elif arr.dtype.name in COMPLEX:  # (real, imaginary) column pairs, exactly
-            arr, storage = complex_as_pairs(arr), arr.dtype.name
-        elif is_integer_dtype(arr.dtype):  # position ids: float64, exactly
-            info["stored dtype"], info["note"] = arr.dtype.name, integers_note(arr.dtype)
-            arr = integers_as_float64(arr, name)
-        check_float_dtype(arr.dtype, name)
-        if arr.ndim != 2:
-            shape = arr.shape
-            arr = arr.reshape(1, -1) if arr.ndim == 1 else arr.reshape(-1, shape[-1])
-            info["reshaped"] = f"{shape} → {arr.shape}"
+        arr, info, storage = read_array(x, name)
         return cls(arr, None, name, info, {}, storage)
 
     def to_torch(self, device: Any = "cpu", dtype: Any = None) -> Any:
@@ -532,28 +504,6 @@ def spread_windows(n: int, count: int, length: int) -> list[tuple[int, int]]:
     # sorted(set()) rather than np.unique, which imports numpy.ma (13 ms of every -o's start-up)
     starts = sorted({int(s) for s in np.rint(np.linspace(0, n - length, count))})
     return [(s, s + length) for s in starts]
-
-
-def check_float_dtype(dtype: Any, source: str) -> None:
-    """Refuse values pecli does not read as a table: booleans, strings, objects… (complex numbers
-    are read as their parts: :func:`complex_as_pairs`; integers as float64:
-    :func:`pecli.dtypes.integers_as_float64`)."""
-    dtype = np.dtype(dtype)
-    if dtype.kind != "f" or dtype.name not in ("float16", "float32", "float64"):
-        raise FormatError(
-            f"{source} holds {dtype} values: pecli reads numeric tables (float16/32/64; bfloat16 read as "
-            "float32; integers as float64; complex64/128 as (real, imaginary) column pairs)"
-        )
-
-
-def complex_as_pairs(values: np.ndarray) -> np.ndarray:
-    """Complex numbers as their (real, imaginary) parts side by side, ``[re0, im0, re1, im1, …]``:
-    the same bytes viewed as floats (``torch.view_as_real`` with the last two axes merged), in the
-    machine's byte order (a big-endian file's numbers are swapped first)."""
-    native = values.dtype.newbyteorder("=")
-    values = np.ascontiguousarray(values).astype(native, copy=False)
-    pairs: np.ndarray = values.view(np.dtype(COMPLEX[values.dtype.name]))
-    return pairs
 
 
 def _check_complex_pairs(table: Table, dtype: str) -> None:

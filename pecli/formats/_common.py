@@ -21,7 +21,8 @@ from pecli.errors import FormatError, PecliInputError, StaleMetadataWarning, Tab
 from pecli.jsontext import load_json
 from pecli.kinds import read_recipe
 from pecli.kinds.base import SCHEMA
-from pecli.table import Progress, Table, check_float_dtype, complex_as_pairs
+from pecli.table import Progress, Table
+from pecli.values import check_float_dtype, complex_as_pairs
 
 SIDECAR_SCHEMA = "pecli-sidecar/1"
 #: Name of the table inside multi-array files pecli writes (h5 dataset, npz entry, tensor name).

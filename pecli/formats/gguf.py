@@ -51,9 +51,77 @@ def _gguf() -> Any:
     return gguf
 
 
+#: GGUF metadata value types (the spec's ``gguf_metadata_value_type``) and their fixed sizes in bytes;
+#: 8 is a string (a u64 length, then the bytes), 9 an array (a u32 type, a u64 count, the items).
+_VALUE_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+_STRING, _ARRAY = 8, 9
+#: Dimensions a ggml tensor may have (GGML_MAX_DIMS).
+_MAX_DIMS = 4
+
+
+def check_header(path: Path) -> None:
+    """Walk the header of ``path`` as the spec lays it out and refuse, in one line, any count or
+    length that the file's own size cannot hold (a 173-byte file declaring a 2⁴⁰-value array),
+    before ``gguf.GGUFReader``, which allocates what the header declares, is given it."""
+    import struct
+
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(min(size, 1 << 26))  # the header's bytes (a header past 64 MB is refused below)
+    at = 0
+
+    def take(n: int, what: str) -> bytes:
+        nonlocal at
+        if n < 0 or at + n > len(head):
+            raise FormatError(
+                f"{path} is not a readable GGUF file: {what} declares {n} bytes past its end ({size} bytes in all)"
+            )
+        out = head[at : at + n]
+        at += n
+        return out
+
+    def number(fmt: str, what: str) -> int:
+        value: int = struct.unpack("<" + fmt, take(struct.calcsize(fmt), what))[0]
+        return value
+
+    def value(kind: int, what: str) -> None:
+        if kind == _STRING:
+            take(number("Q", what), what)
+        elif kind == _ARRAY:
+            item, count = number("I", what), number("Q", what)
+            if item in _VALUE_SIZES:
+                take(count * _VALUE_SIZES[item], f"{what} ({count} values)")
+            elif item == _STRING and count <= len(head) // 8:
+                for _ in range(count):
+                    value(_STRING, what)
+            else:
+                take(count * 8 if item == _STRING else -1, f"{what} ({count} items of type {item})")
+        elif kind in _VALUE_SIZES:
+            take(_VALUE_SIZES[kind], what)
+        else:
+            raise FormatError(f"{path} is not a readable GGUF file: {what} has an unknown value type {kind}")
+
+    take(8, "the header")  # magic, version
+    tensors, keys = number("Q", "the tensor count"), number("Q", "the key count")
+    for count, what in ((tensors, "tensors"), (keys, "keys")):
+        if count > size // 8:
+            raise FormatError(f"{path} is not a readable GGUF file: it declares {count} {what} in {size} bytes")
+    for i in range(keys):
+        take(number("Q", f"key {i}'s name"), f"key {i}'s name")
+        value(number("I", f"key {i}"), f"key {i}'s value")
+    for i in range(tensors):
+        take(number("Q", f"tensor {i}'s name"), f"tensor {i}'s name")
+        dims = number("I", f"tensor {i}")
+        if dims > _MAX_DIMS:
+            raise FormatError(f"{path} is not a readable GGUF file: tensor {i} declares {dims} dimensions")
+        take(8 * dims + 12, f"tensor {i}'s shape")
+
+
 def open_reader(path: Path) -> Any:
-    """``gguf.GGUFReader`` of ``path`` (the file mapped, nothing read yet), or a one-line error."""
+    """``gguf.GGUFReader`` of ``path`` (the file mapped, nothing read yet), or a one-line error;
+    its header's counts are bounded by the file's size first (:func:`check_header`)."""
     gguf = _gguf()
+    check_header(path)
     try:
         return gguf.GGUFReader(path, "r")
     except Exception as exc:  # a reader of untrusted bytes: ValueError, IndexError, struct errors…
@@ -118,6 +186,17 @@ def hf_config(path: Path) -> dict[str, Any]:
         found = reader.fields.get(key)
         return found.contents() if found is not None else None
 
+    def number(key: str, whole: bool = False) -> Any:
+        """The value of ``key``, checked to be one finite number > 0 (a whole one), or None."""
+        value = get(key)
+        if value is None:
+            return None
+        kinds = int if whole else int | float
+        if isinstance(value, bool) or not isinstance(value, kinds) or not (0 < value < float("inf")):
+            what = "a whole number" if whole else "a number"
+            raise FormatError(f"{path}: {key} must be {what} > 0, got {value!r:.60}")
+        return value
+
     arch = get("general.architecture")
     if not isinstance(arch, str):
         raise FormatError(f"{path} has no general.architecture: it is no model llama.cpp converted")
@@ -133,7 +212,7 @@ def hf_config(path: Path) -> dict[str, Any]:
         raise FormatError(
             f"{path} has no {arch}.rope.* keys: llama.cpp's {arch} model has no rotary positions to build{learned}"
         )
-    n_ctx, width = get(f"{arch}.context_length"), get(f"{arch}.rope.dimension_count")
+    n_ctx, width = number(f"{arch}.context_length", True), number(f"{arch}.rope.dimension_count", True)
     heads, embedding = _one_value(get(f"{arch}.attention.head_count")), get(f"{arch}.embedding_length")
     if width is None:
         width = _one_value(get(f"{arch}.attention.key_length"))
@@ -141,7 +220,7 @@ def hf_config(path: Path) -> dict[str, Any]:
         width = embedding // heads
     if not isinstance(n_ctx, int) or not isinstance(width, int):
         raise FormatError(f"{path} has no {arch}.context_length or {arch}.rope.dimension_count: no RoPE to read")
-    base = float(get(f"{arch}.rope.freq_base") or 10000.0)  # llama.cpp's default
+    base = float(number(f"{arch}.rope.freq_base") or 10000.0)  # llama.cpp's default
     kind = get(f"{arch}.rope.scaling.type") or "none"
     rope_type = _SCALING_TYPES.get(kind)
     if rope_type is None:
@@ -160,7 +239,7 @@ def hf_config(path: Path) -> dict[str, Any]:
             )
     rope: dict[str, Any] = {"rope_type": rope_type, "rope_theta": base, "partial_rotary_factor": 1.0}
     for key, name in _SCALING_KEYS.items():
-        value = get(f"{arch}.rope.scaling.{name}")
+        value = number(f"{arch}.rope.scaling.{name}", whole=key == "original_max_position_embeddings")
         if value is not None and key in reads:
             rope[key] = value
     factors = next((t for t in reader.tensors if t.name == "rope_freqs.weight"), None)
@@ -171,8 +250,8 @@ def hf_config(path: Path) -> dict[str, Any]:
     if longrope:
         if rope["rope_type"] != "default" and "long_factor" not in reads:
             raise FormatError(f"{path} has LongRoPE factors and {arch}.rope.scaling.type {kind}: keep one")
-        attn = get(f"{arch}.rope.scaling.attn_factor")
-        original = get(f"{arch}.rope.scaling.original_context_length")
+        attn = number(f"{arch}.rope.scaling.attn_factor")
+        original = number(f"{arch}.rope.scaling.original_context_length", whole=True)
         rope |= _longrope(reader, original, attn, n_ctx, width, path)
     return {"model_type": f"gguf:{arch}", "max_position_embeddings": n_ctx, "head_dim": width, "rope_parameters": rope}
 

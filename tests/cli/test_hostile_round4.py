@@ -1,0 +1,138 @@
+"""The adversarial round of issue 40: sizes read from a file bounded before anything is allocated,
+values of the wrong type or zero named by their key, and arrays a script holds refused in one line.
+
+Refused cases follow tests/cli/test_bad_input.py: exit 2, nothing on stdout, one ``Error:`` line, no
+traceback, the directory byte for byte as it was."""
+
+from __future__ import annotations
+
+import json
+import struct
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pecli import compare, describe, identify
+from pecli.errors import PecliInputError
+from pecli.table import Table
+from tests.cli.test_hostile_small import refused
+
+
+def gguf_header(kvs: bytes, count: int, tensors: int = 0) -> bytes:
+    """A GGUF v3 header as the spec lays it out (github.com/ggml-org/ggml docs/gguf.md)."""
+    return b"GGUF" + struct.pack("<IQQ", 3, tensors, count) + kvs
+
+
+def gguf_key(name: str) -> bytes:
+    return struct.pack("<Q", len(name)) + name.encode()
+
+
+@pytest.mark.parametrize(
+    ("kvs", "count", "tensors", "message"),
+    [
+        # general.architecture: an array of 2⁴⁰ uint32 in a 84-byte file
+        (gguf_key("general.architecture") + struct.pack("<IIQ", 9, 4, 2**40), 1, 0, "(1099511627776 values) declares"),
+        # a string of 2⁶² bytes
+        (gguf_key("general.name") + struct.pack("<IQ", 8, 2**62), 1, 0, "declares 4611686018427387904 bytes"),
+        # 2⁵⁰ keys
+        (b"", 2**50, 0, "declares 1125899906842624 keys"),
+        # a tensor of 9 dimensions
+        (gguf_key("t") + struct.pack("<I", 9), 0, 1, "tensor 0 declares"),
+        # an unknown value type
+        (gguf_key("k") + struct.pack("<I", 99), 1, 0, "unknown value type 99"),
+    ],
+)
+def test_a_gguf_header_is_bounded_by_the_files_size(
+    run, tmp_path: Path, kvs: bytes, count: int, tensors: int, message: str
+) -> None:
+    path = tmp_path / "hostile.gguf"
+    path.write_bytes(gguf_header(kvs, count, tensors) + b"\0" * 16)
+    start = time.perf_counter()
+    for command in (["inspect", str(path)], ["generate", "--hf-config", str(path)]):
+        text = refused(run, tmp_path, *command, message=message)
+        assert "not a readable GGUF file" in text
+    assert time.perf_counter() - start < 10  # refused from the header, not after allocating it
+
+
+def write_gguf(path: Path, values: dict[str, Any], tensors: dict[str, np.ndarray] | None = None) -> None:
+    import gguf
+
+    w = gguf.GGUFWriter(str(path), "llama")
+    for key, value in values.items():
+        if isinstance(value, list):
+            w.add_array(key, value)
+        elif isinstance(value, str):
+            w.add_string(key, value)
+        elif isinstance(value, float):
+            w.add_float32(key, value)
+        else:
+            w.add_uint32(key, value)
+    for name, array in (tensors or {}).items():
+        w.add_tensor(name, array)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+LLAMA = {"llama.context_length": 4096, "llama.rope.dimension_count": 16, "llama.embedding_length": 64}
+
+
+@pytest.mark.parametrize(
+    ("values", "tensors", "message"),
+    [
+        ({**LLAMA, "llama.rope.freq_base": [1.0, 2.0]}, None, "llama.rope.freq_base must be a number > 0, got [1.0, 2.0]"),
+        ({**LLAMA, "llama.rope.freq_base": 0.0}, None, "llama.rope.freq_base must be a number > 0, got 0.0"),
+        ({**LLAMA, "llama.context_length": "long"}, None, "llama.context_length must be a whole number > 0, got 'long'"),
+        (
+            {**LLAMA, "llama.rope.freq_base": 1e4, "llama.rope.scaling.type": "longrope",
+             "llama.rope.scaling.original_context_length": 0},
+            {"rope_factors_long.weight": np.ones(8, np.float32), "rope_factors_short.weight": np.ones(8, np.float32)},
+            "llama.rope.scaling.original_context_length must be a whole number > 0, got 0",
+        ),
+    ],
+)  # fmt: skip
+def test_a_gguf_value_of_the_wrong_type_or_zero_is_named_by_its_key(
+    run, tmp_path: Path, values: dict[str, Any], tensors: dict[str, np.ndarray] | None, message: str
+) -> None:
+    pytest.importorskip("gguf")
+    write_gguf(tmp_path / "model.gguf", values, tensors)
+    refused(run, tmp_path, "generate", "--hf-config", str(tmp_path / "model.gguf"), message=message)
+
+
+def test_a_config_longrope_of_original_length_zero_is_named_by_its_key(run, tmp_path: Path) -> None:
+    config = {
+        "model_type": "phi3", "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 4096,
+        "original_max_position_embeddings": 0,
+        "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [1.0] * 8},
+    }  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    refused(run, tmp_path, "generate", "--hf-config", str(tmp_path / "config.json"),
+            message="original_max_position_embeddings must be a whole number ≥ 1")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("array", "message"),
+    [
+        (np.zeros((3, 5, 0)), "has shape (3, 5, 0), with no values"),
+        (np.zeros((0, 5, 3)), "has shape (0, 5, 3), with no values"),
+        (None, "is not an array of numbers (a NoneType)"),
+        ({}, "is not an array of numbers (a dict)"),
+        (["a", "b"], "is not an array of numbers (a list)"),
+    ],
+)
+def test_arrays_a_script_holds_are_refused_in_one_line(array: Any, message: str) -> None:
+    calls: list[Callable[[], Any]] = [
+        lambda: Table.from_array(array),
+        lambda: compare(array, np.zeros((4, 4))),
+        lambda: identify(array),
+        lambda: describe(array),
+    ]
+    for call in calls:
+        with pytest.raises(PecliInputError) as caught:
+            call()
+        assert message in str(caught.value) and "\n" not in str(caught.value)
