@@ -83,7 +83,7 @@ class Case:
         return make_recipe(self.overrides(cells), preset=self.preset, kind=self.kind)
 
     def cli(self, cells: int) -> list[str]:
-        from pecli.kinds.base import spell
+        from pecli.params import spell
 
         args = ["--preset", self.preset] if self.preset else ["--kind", str(self.kind)]
         for k, v in self.overrides(cells).items():

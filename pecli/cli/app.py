@@ -514,7 +514,7 @@ def table_input(
 
     given = [n for n in recipe_params(ctx) if n not in allow]
     if source is not None and given:
-        from pecli.kinds.base import spell
+        from pecli.params import spell
 
         opts = ", ".join(spell(n) for n in given)
         raise click.UsageError(f"give a SOURCE or recipe options, not both ({opts} given with {source})", ctx)

@@ -135,12 +135,14 @@ def at_shape(recipe: Recipe, target: Table) -> Recipe:
 
 
 def _proposals(reference: Recipe, target: Table, shape: tuple[int, int]) -> Iterator[Recipe]:
-    """The reference's neighbours two steps deep, then its kind's fit of the target table."""
+    """The reference's neighbours two steps deep and its slips one step away, then its kind's fit
+    of the target table."""
     seen = {reference}
     first = [r for r in reference.neighbours() if r.shape == shape and r not in seen]
-    for r in first:
-        seen.add(r)
-        yield r
+    for r in [*first, *reference.slips()]:
+        if r not in seen and r.shape == shape:
+            seen.add(r)
+            yield r
     for r in first:
         for s in r.neighbours():
             if s not in seen and s.shape == shape:

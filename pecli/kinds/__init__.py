@@ -149,7 +149,8 @@ def kind_recipe(params: dict[str, Any], kind: str | None = None) -> Recipe:
     """A recipe of ``kind`` (or the kind the parameters imply, :func:`implied_kind`) from its
     defaults and ``params``; a parameter the kind does not have, or a required one missing, is a
     :class:`RecipeError` that says what the kind takes.  (Presets: :func:`pecli.presets.make_recipe`.)"""
-    from pecli.kinds.base import refuse_unknown, spell_param
+    from pecli.kinds.base import refuse_unknown
+    from pecli.params import spell_param
 
     cls = get_kind(kind if kind is not None else implied_kind(params))
     refuse_unknown(cls, params, f"a {cls.kind} recipe")

@@ -21,7 +21,8 @@ from pecli.fitting import Sample
 from pecli.kernels.exact import frequencies, row_blocks
 from pecli.kernels.pipelines import f32
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, check_row_range, choice, int_param
+from pecli.kinds.base import Recipe, check_row_range
+from pecli.params import choice, int_param
 
 AlibiPart = Literal["slopes", "bias", "matrix"]
 AlibiOrigin = Literal["first", "last"]

@@ -10,14 +10,14 @@ table's data suggest).  Callers ask the kind; they never branch on its name.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, get_args, get_type_hints
 
 from pecli.dtypes import DTYPES, numpy_dtype
 from pecli.errors import RecipeError
 from pecli.lists import list_difference, listed, short_list
+from pecli.params import spell, spell_param
 from pecli.precision import PIPELINES
 
 if TYPE_CHECKING:
@@ -36,16 +36,6 @@ SCRATCH_BYTES_PER_CELL = 160
 CHECK_WORK_ABOVE = 64 << 20
 
 
-def spell(name: str) -> str:
-    """A parameter as users type it on the command line: ``length`` → ``--len``."""
-    return "--len" if name == "length" else "--" + name.replace("_", "-")
-
-
-def spell_param(name: str) -> str:
-    """A parameter as users type it in a recipe operand: ``length`` → ``len``, ``padding_idx`` → ``padding-idx``."""
-    return spell(name)[2:]
-
-
 def refuse_unknown(cls: type[Recipe], params: Iterable[str], what: str) -> None:
     """A :class:`RecipeError` for parameters ``cls`` lacks; ``what`` names the recipe (``a rope recipe``)."""
     names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
@@ -54,57 +44,6 @@ def refuse_unknown(cls: type[Recipe], params: Iterable[str], what: str) -> None:
         raise RecipeError(
             f"{what} has no {', '.join(map(spell_param, extra))}: it takes {', '.join(map(spell_param, names))}"
         )
-
-
-def int_param(name: str, value: object, minimum: int, hint: str) -> int:
-    """``value`` as a whole number ≥ ``minimum``, or a :class:`RecipeError` naming ``hint``."""
-    # bool is an int subclass; True as a length is a bug, not a 1.
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise RecipeError(f"{name} must be a whole number, got {value!r}: {hint}")
-    if value < minimum:
-        raise RecipeError(f"{name} must be at least {minimum}, got {value}: {hint}")
-    return value
-
-
-def positive_float(name: str, value: object, hint: str, *, not_one: bool = False) -> float:
-    """``value`` as a finite float > 0 (and ≠ 1 with ``not_one``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RecipeError(f"{name} must be a number, got {value!r}: {hint}")
-    try:
-        x = float(value)
-    except OverflowError:  # an int like 10**400
-        x = math.inf
-    if not math.isfinite(x) or x <= 0 or (not_one and x == 1):
-        rule = "a finite number > 0 and ≠ 1" if not_one else "a finite number > 0"
-        raise RecipeError(f"{name} must be {rule}, got {value!r}: {hint}")
-    return x
-
-
-def optional_float(name: str, value: object, hint: str, *, positive: bool = True) -> float | None:
-    """``None``, or ``value`` as a finite float (> 0 with ``positive``)."""
-    if value is None:
-        return None
-    if positive:
-        return positive_float(name, value, hint)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
-        raise RecipeError(f"{name} must be a finite number, got {value!r}: {hint}")
-    return float(value)
-
-
-def choice(name: str, value: object, choices: tuple[str, ...]) -> None:
-    """Refuse a ``value`` that is not one of ``choices``."""
-    if value not in choices:
-        raise RecipeError(f"unknown {name} {value!r}: choose one of {', '.join(choices)}")
-
-
-def flag(name: str, value: object) -> bool:
-    """``value`` as a bool (``0``/``1`` accepted, as stored metadata may have them)."""
-    if value not in (True, False, 0, 1):
-        raise RecipeError(f"{name} must be true or false, got {value!r}")
-    return bool(value)
 
 
 def check_row_range(length: int, r0: int, r1: int) -> None:
@@ -378,9 +317,8 @@ class Recipe:
         """Recipes one parameter away from this one, the mistakes ports make most: every other
         value of each choice parameter, each flag flipped, each optional parameter dropped.  diff
         tries them (two steps deep) beside the kind's :meth:`fit` to explain a table that differs
-        from this recipe's.  A kind adds its own (RoPE: the whole scaling block dropped)."""
-        from typing import get_args, get_type_hints
-
+        from this recipe's.  A kind adds its own (RoPE: the whole scaling block dropped).  A reduced
+        pipeline is no neighbour but a :meth:`slip`, tried one step away only."""
         hints = get_type_hints(type(self))
         for f in fields(self):  # type: ignore[arg-type]
             if f.name in self.sizing:
@@ -389,7 +327,7 @@ class Recipe:
             allowed = get_args(hints.get(f.name))
             others: list[Any] = []
             if allowed and all(isinstance(a, str) for a in allowed):
-                others = [a for a in allowed if a != value]
+                others = [a for a in allowed if a != value and not (f.name == "compute" and PIPELINES[a].reduced)]
             elif isinstance(value, bool):
                 others = [not value]
             elif value is not None and f.default is None:
@@ -399,6 +337,17 @@ class Recipe:
                     yield replace(self, **{f.name: other})  # type: ignore[type-var]
                 except (RecipeError, TypeError, ValueError):
                     continue
+
+    def slips(self) -> Iterator[Recipe]:
+        """The slips ports make, tried by diff one step from this recipe and never combined with
+        its :meth:`neighbours`: the kind's reduced pipelines (:mod:`pecli.precision`; a kind adds its
+        own, RoPE its scalings')."""
+        computes = get_args(get_type_hints(type(self)).get("compute"))
+        for compute in (c for c in computes if PIPELINES[c].reduced and c != getattr(self, "compute", None)):
+            try:
+                yield replace(self, compute=compute)  # type: ignore[type-var]
+            except (RecipeError, TypeError, ValueError):
+                continue
 
     def changes(self, other: Recipe) -> list[str]:
         """What differs from ``other``, this recipe being table A's and ``other`` B's: one phrase
@@ -443,7 +392,6 @@ class Recipe:
         """This recipe computed by each of its kind's other pipelines (``compute``/``form``), for
         diff to find the one that reproduces a table bit for bit.  None for kinds without them."""
         from itertools import product
-        from typing import get_args, get_type_hints
 
         names = {f.name for f in fields(self)}  # type: ignore[arg-type]
         if "compute" not in names:
@@ -586,15 +534,8 @@ __all__ = [
     "Mistake",
     "Recipe",
     "check_row_range",
-    "choice",
-    "flag",
     "format_value",
-    "int_param",
     "listed",
-    "optional_float",
     "parameter_types",
-    "positive_float",
     "refuse_unknown",
-    "spell",
-    "spell_param",
 ]

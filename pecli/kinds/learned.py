@@ -18,7 +18,8 @@ from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
 from pecli.kernels.draws import COLUMN_BITS, fill_normal
-from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
+from pecli.kinds.base import Recipe, check_row_range
+from pecli.params import choice, int_param, positive_float
 
 Init = Literal["normal", "truncated-normal"]
 Rng = Literal["splitmix", "pcg64"]

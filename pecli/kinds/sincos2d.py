@@ -22,7 +22,8 @@ from pecli.fitting import Sample, round_number
 from pecli.kernels.exact import axis_run, frequencies, line_blocks, run_index, sincos, split_lines
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
+from pecli.kinds.base import Recipe, check_row_range, listed
+from pecli.params import choice, flag, int_param, positive_float
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr, Ids

@@ -24,16 +24,8 @@ from pecli.kernels.exact import BLOCK_CELLS, frequencies, row_blocks, sincos_pai
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.rotation import ROTATE_MAX_FREQUENCIES, fill_sincos
 from pecli.kernels.threads import cpu_threads, run_blocks
-from pecli.kinds.base import (
-    SCRATCH_BYTES_PER_CELL,
-    Mistake,
-    Recipe,
-    built_from_float32,
-    check_row_range,
-    choice,
-    int_param,
-    positive_float,
-)
+from pecli.kinds.base import SCRATCH_BYTES_PER_CELL, Mistake, Recipe, built_from_float32, check_row_range
+from pecli.params import choice, int_param, positive_float
 
 if TYPE_CHECKING:
     from pecli.dtypes import Ids

@@ -25,7 +25,8 @@ from pecli.fitting import Sample, round_number
 from pecli.kernels.exact import row_blocks
 from pecli.kernels.pipelines import f32
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, check_row_range, choice, int_param, positive_float
+from pecli.kinds.base import Recipe, check_row_range
+from pecli.params import choice, int_param, positive_float
 
 XposPart = Literal["q", "k"]
 XposCompute = Literal["float32", "float64"]

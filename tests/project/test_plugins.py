@@ -24,7 +24,8 @@ import numpy as np
 
 from pecli import Table
 from pecli.formats import Format
-from pecli.kinds.base import Recipe, int_param
+from pecli.kinds.base import Recipe
+from pecli.params import int_param
 
 
 @dataclass(frozen=True)

@@ -35,18 +35,10 @@ from pecli.fitting import Sample, cosine_frequencies, fit_base, round_number
 from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32, rotary32
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import (
-    Recipe,
-    check_row_range,
-    choice,
-    flag,
-    int_param,
-    listed,
-    optional_float,
-    positive_float,
-)
+from pecli.kinds.base import Recipe, check_row_range, listed
 from pecli.kinds.mrope.ids import AXES, Segment, plan, position_ids, segments, sequence_of
 from pecli.kinds.rope import Rope
+from pecli.params import choice, flag, int_param, optional_float, positive_float
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr

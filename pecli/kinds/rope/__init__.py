@@ -22,17 +22,8 @@ from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32, rotary32, rounded32
 from pecli.kernels.rope_scaling import SCALINGS, Scaling, inv_freq_float32, inv_freq_float64
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import (
-    Recipe,
-    check_row_range,
-    choice,
-    flag,
-    int_param,
-    listed,
-    optional_float,
-    positive_float,
-    spell,
-)
+from pecli.kinds.base import Recipe, check_row_range, listed
+from pecli.params import choice, flag, int_param, optional_float, positive_float, spell
 from pecli.precision import collapsed_rows, held, pipeline_of
 
 if TYPE_CHECKING:
@@ -319,12 +310,17 @@ class Rope(Recipe):
         """The generic neighbours, the scaling block dropped (a config whose ``rope_scaling`` was
         lost), and for yarn/longrope the attention factor left out of cos and sin."""
         yield from Recipe.neighbours(self)
-        for slip in SCALINGS[self.scaling].slips(self):  # YaRN's betas swapped, LongRoPE's other list
-            yield replace(self, **slip)
         if self.scaling != "default":
             yield self.with_params(scaling="default", **dict.fromkeys(_SCALING_KEYS), truncate=True)
             if self.attention_scaling() != 1.0:
                 yield replace(self, attention_factor=1.0)
+
+    def slips(self) -> Iterator[Recipe]:
+        """The reduced pipelines, and the slips in the scaling's parameters its registry entry names
+        (YaRN's betas swapped, LongRoPE's other factor list used at this length)."""
+        yield from Recipe.slips(self)
+        for slip in SCALINGS[self.scaling].slips(self):
+            yield replace(self, **slip)
 
     def changes(self, other: Recipe) -> list[str]:
         """The scaling block as one phrase (``scaling llama3 (factor 8, …) missing in A``), the

@@ -41,7 +41,8 @@ from pecli.fitting import Sample
 from pecli.kernels.exact import as_slice, axis_run, line_blocks, run_index, split_lines
 from pecli.kernels.pipelines import f32, pow32, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, check_row_range, choice, flag, int_param, listed, positive_float
+from pecli.kinds.base import Recipe, check_row_range, listed
+from pecli.params import choice, flag, int_param, positive_float
 
 Bands = Literal["lang", "pixel"]
 #: Each band's column twice in place (timm's default) or the bands then the bands again
@@ -457,6 +458,8 @@ def _fitted_cis(sample: Sample) -> Iterator[Rope2d]:
         grid = f"{cells // width}x{width}"
         slot = 0 if indexing == "xy" else 1  # the last axis's columns: its bands 0 and 1
         cos, sin = probe.band_columns(slot, 0)[0][:2], probe.band_columns(slot, 1)[0][:2]
+        if len(cos) < 2 or len(sin) < 2:
+            continue  # one band an axis: no second band to measure the step between bands by
         rows = sample.rows(skip, skip + 2)
         angles = np.arctan2(rows[:, sin], rows[:, cos])
         index = round(float(np.mod(angles[0, 0], 2 * math.pi)))  # band 0 turns by 1 a cell
