@@ -31,7 +31,7 @@ def read_array(x: Any, name: str) -> tuple[np.ndarray, dict[str, Any], str | Non
             ) from None
     info: dict[str, Any] = {"source": "an array in memory"}
     storage = None
-    if arr.dtype == object or arr.dtype.kind in "USV":  # None, a dict, strings: no numbers at all
+    if arr.dtype.kind in "OUS":  # None, a dict, strings: no numbers at all (bfloat16 is kind V: a number)
         raise FormatError(
             f"{name} is not an array of numbers (a {type(x).__name__}): give a NumPy array, a list of rows "
             "or a CPU tensor"
