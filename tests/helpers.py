@@ -187,6 +187,19 @@ def fast_math(angle: np.ndarray) -> np.ndarray:
     return angle - np.rint(angle / two_pi) * two_pi
 
 
+def load_script(name: str) -> Any:
+    """``scripts/NAME.py`` as a module (the scripts are run by hand and by the tests)."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location(f"pecli_scripts_{name}", root / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
 def ulp_distance(value: np.ndarray, exact: np.ndarray, dtype: type) -> np.ndarray:
     """|value − exact| in units of the spacing of ``dtype`` at ``exact``."""
     spacing = np.spacing(np.abs(exact).astype(dtype)).astype(np.float64)
@@ -201,6 +214,7 @@ __all__ = [
     "call",
     "f32_step",
     "fast_math",
+    "load_script",
     "reference",
     "reference_tolerance",
     "snapshot",

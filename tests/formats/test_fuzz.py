@@ -31,7 +31,6 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -44,20 +43,12 @@ from pecli.errors import PecliInputError, TableTooLargeError
 from pecli.formats._common import META_KEY, SIDECAR_SCHEMA
 from pecli.kinds import recipe_from_metadata
 from pecli.kinds.sinusoidal import Sinusoidal
+from tests.helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load_script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"pecli_scripts_{name}", ROOT / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-fuzz = _load_script("fuzz_readers")
+fuzz = load_script("fuzz_readers")
 Sample = fuzz.Sample
 
 # torch.load warns about its own storage classes while pecli reads some of the fuzzed .pt files.
