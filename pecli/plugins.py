@@ -14,6 +14,9 @@ The entry's name is the kind's (or the format's) name.  They are read only when 
 needed whole, or a name is not one of pecli's own: ``pecli generate --len 120 --dim 8`` reads no
 package metadata.  A plugin that fails to load, is not what its group holds, or takes a name pecli
 already has, is left out with a :class:`~pecli.errors.PluginWarning` naming it; pecli goes on.
+Failing includes ``sys.exit()`` and a ``KeyboardInterrupt`` of the plugin's own: only a signal
+pecli's handler recorded (:func:`pecli.interruption.abandoned`) stops the command.  A format's
+functions run inside :func:`guarded`: whatever they raise or return wrongly is one line.
 """
 
 from __future__ import annotations
@@ -43,7 +46,9 @@ def load(group: str, accepts: Callable[[Any], bool], what: str, taken: set[str])
             continue
         try:
             value = ep.load()
-        except Exception as exc:  # a broken plugin must not break pecli
+        except BaseException as exc:  # a broken plugin must not break pecli, nor exit it
+            if interrupted(exc):
+                raise
             message = f"{source} is left out: loading it raised {type(exc).__name__}: {exc}"
             warnings.warn(message, PluginWarning, stacklevel=2)
             continue
@@ -54,4 +59,38 @@ def load(group: str, accepts: Callable[[Any], bool], what: str, taken: set[str])
     return found
 
 
-__all__ = ["FORMATS_GROUP", "KINDS_GROUP", "load"]
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is the user's interruption (a signal pecli's handler recorded), which must
+    go on up, rather than a plugin's own ``SystemExit`` or ``KeyboardInterrupt``."""
+    from pecli.interruption import abandoned
+
+    return abandoned() is not None and not isinstance(exc, Exception)
+
+
+def guarded(
+    fn: Callable[..., T], what: str, check: Callable[[T], bool] | None = None, wanted: str = ""
+) -> Callable[..., T]:
+    """``fn`` (a plugin's) as a function whose failure is one line: anything it raises but pecli's
+    own one-line errors and the system's (:class:`OSError`, :class:`MemoryError`, which pecli's
+    boundary words), and a result ``check`` refuses, become a :class:`~pecli.errors.FormatError`
+    naming ``what`` (``plugin format 'rows' (pecli_ramp:ROWS)``)."""
+    from pecli.errors import FormatError, PecliInputError
+
+    def call(*args: Any, **kwargs: Any) -> T:
+        try:
+            result = fn(*args, **kwargs)
+        except (PecliInputError, OSError, MemoryError):
+            raise
+        except BaseException as exc:
+            if interrupted(exc):
+                raise
+            text = (str(exc).strip().splitlines() or [""])[0][:200]
+            raise FormatError(f"{what} failed: {type(exc).__name__}{': ' + text if text else ''}") from None
+        if check is not None and not check(result):
+            raise FormatError(f"{what} returned {type(result).__name__} {result!r:.60}, not {wanted}")
+        return result
+
+    return call
+
+
+__all__ = ["FORMATS_GROUP", "KINDS_GROUP", "guarded", "interrupted", "load"]

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from pecli.atomic import atomic_paths, is_special, name_max
 from pecli.dtypes import COMPLEX
@@ -80,9 +80,36 @@ def formats() -> dict[str, Format]:
         found = plugins.load(
             plugins.FORMATS_GROUP, lambda v: isinstance(v, Format), "a pecli.formats.Format", set(BUILT_IN)
         )
-        # The entry point's name is the format's (as a kind's is the kind's).
-        _every.update({name: replace(f, name=name) if f.name != name else f for name, f in found.items()})
+        # The entry point's name is the format's (as a kind's is the kind's); its functions run
+        # inside a boundary (plugins.guarded): a plugin's failure is one line, never pecli's exit.
+        _every.update({name: _guarded(replace(f, name=name) if f.name != name else f) for name, f in found.items()})
     return _every
+
+
+def _guarded(f: Format) -> Format:
+    """A plugin's format whose every function fails in one line (:func:`pecli.plugins.guarded`)."""
+    import math
+
+    from pecli.plugins import guarded
+
+    what = f"plugin format {f.name!r}"
+
+    def wrap(fn: Any, check: Any = None, wanted: str = "") -> Any:
+        return None if fn is None else guarded(fn, what, check, wanted)
+
+    return replace(
+        f,
+        write=wrap(f.write),
+        read=wrap(f.read, lambda t: isinstance(t, Table), "a pecli Table"),
+        list_keys=wrap(f.list_keys, lambda keys: isinstance(keys, list), "a list of arrays"),
+        sniff=wrap(f.sniff),
+        begins=wrap(f.begins),
+        bytes_per_value=wrap(
+            f.bytes_per_value,
+            lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0,
+            "a finite number of bytes ≥ 0",
+        ),
+    )
 
 
 def __getattr__(name: str) -> dict[str, Format]:

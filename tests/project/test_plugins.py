@@ -84,7 +84,37 @@ ROWS = Format(
     streamable=True,
 )
 NOT_A_FORMAT = 42
+
+
+def _exits(*args: Any) -> Any:
+    import sys
+
+    sys.exit(0)
+
+
+def _raises(*args: Any) -> Any:
+    raise ValueError("the plugin's own bug")
+
+
+def _not_a_table(*args: Any) -> Any:
+    return 42
+
+
+def _format(name: str, write: Any, read: Any, per_value: Any = lambda dt: 8.0) -> Format:
+    return Format(name, ("." + name,), "a broken plugin format", "stream", write, read, "none", per_value)
+
+
+# Formats whose functions misbehave (issue 40): each must fail in one line, exit 2, nothing written.
+EXIT_WRITER = _format("exitw", _exits, _read)
+RAISING_READER = _format("raiser", _write, _raises)
+NOT_A_TABLE_READER = _format("notable", _write, _not_a_table)
+NAN_SIZE = _format("nansize", _write, _read, lambda dt: float("nan"))
+RAISING_SIZE = _format("raisesize", _write, _read, _raises)
 '''
+
+#: Plugins that end the process or raise Ctrl-C's exception as they are imported.
+EXITING_MODULE = "import sys\nsys.exit(0)\n"
+CTRL_C_MODULE = "raise KeyboardInterrupt\n"
 
 ENTRY_POINTS = """
 [pecli.kinds]
@@ -95,6 +125,13 @@ sinusoidal = pecli_ramp:Ramp
 rows = pecli_ramp:ROWS
 broken = pecli_ramp:NOT_A_FORMAT
 missing = pecli_ramp_missing:ANYTHING
+exits = pecli_exits:ANYTHING
+ctrlc = pecli_ctrlc:ANYTHING
+exitw = pecli_ramp:EXIT_WRITER
+raiser = pecli_ramp:RAISING_READER
+notable = pecli_ramp:NOT_A_TABLE_READER
+nansize = pecli_ramp:NAN_SIZE
+raisesize = pecli_ramp:RAISING_SIZE
 """
 
 
@@ -102,6 +139,8 @@ missing = pecli_ramp_missing:ANYTHING
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("site")
     (root / "pecli_ramp.py").write_text(textwrap.dedent(PLUGIN), encoding="utf-8")
+    (root / "pecli_exits.py").write_text(EXITING_MODULE, encoding="utf-8")
+    (root / "pecli_ctrlc.py").write_text(CTRL_C_MODULE, encoding="utf-8")
     info = root / "pecli_ramp-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pecli-ramp\nVersion: 0.1\n", encoding="utf-8")
@@ -163,6 +202,9 @@ def test_broken_or_clashing_plugins_are_left_out_with_a_note(site: Path, tmp_pat
     notes = r.stderr.splitlines()
     assert any("'broken'" in n and "is not a pecli.formats.Format" in n for n in notes), r.stderr
     assert any("'missing'" in n and "ModuleNotFoundError" in n for n in notes), r.stderr
+    # sys.exit() or Ctrl-C's exception raised by a plugin as it loads is that plugin's failure (issue 40)
+    assert any("'exits'" in n and "SystemExit" in n for n in notes), r.stderr
+    assert any("'ctrlc'" in n and "KeyboardInterrupt" in n for n in notes), r.stderr
     # The good ones are not left out, though they read the registries as they load.
     assert not any("'ramp'" in n or "'rows'" in n for n in notes), r.stderr
     # A plugin cannot take the name of pecli's own kind: the sinusoid is still pecli's.
@@ -186,3 +228,33 @@ def test_the_main_job_reads_no_plugin_metadata(site: Path, tmp_path: Path, out: 
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
     assert out is None or (tmp_path / out).stat().st_size > 120 * 8 * 4
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["generate", "--len", "2", "--dim", "2", "-o", "t.exitw"], "plugin format 'exitw' failed: SystemExit"),
+        (
+            ["generate", "--len", "2", "--dim", "2", "-o", "t.nansize"],
+            "plugin format 'nansize' returned float nan, not a finite number of bytes",
+        ),
+        (
+            ["generate", "--len", "2", "--dim", "2", "-o", "t.raisesize"],
+            "plugin format 'raisesize' failed: ValueError: the plugin's own bug",
+        ),
+        (["inspect", "in.raiser"], "plugin format 'raiser' failed: ValueError: the plugin's own bug"),
+        (["inspect", "in.notable"], "plugin format 'notable' returned int 42, not a pecli Table"),
+    ],
+)
+def test_a_plugin_formats_failure_is_one_line_and_exit_2(
+    site: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    for name in ("in.raiser", "in.notable"):
+        (tmp_path / name).write_text("ROWS 1 1 float32\n0.0\n")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    r = pecli(site, tmp_path, *args)
+    errors = [line for line in r.stderr.splitlines() if line.startswith("Error:")]
+    assert r.returncode == 2, r.stderr
+    assert len(errors) == 1 and message in errors[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written, no temporary left
