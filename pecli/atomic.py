@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pecli.errors import OutputError
-from pecli.interruption import abandoned
+from pecli.interruption import Settling, abandoned
 from pecli.writeback import EarlyWriteback
 
 
@@ -97,7 +97,7 @@ def atomic_paths(*paths: Path, force: bool) -> Iterator[list[Path]]:
             for tmp, p in zip(temps, paths, strict=True):
                 if tmp != p:
                     _fsync_file(tmp)
-        with _renaming(paths):
+        with Settling(), _renaming(paths):
             # Companions (a sidecar) describe the first target: remove the old ones before the data
             # is replaced, so a kill between renames leaves new data with no description, never
             # the old one.  (Another writer may have removed it a moment ago: that is no error.)

@@ -14,6 +14,8 @@ from __future__ import annotations
 _abandoned: list[BaseException] = []
 #: How many :class:`Deferred` blocks are running (the handler then records, and does not raise).
 _deferring: list[int] = [0]
+#: Whether a write's files are in place (:class:`Settling`): a signal then changes nothing.
+_settled: list[bool] = [False]
 
 
 def abandon_writes(reason: BaseException) -> None:
@@ -30,11 +32,36 @@ def abandoned() -> BaseException | None:
 def forget_abandoned() -> None:
     """Start afresh (a command line run in a process that was interrupted before: tests, notebooks)."""
     _abandoned.clear()
+    _settled[0] = False
+
+
+def settled() -> bool:
+    """Whether the command's output is in place (:class:`Settling` ended): a signal that arrives now
+    has nothing left to stop, and the exit status must say the new file is there (0), not 129/130/143,
+    which promise the previous one."""
+    return _settled[0]
 
 
 def deferring() -> bool:
     """Whether a signal's exception must wait for the end of a :class:`Deferred` block."""
     return _deferring[0] > 0
+
+
+class Settling:
+    """The renames that put a write's files in place.  A signal that arrives during them is held;
+    when they end the files are the new ones, so the held signal is dropped and the command settles
+    (:func:`settled`): it finishes and exits 0.  Before this block a signal leaves the previous files
+    (129, 130, 143); after it, the new ones (0): the exit status tells which is in place."""
+
+    def __enter__(self) -> None:
+        self.before = len(_abandoned)
+        _deferring[0] += 1
+
+    def __exit__(self, *exc: object) -> None:
+        _deferring[0] -= 1
+        if exc[0] is None:
+            del _abandoned[self.before :]
+            _settled[0] = True
 
 
 class Deferred:

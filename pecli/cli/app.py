@@ -159,8 +159,10 @@ class _Stop(BaseException):
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    from pecli.interruption import abandon_writes, deferring
+    from pecli.interruption import abandon_writes, deferring, settled
 
+    if settled():  # the output is in place: nothing to stop, and the status must say so (0)
+        return
     if signum == getattr(signal, "SIGHUP", None):
         stop = _Stop(EXIT_HANGUP, "Interrupted (hang-up): nothing was written.")
     elif signum == signal.SIGTERM:

@@ -136,3 +136,47 @@ def test_arrays_a_script_holds_are_refused_in_one_line(array: Any, message: str)
         with pytest.raises(PecliInputError) as caught:
             call()
         assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+SIGNAL_AT = """
+import os, signal, sys
+import pecli.atomic as atomic
+real_replace, real_fsync = os.replace, atomic._fsync_file
+where = sys.argv[1]
+def replace(a, b):
+    if where == "rename":  # the handler runs at the next bytecode: after the rename returns
+        os.kill(os.getpid(), signal.SIGTERM)
+    return real_replace(a, b)
+def fsync(path):
+    if where == "fsync":
+        os.kill(os.getpid(), signal.SIGTERM)
+    return real_fsync(path)
+atomic.os.replace, atomic._fsync_file = replace, fsync
+from pecli.cli import main
+sys.argv = ["pecli", "generate", "--len", "8", "--dim", "4", "-o", sys.argv[2], "--force"]
+main()
+"""
+
+
+@pytest.mark.parametrize(("where", "status", "rows"), [("fsync", 143, 4), ("rename", 0, 8)])
+def test_the_exit_status_after_a_signal_says_which_file_is_in_place(
+    tmp_path: Path, where: str, status: int, rows: int
+) -> None:
+    # A SIGTERM before the rename leaves the previous file (143, as the README promises); one that
+    # lands during the renames is held, and the command ends with the new file in place: 0, not 143.
+    import os
+    import subprocess
+    import sys
+
+    target = tmp_path / "t.npy"
+    np.save(target, np.zeros((4, 4), np.float32))
+    env = {**os.environ, "PECLI_NO_FSYNC": ""}
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_AT, where, str(target)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == status, done.stderr
+    assert np.load(target).shape == (rows, 4)
+    # no temporary; the new table's sidecar beside the new table, none beside the previous one
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["t.npy", "t.npy.json"] if status == 0 else ["t.npy"])
+    if status == 0:
+        assert json.loads((tmp_path / "t.npy.json").read_text())["recipe"]["length"] == 8
