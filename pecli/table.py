@@ -17,6 +17,7 @@ from pecli.dtypes import (
     round_to,
 )
 from pecli.errors import FormatError, PecliInputError
+from pecli.kernels.exact import RowBlocks
 from pecli.kernels.threads import ordered_blocks, ordered_map, prefetch
 from pecli.kinds.base import CHECK_WORK_ABOVE, Recipe, check_row_range
 from pecli.resources import ensure_fits_in_memory, human_bytes
@@ -262,6 +263,8 @@ class Table:
             return None
         hdf5 = self.info.get("format") == "hdf5"
         what = "unwritten chunks read as the fill value" if hdf5 else "the file's holes read as zeros"
+        if self.info.get("source") == "an array in memory":
+            what = "a broadcast or strided view whose values repeat"
         return f"{human_bytes(declared)} declared, {human_bytes(stored)} stored — {what}"
 
     @property
@@ -346,10 +349,9 @@ class Table:
     def block_rows(self) -> int:
         return max(1, BLOCK_BYTES // max(1, self.shape[1] * self.dtype.itemsize))
 
-    def block_spans(self) -> list[tuple[int, int]]:
-        """The row ranges ``[a, z)`` of :meth:`blocks`, about ``BLOCK_BYTES`` each."""
-        n, step = self.shape[0], self.block_rows()
-        return [(a, min(a + step, n)) for a in range(0, n, step)]
+    def block_spans(self) -> RowBlocks:
+        """The row ranges ``[a, z)`` of :meth:`blocks`, about ``BLOCK_BYTES`` each (a lazy sequence)."""
+        return RowBlocks(self.shape[0], self.block_rows())
 
     def blocks(
         self, progress: Progress | None = None, then: Callable[[np.ndarray], Any] | None = None

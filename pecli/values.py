@@ -48,6 +48,11 @@ def read_array(x: Any, name: str) -> tuple[np.ndarray, dict[str, Any], str | Non
         info["stored dtype"], info["note"] = arr.dtype.name, integers_note(arr.dtype)
         arr = integers_as_float64(arr, name)
     check_float_dtype(arr.dtype, name)
+    # The bytes that hold the values: a broadcast or strided view holds far fewer than it declares
+    # (np.broadcast_to(1.0, (10**9, 10**4)): 8 bytes), which Table.mostly_unstored refuses to read whole.
+    extent = arr.itemsize + sum(abs(s) * (n - 1) for s, n in zip(arr.strides, arr.shape, strict=True) if n > 0)
+    if arr.size and extent < arr.nbytes:
+        info["storage size"] = extent
     if arr.ndim != 2:
         shape = arr.shape
         arr = arr.reshape(1, -1) if arr.ndim == 1 else arr.reshape(-1, shape[-1])

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import decimal
 import itertools
+import operator
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -256,10 +258,38 @@ def turns(omega: Arr) -> tuple[Arr, Arr]:
     return hi, lo
 
 
-def row_blocks(rows: int, cells_per_row: int, cells: int = BLOCK_CELLS) -> list[tuple[int, int]]:
+class RowBlocks(Sequence[tuple[int, int]]):
+    """``[a, b)`` ranges covering ``rows`` rows in steps of ``step`` rows, as a lazy sequence: the
+    plan of a 10¹³-row table is two numbers, not a list of a billion ranges built before the first
+    block (or a refusal) can come."""
+
+    def __init__(self, rows: int, step: int, starts: range | None = None) -> None:
+        self.rows, self.step = rows, step
+        self.starts = range(0, rows, step) if starts is None else starts
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[int, int]: ...
+    @overload
+    def __getitem__(self, i: slice) -> RowBlocks: ...
+    def __getitem__(self, i: int | slice) -> tuple[int, int] | RowBlocks:
+        if isinstance(i, slice):
+            return RowBlocks(self.rows, self.step, self.starts[i])
+        a = self.starts[i]
+        return a, min(a + self.step, self.rows)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and all(map(operator.eq, self, other))
+
+    def __repr__(self) -> str:
+        return f"RowBlocks({self.rows} rows, {self.step} a block)"
+
+
+def row_blocks(rows: int, cells_per_row: int, cells: int = BLOCK_CELLS) -> RowBlocks:
     """``[a, b)`` ranges covering ``rows`` rows, each at most ``cells`` cells (but a row at least)."""
-    step = max(1, cells // max(1, cells_per_row))
-    return [(a, min(a + step, rows)) for a in range(0, rows, step)]
+    return RowBlocks(rows, max(1, cells // max(1, cells_per_row)))
 
 
 def split_lines(c0: int, c1: int, line: int) -> tuple[list[tuple[int, int]], range]:
@@ -300,7 +330,7 @@ def as_slice(columns: np.ndarray) -> slice | np.ndarray:
     return slice(int(columns[0]), int(columns[-1]) + 1, step)
 
 
-def line_blocks(r0: int, r1: int, first: int, line: int, width: int) -> list[tuple[int, int]]:
+def line_blocks(r0: int, r1: int, first: int, line: int, width: int) -> Sequence[tuple[int, int]]:
     """Row blocks, as :func:`row_blocks`, of rows ``[r0, r1)`` (counted from ``r0``) of a grid table
     whose cell ``c`` is row ``first + c`` and whose cells run along lines of ``line``: cut at whole
     lines, about :data:`BLOCK_CELLS` cells each, so that only the range's own ends hold part of a

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -140,7 +140,7 @@ def run_parts(work: Callable[[int, int], None], parts: list[tuple[int, int]]) ->
             f.result()
 
 
-def run_blocks(work: Callable[[int, int], None], blocks: list[tuple[int, int]]) -> None:
+def run_blocks(work: Callable[[int, int], None], blocks: Sequence[tuple[int, int]]) -> None:
     """``work(a, b)`` for every row block, the blocks shared out between the threads in contiguous
     runs (each block is written by exactly one call, so the bits do not depend on the threads)."""
     count = max(1, min(cpu_threads(), len(blocks)))

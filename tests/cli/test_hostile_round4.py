@@ -180,3 +180,46 @@ def test_the_exit_status_after_a_signal_says_which_file_is_in_place(
     assert sorted(p.name for p in tmp_path.iterdir()) == (["t.npy", "t.npy.json"] if status == 0 else ["t.npy"])
     if status == 0:
         assert json.loads((tmp_path / "t.npy.json").read_text())["recipe"]["length"] == 8
+
+
+def test_a_block_plan_is_lazy_whatever_the_length() -> None:
+    from pecli import Sinusoidal
+    from pecli.kernels.exact import row_blocks
+
+    blocks = row_blocks(10**13, 8)
+    assert len(blocks) == -(-(10**13) // blocks.step) and blocks[0] == (0, blocks.step)
+    assert blocks[-1] == ((len(blocks) - 1) * blocks.step, 10**13)
+    assert list(blocks[1:3]) == [(blocks.step, 2 * blocks.step), (2 * blocks.step, 3 * blocks.step)]
+    assert row_blocks(10, 3, 9) == [(0, 3), (3, 6), (6, 9), (9, 10)]
+    spans = Table.from_recipe(Sinusoidal(10**13, 8)).block_spans()
+    assert len(spans) > 10**6 and spans[1][0] == spans[0][1]
+
+
+def test_a_huge_table_streams_its_first_rows_at_once(tmp_path: Path) -> None:
+    # generate --len 1e13 -o - | head: the first rows come at once; the plan of every block is not built first.
+    import subprocess
+    import sys
+
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pecli", "generate", "--len", "10000000000000", "--dim", "8", "-o", "-", "--to", "csv"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    head = proc.stdout.read(200)
+    proc.stdout.close()
+    code = proc.wait(timeout=60)
+    assert head.startswith(b"d0,d1,d2,d3,d4,d5,d6,d7\n0,1,0,1")
+    assert code in (0, 141) and time.perf_counter() - start < 30, proc.stderr.read() if proc.stderr else ""
+
+
+def test_a_broadcast_array_declaring_far_more_than_it_holds_is_not_read_whole() -> None:
+    # np.broadcast_to(1.0, (10**9, 10**4)) holds 4 bytes and declares 40 TB: describe read every value.
+    huge = np.broadcast_to(np.float32(1), (10**9, 10**4))
+    start = time.perf_counter()
+    stats = describe(huge)["stats"]
+    assert "40.0 TB declared, 4 B stored — a broadcast or strided view" in stats["skipped"]
+    with pytest.raises(PecliInputError, match="declared, 4 B stored"):
+        compare(huge, huge)
+    assert time.perf_counter() - start < 10
+    assert "storage size" not in Table.from_array(np.ones((100, 8))).info  # an ordinary array holds what it declares
