@@ -169,6 +169,18 @@ def recipe_from_config(
     config = _one_layer_type(config, where, layer_type)
     rope_keys = ("rope_theta", "rotary_emb_base", "rotary_pct")
     if model_type not in DEFAULTS and not _rope_dict(config, where) and not any(k in config for k in rope_keys):
+        from pecli.presets import PRESETS
+
+        # A model whose positions are a formula of another kind (Bloom's and MPT's ALiBi): name its preset.
+        own = [
+            p for p in PRESETS.values() if f"models/{model_type}/" in p.source and getattr(p.recipe(), "formula", True)
+        ]
+        if own:
+            raise PecliInputError(
+                f"{where} (model_type {model_type!r}) has no rotary positions: its positions are "
+                + " or ".join(f"--preset {p.name} ({p.kind})" for p in own)
+                + f", e.g. pecli generate --preset {own[0].name}"
+            )
         raise PecliInputError(
             f"{where} (model_type {model_type!r}) has no RoPE settings (rope_parameters, rope_scaling, rope_theta) "
             "and is no model pecli knows: if its positions are rotary, add rope_theta; if they are learned "

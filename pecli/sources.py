@@ -45,8 +45,8 @@ def is_recipe_spec(spec: str) -> bool:
     if is_path_like(spec) or is_stdin(spec):
         return False
     kind, sep, rest = spec.partition(":")
-    if not sep:
-        return False
+    if not sep:  # a bare preset or kind name (``qwen2-vl``) is its recipe, unless a file has that name
+        return (spec in PRESETS or spec in kinds()) and not _exists(spec)
     if kind in PRESETS or kind in kinds():
         return True
     looks_like = kind.replace("-", "_").isidentifier() and "=" in rest
@@ -95,8 +95,12 @@ def _parse_recipe(spec: str) -> Recipe:
     elif head in kinds():
         preset, kind = None, head
     else:
+        import difflib
+
+        near = difflib.get_close_matches(head, [*kinds(), *PRESETS], n=3, cutoff=0.75)
+        hint = f"did you mean {' or '.join(near)}? " if near else ""
         raise RecipeError(
-            f"unknown kind {head!r} in {spec!r}: choose a kind ({', '.join(kinds())}) "
+            f"unknown kind {head!r} in {spec!r}: {hint}choose a kind ({', '.join(kinds())}) "
             "or a preset (`pecli presets` lists them)"
         )
     cls = kinds()[kind]

@@ -59,7 +59,7 @@ def plot(
     quiet: bool,
     **params: Any,
 ) -> None:
-    """Draw a table as a picture (PNG or SVG; needs matplotlib: pip install matplotlib).
+    """Draw a table as a picture (PNG or SVG; needs matplotlib: the plot extra, pip install '.[plot]' in a checkout).
 
     \b
       pecli plot --len 32 --dim 128 --start 1 -o heatmap.png

@@ -140,7 +140,9 @@ def resolve_format(path: str, name: str | None, option: str = "--from") -> Forma
     found = _find(lambda f: any(lower.endswith(ext) for ext in f.extensions))
     if found is not None:
         return found
-    known = ", ".join(e for f in formats().values() for e in f.extensions)
+    # An output's formats are those that write, an input's those that read (.gguf is read only).
+    able = [f for f in formats().values() if (f.write if option == "--to" else f.read) is not None]
+    known = ", ".join(e for f in able for e in f.extensions)
     raise FormatError(f"cannot tell the format of {path!r} from its extension: use one of {known} or {option}")
 
 

@@ -223,3 +223,23 @@ def test_a_broadcast_array_declaring_far_more_than_it_holds_is_not_read_whole() 
         compare(huge, huge)
     assert time.perf_counter() - start < 10
     assert "storage size" not in Table.from_array(np.ones((100, 8))).info  # an ordinary array holds what it declares
+
+
+def test_the_frictions_a_new_user_met(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    np.save("mine.npy", np.zeros((10, 8), np.float32))
+    # a bare preset name is its recipe (it said "qwen2-vl does not exist")
+    r = run("diff", "mine.npy", "qwen2-vl", "-n", "0")
+    assert r.exit_code == 1 and "does not exist" not in r.output and "B mrope:dim=128," in r.output, r.output
+    # ... unless a file has that name
+    np.save("copy.npy", np.zeros((10, 8), np.float32))
+    Path("qwen2-vl").write_bytes(Path("copy.npy").read_bytes())
+    assert run("diff", "mine.npy", "qwen2-vl", "--from", "npy").exit_code == 0
+    # a kind's typo gets a did-you-mean
+    refused(run, tmp_path, "diff", "mine.npy", "sinusodial:len=10,dim=8", message="did you mean sinusoidal?")
+    # an output's formats are those that write (.gguf is read only)
+    text = refused(run, tmp_path, "generate", "--len", "2", "--dim", "2", "-o", "x.foo", message="use one of .npy")
+    assert ".gguf" not in text
+    # a config of a model whose positions are ALiBi names the preset
+    Path("bloom.json").write_text(json.dumps({"model_type": "bloom", "hidden_size": 64, "n_head": 4}))
+    refused(run, tmp_path, "generate", "--hf-config", "bloom.json", message="--preset bloom-alibi (alibi)")
