@@ -35,6 +35,8 @@ _MAX_START = 2**24
 _MAX_TURNS, _MAX_FAR_STARTS = 4096, 4
 #: Rows read from the top to measure slow frequencies (their lever arm).
 FIT_ROWS = 2048
+#: Candidate starts below which each is refined on its own (scalars) rather than all at once (NumPy).
+_SCALAR_CANDIDATES = 16
 
 
 def _layouts(d: int) -> list[tuple[RopeLayout, np.ndarray, int]]:
@@ -229,8 +231,9 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
     )
     out = []
 
-    def refine(p: float, strict: bool) -> float | None:
-        for i in order[1:]:
+    def refine(p: float, strict: bool, first: int = 1) -> float | None:
+        """A candidate position refined column by column from ``order[first]``, slowest first."""
+        for i in order[first:]:
             w = inv[i]
             branches = (theta[i], -theta[i]) if part == "cos" else (theta[i], math.pi - theta[i])
             best = min(
@@ -244,6 +247,21 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
             p = best / w
         return p
 
+    def refine_all(p: Arr) -> list[float]:
+        """:func:`refine` (strict) of many candidates: column by column for all at once while many
+        remain (most fail at the first columns), then each on its own (NumPy's cost per call
+        outweighs a few scalars)."""
+        for k, i in enumerate(order[1:], start=1):
+            if p.size <= _SCALAR_CANDIDATES:
+                return [q for x in p if (q := refine(float(x), True, k)) is not None]
+            w = inv[i]
+            branches = (theta[i], -theta[i]) if part == "cos" else (theta[i], math.pi - theta[i])
+            one, two = (b + 2 * math.pi * np.rint((p * w - b) / (2 * math.pi)) for b in branches)
+            best = np.where(np.abs(one - p * w) <= np.abs(two - p * w), one, two)  # the first on a tie
+            kept = np.abs(best - p * w) <= 0.5
+            p = best[kept] / w
+        return [float(x) for x in p]
+
     for seed in seeds:
         p = refine(seed, strict=False)
         if p is not None and -0.5 < p < _MAX_START:
@@ -253,15 +271,11 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
     # Two faster columns at least must confirm a turn, and a start they cannot single out (more
     # than a few agree) is none: a narrow cache has too few columns to tell its turns apart.
     turns = min(_MAX_TURNS, int(_MAX_START * inv[first] / (2 * math.pi))) if len(order) >= 3 else 0
-    far: set[int] = set()
-    for k in range(1, turns + 1):
-        for seed in seeds:
-            p = refine(seed + 2 * math.pi * k / inv[first], strict=True)
-            if p is not None and 0 <= p < _MAX_START:
-                far.add(round(p))
-        if len(far) > _MAX_FAR_STARTS:
-            far = set()
-            break
+    k = np.arange(1, turns + 1, dtype=np.float64)[:, None]
+    found = refine_all((np.array(seeds)[None, :] + 2 * math.pi * k / inv[first]).reshape(-1))
+    far = {round(p) for p in found if 0 <= p < _MAX_START}
+    if len(far) > _MAX_FAR_STARTS:  # (the turns were tried in order until more than a few agreed: the same)
+        far = set()
     return sorted(set(out) | far)
 
 
