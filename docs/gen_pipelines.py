@@ -10,8 +10,8 @@ from pecli.kinds import kinds
 from pecli.precision import PIPELINES
 
 HEADER = (
-    "| `--compute` | positions | inv_freq | angle p·ω | cos/sin | what diff says | kinds | where frameworks compute so |\n"
-    "|---|---|---|---|---|---|---|---|\n"
+    "| `--compute` | positions | inv_freq | angle p·ω | cos/sin | what diff says | kinds "
+    "| where frameworks compute so |\n|---|---|---|---|---|---|---|---|\n"
 )
 
 

@@ -220,21 +220,44 @@ __all__ = [
     "snapshot",
     "ulp_distance",
     "violations",
+    "write_gguf",
 ]
 
 
-def write_gguf_table(path: Path, table: np.ndarray, key: str = "pe") -> None:
-    """A GGUF file holding ``table`` as tensor ``key``, written by llama.cpp's own writer
-    (pecli reads GGUF but does not write it)."""
+def write_gguf(path: Path, arch: str, keys: dict[str, Any], tensors: dict[str, Any]) -> Path:
+    """A GGUF file as llama.cpp's own writer makes it (pecli reads GGUF but does not write it):
+    ``keys`` are values (``{arch}`` in a name is the architecture; a list is an array, text a
+    string, an int a uint32, a float a float32), ``tensors`` arrays (or ``(bytes, type)`` for
+    quantized and bfloat16 ones)."""
     import pytest
 
     gguf = pytest.importorskip("gguf")
-    writer = gguf.GGUFWriter(path, "gpt2")
-    writer.add_tensor(key, table)
+    writer = gguf.GGUFWriter(path, arch)
+    for key, value in keys.items():
+        name = key.format(arch=arch)
+        if isinstance(value, list):
+            writer.add_array(name, value)
+        elif isinstance(value, str):
+            writer.add_string(name, value)
+        elif isinstance(value, int):
+            writer.add_uint32(name, value)
+        else:
+            writer.add_float32(name, value)
+    for name, value in tensors.items():
+        if isinstance(value, tuple):
+            writer.add_tensor(name, value[0], raw_dtype=value[1])
+        else:
+            writer.add_tensor(name, value)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+    return path
+
+
+def write_gguf_table(path: Path, table: np.ndarray, key: str = "pe") -> None:
+    """A GGUF file holding ``table`` as tensor ``key`` (:func:`write_gguf`)."""
+    write_gguf(path, "gpt2", {}, {key: table})
 
 
 #: Writers of the formats pecli reads but does not write, each its own library's: ``(path, table)``.

@@ -20,6 +20,7 @@ from pecli import compare, describe, identify
 from pecli.errors import PecliInputError
 from pecli.table import Table
 from tests.cli.test_hostile_small import refused
+from tests.helpers import write_gguf
 
 
 def gguf_header(kvs: bytes, count: int, tensors: int = 0) -> bytes:
@@ -58,27 +59,6 @@ def test_a_gguf_header_is_bounded_by_the_files_size(
     assert time.perf_counter() - start < 10  # refused from the header, not after allocating it
 
 
-def write_gguf(path: Path, values: dict[str, Any], tensors: dict[str, np.ndarray] | None = None) -> None:
-    import gguf
-
-    w = gguf.GGUFWriter(str(path), "llama")
-    for key, value in values.items():
-        if isinstance(value, list):
-            w.add_array(key, value)
-        elif isinstance(value, str):
-            w.add_string(key, value)
-        elif isinstance(value, float):
-            w.add_float32(key, value)
-        else:
-            w.add_uint32(key, value)
-    for name, array in (tensors or {}).items():
-        w.add_tensor(name, array)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-
-
 LLAMA = {"llama.context_length": 4096, "llama.rope.dimension_count": 16, "llama.embedding_length": 64}
 
 
@@ -100,7 +80,7 @@ def test_a_gguf_value_of_the_wrong_type_or_zero_is_named_by_its_key(
     run, tmp_path: Path, values: dict[str, Any], tensors: dict[str, np.ndarray] | None, message: str
 ) -> None:
     pytest.importorskip("gguf")
-    write_gguf(tmp_path / "model.gguf", values, tensors)
+    write_gguf(tmp_path / "model.gguf", "llama", values, tensors or {})
     refused(run, tmp_path, "generate", "--hf-config", str(tmp_path / "model.gguf"), message=message)
 
 

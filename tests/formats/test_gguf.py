@@ -19,32 +19,9 @@ gguf = pytest.importorskip("gguf")
 
 from pecli import open_table, recipe_from_config  # noqa: E402
 from pecli.errors import PecliInputError  # noqa: E402
+from tests.helpers import write_gguf  # noqa: E402
 
 Q = gguf.GGMLQuantizationType
-
-
-def write_gguf(path: Path, arch: str, keys: dict[str, Any], tensors: dict[str, Any]) -> Path:
-    """A GGUF file as llama.cpp's writer makes it: ``keys`` are ``{arch}.…`` values, ``tensors``
-    arrays (or ``(bytes, type)`` for quantized and bfloat16 ones)."""
-    writer = gguf.GGUFWriter(path, arch)
-    for key, value in keys.items():
-        name = key.format(arch=arch)
-        if isinstance(value, str):
-            writer.add_string(name, value)
-        elif isinstance(value, int):
-            writer.add_uint32(name, value)
-        else:
-            writer.add_float32(name, value)
-    for name, value in tensors.items():
-        if isinstance(value, tuple):
-            writer.add_tensor(name, value[0], raw_dtype=value[1])
-        else:
-            writer.add_tensor(name, value)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
 
 
 def llama3_rope_freqs(base: float, dim: int, factor: float, low: float, high: float, old: int) -> np.ndarray:
