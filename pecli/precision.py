@@ -141,21 +141,30 @@ def held(values: np.ndarray, dtype: str) -> np.ndarray:
 
 def collapsed_rows(start: int, length: int, dtype: str) -> tuple[int, int] | None:
     """The last run of rows whose positions ``start … start+length−1`` round to one value in
-    ``dtype`` (``(first, last)`` row indices), or None when every position stays distinct."""
+    ``dtype`` (``(first, last)`` row indices), or None when every position stays distinct.
+    Rounding is monotone, so a run is found by bisection: no array of the positions is made."""
     import numpy as np
 
-    if dtype not in ("float16", "bfloat16"):
+    if dtype not in ("float16", "bfloat16") or length < 2:
         return None
-    positions = np.arange(start, start + length, dtype=np.float64)
-    rounded = held(positions.astype(np.float32), dtype)
-    same = np.flatnonzero(rounded[1:] == rounded[:-1])
-    if same.size == 0:
-        return None
-    last = int(same[-1]) + 1
-    first = last
-    while first > 0 and rounded[first - 1] == rounded[last]:
-        first -= 1
-    return first, last
+
+    def value(p: int) -> float:
+        return float(held(np.array([p], dtype=np.float32), dtype)[0])
+
+    def run_of(p: int) -> tuple[int, int]:
+        """The rows whose positions round as position ``p`` does (``p`` the last of them in range)."""
+        lo, hi = start, p  # the first position in [start, p] that rounds to value(p)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (mid + 1, hi) if value(mid) < value(p) else (lo, mid)
+        return lo - start, p - start
+
+    last = start + length - 1
+    for p in (last, last - 1):  # the run at the end may be one row: then the one before it
+        first, end = run_of(p)
+        if end > first:
+            return first, end
+    return None
 
 
 __all__ = ["PIPELINES", "STEP_DTYPES", "Pipeline", "collapsed_rows", "held", "pipeline_of"]
