@@ -420,6 +420,7 @@ def identify(
     an unknown table is also tried transposed, :func:`pecli.transposition.transposed_note`)."""
     table = as_table(table, "the array")
     n, d = table.shape
+    table.check_stored("identify", "look at its rows with pecli inspect --rows A:B")
     if n == 0 or d == 0:
         raise PecliInputError(f"{table.source} is empty ({n}×{d}): there is nothing to identify")
     if d > IDENTIFY_MAX_COLUMNS:

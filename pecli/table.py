@@ -267,6 +267,15 @@ class Table:
             what = "a broadcast or strided view whose values repeat"
         return f"{human_bytes(declared)} declared, {human_bytes(stored)} stored — {what}"
 
+    def check_stored(self, command: str, fix: str) -> None:
+        """Refuse, in one line naming ``fix``, a table :meth:`mostly_unstored` says ``command``
+        would read for hours."""
+        unstored = self.mostly_unstored()
+        if unstored is not None:
+            raise PecliInputError(
+                f"{self.source} is {unstored}: {command} would read every declared value, for hours; {fix}"
+            )
+
     @property
     def nbytes(self) -> int:
         """Bytes of the values as held (bfloat16 storage: 2 per value)."""

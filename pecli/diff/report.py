@@ -242,12 +242,9 @@ def compare(
     """
     a, b = as_table(a, "A"), as_table(b, "B")
     for t in (a, b):
-        unstored = t.mostly_unstored()
-        if unstored is not None:
-            raise PecliInputError(
-                f"{t.source} is {unstored}: diff would read every declared value, for hours; "
-                "inspect its rows with pecli inspect --rows A:B, or compare a file that stores its table"
-            )
+        t.check_stored(
+            "diff", "inspect its rows with pecli inspect --rows A:B, or compare a file that stores its table"
+        )
     atol, rtol = check_tolerance("atol", atol), check_tolerance("rtol", rtol)
     if isinstance(ulps, bool) or not isinstance(ulps, int) or ulps < 0:
         raise PecliInputError(f"ulps must be a whole number ≥ 0, got {ulps!r}: e.g. --ulps 4")

@@ -337,7 +337,7 @@ def write_table(
     if want_sidecar:
         _check_sidecar_name(targets[1])
         _check_sidecar_slot(targets[1])
-    if force and want_sidecar and is_foreign_file(targets[1]):
+    if want_sidecar and is_foreign_file(targets[1]):  # with or without --force: it would not help
         raise OutputError(
             f"{targets[1]} exists and is not a pecli sidecar: pecli never replaces it, even with --force; "
             "move it away, or write with --no-sidecar"

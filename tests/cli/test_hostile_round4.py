@@ -223,3 +223,25 @@ def test_the_frictions_a_new_user_met(run, tmp_path: Path, monkeypatch: pytest.M
     # a config of a model whose positions are ALiBi names the preset
     Path("bloom.json").write_text(json.dumps({"model_type": "bloom", "hidden_size": 64, "n_head": 4}))
     refused(run, tmp_path, "generate", "--hf-config", "bloom.json", message="--preset bloom-alibi (alibi)")
+
+
+def test_identify_of_a_sparse_file_and_a_foreign_sidecar_are_one_line(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    # a user's own t.npy.json beside -o t.npy: --force would not help, so it is not suggested
+    Path("t.npy.json").write_text('{"mine": 1}')
+    text = refused(run, tmp_path, "generate", "--len", "2", "--dim", "2", "-o", "t.npy",
+                   message="t.npy.json exists and is not a pecli sidecar")  # fmt: skip
+    assert "pass --force" not in text
+    # a .npy declaring 4 GB over a hole: identify's proof would read every declared zero (checked
+    # without refused(), whose snapshot would hash the 4 GB itself)
+    header = np.lib.format.header_data_from_array_1_0(np.zeros((1, 1000), np.float32))
+    with open("holes.npy", "wb") as fp:
+        np.lib.format.write_array_header_1_0(fp, {**header, "shape": (1_000_000, 1000)})
+        fp.truncate(fp.tell() + 1_000_000 * 1000 * 4)
+    start = time.perf_counter()
+    r = run("identify", "holes.npy")
+    assert r.exit_code == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.output
+    assert "4.0 GB declared, 4.1 kB stored — the file's holes read as zeros: identify would read" in r.stderr
+    assert time.perf_counter() - start < 10
