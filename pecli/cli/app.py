@@ -32,11 +32,11 @@ EXIT_HANGUP = 129
 EXIT_TERMINATED = 143
 
 EPILOG = """\b
-Exit status: 0 success; 1 tables differ ('diff');
-2 error (bad option, unreadable input, unwritable output);
-129 hung up (SIGHUP); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM);
-141 output pipe closed (e.g. | head).
-Nothing partial is ever left behind.
+Exit status: 0 success; 1 tables differ ('diff'); 2 error (bad option,
+unreadable input, unwritable output); 129 hung up (SIGHUP); 130 interrupted
+(Ctrl-C); 143 terminated (SIGTERM); 141 output pipe closed (e.g. | head).
+Nothing partial is ever left behind. A SOURCE of - is standard input.
+Completion: eval "$(_PECLI_COMPLETE=bash_source pecli)" (zsh, fish: docs)
 """
 
 
@@ -441,16 +441,16 @@ def cli(ctx: click.Context, no_color: bool) -> None:
     \b
       pecli generate --len 120 --dim 8              print the table
       pecli generate --len 4096 --dim 512 -o pe.h5  write it to a file
-      pecli generate --preset fairseq -o fs.npy     a framework's own table (pecli presets)
+      pecli generate --preset fairseq -o fs.npy     fairseq's (see pecli presets)
       pecli inspect --len 120 --dim 8 --pos 2       explain one position
       pecli inspect pe.h5                           header, statistics, a window
       pecli export pe.h5 -o pe.safetensors          convert, keeping the recipe
-      pecli diff mine.npy sinusoidal:len=120,dim=8  compare, and say why they differ
+      pecli diff mine.npy sinusoidal:len=120,dim=8  compare, say why they differ
       pecli identify mine.npy                       which recipe made this table?
 
     \b
     A SOURCE is a file, FILE:KEY (one array of an .h5/.npz/.safetensors/.pt file)
-    or a recipe written KIND:PARAM=VALUE,... e.g. sinusoidal:len=120,dim=8,layout=split
+    or a recipe KIND:PARAM=VALUE,... e.g. sinusoidal:len=120,dim=8,layout=split
     or PRESET:PARAM=VALUE,... e.g. fairseq:len=2048,dim=512
     """
     ctx.obj = App(no_color)

@@ -8,7 +8,9 @@ from pecli.cli.app import EPILOG, App
 from pecli.cli.options import SHOW_EVERY_RECIPE_OPTION, PecliCommand, RecipeOption
 
 
-@click.command("help", cls=PecliCommand, epilog=EPILOG)
+@click.command(
+    "help", cls=PecliCommand, epilog=EPILOG, short_help="Help on a command, a kind's recipe options, or a topic."
+)
 @click.argument("topic", required=False, metavar="[COMMAND | recipes [KIND] | options]")
 @click.argument("kind", required=False)
 @click.pass_context

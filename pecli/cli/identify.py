@@ -20,7 +20,7 @@ from pecli.cli.options import (
 from pecli.cli.recipe_options import recipe_options
 
 
-@click.command(cls=PecliCommand, epilog=EPILOG)
+@click.command(cls=PecliCommand, epilog=EPILOG, short_help="Which recipe made this table? Proved on every row.")
 @click.argument("source", required=False, metavar="[SOURCE]", shell_complete=complete_source)
 @recipe_options
 @top_option(5, 1)

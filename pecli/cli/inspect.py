@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from pecli.table import Table
 
 
-@click.command(cls=PecliCommand, epilog=EPILOG)
+@click.command(
+    cls=PecliCommand, epilog=EPILOG, short_help="Look at a table: its header, statistics and rows, or one position."
+)
 @click.argument("source", required=False, metavar="[SOURCE]", shell_complete=complete_source)
 @recipe_options
 @pos_option

@@ -23,7 +23,7 @@ from pecli.cli.paramtypes import IntListType
 from pecli.cli.recipe_options import recipe_options
 
 
-@click.command(cls=PecliCommand, epilog=EPILOG)
+@click.command(cls=PecliCommand, epilog=EPILOG, short_help="Draw a table as a PNG or SVG picture (needs matplotlib).")
 @click.argument("source", required=False, metavar="[SOURCE]", shell_complete=complete_source)
 @recipe_options
 @click.option(

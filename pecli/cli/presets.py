@@ -8,7 +8,7 @@ from pecli.cli.app import EPILOG, App, echo_json
 from pecli.cli.options import PecliCommand, json_option
 
 
-@click.command(cls=PecliCommand, epilog=EPILOG)
+@click.command(cls=PecliCommand, epilog=EPILOG, short_help="List the presets: recipes of the frameworks' own tables.")
 @click.argument("names", nargs=-1, metavar="[NAME]...")
 @json_option
 @click.pass_obj

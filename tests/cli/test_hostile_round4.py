@@ -245,3 +245,11 @@ def test_identify_of_a_sparse_file_and_a_foreign_sidecar_are_one_line(
     assert r.exit_code == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.output
     assert "4.0 GB declared, 4.1 kB stored — the file's holes read as zeros: identify would read" in r.stderr
     assert time.perf_counter() - start < 10
+
+
+def test_pecli_help_lists_whole_summaries_and_says_stdin_and_completion(run) -> None:
+    out = run("--help").stdout
+    commands = out.split("Commands:")[1].split("\n\n")[0].splitlines()
+    assert commands and not [c for c in commands if c.rstrip().endswith("...")], commands
+    assert all(len(line) <= 80 for line in out.splitlines()), [line for line in out.splitlines() if len(line) > 80]
+    assert "A SOURCE of - is standard input." in out and "_PECLI_COMPLETE=bash_source pecli" in out
