@@ -189,6 +189,26 @@ def recipe_from_config(
     return _rope(config, model_type, where)
 
 
+#: A recipe parameter and the config.json key a value of it came from (the others have one name).
+CONFIG_KEY = {
+    "base": "rope_theta",
+    "length": "max_position_embeddings",
+    "dim": "the rotary dim (head_dim × partial_rotary_factor)",
+}
+
+
+def in_config_words(exc: RecipeError) -> str:
+    """A recipe's refusal of a value read from a config said in the config's words: the key it
+    came from, not the recipe parameter, and no command-line option as the fix."""
+    text = str(exc)
+    name, _, rest = text.partition(" ")
+    if name not in CONFIG_KEY and not name.replace("_", "").isalpha():
+        return text
+    said, _, hint = rest.rpartition(": ")
+    rest = said if said and "--" in hint else rest  # "…, got 0: RoPE's theta, e.g. --base 10000"
+    return f"{CONFIG_KEY.get(name, name)} {rest}"
+
+
 def _layer_of(spec: str) -> tuple[str, str | None]:
     """``DIR/config.json:full_attention`` → the path and the layer type (none where the whole
     text names a file or directory)."""
@@ -360,7 +380,10 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
     if head_dim is None:
         head_dim = _default("head_dim", where, model_type)
     if head_dim is None:  # the class derives it
-        if not isinstance(heads, int) or not isinstance(hidden, int) or heads <= 0:
+        for key, value in (("hidden_size", hidden), ("num_attention_heads", heads)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+                raise PecliInputError(f"{where}: {key} must be a whole number > 0, got {value!r:.60}")
+        if not isinstance(heads, int) or not isinstance(hidden, int):
             raise PecliInputError(f"{where} has no head_dim, nor hidden_size and num_attention_heads to derive it")
         head_dim = hidden // heads
     if not isinstance(head_dim, int) or isinstance(head_dim, bool) or head_dim <= 0:
@@ -413,7 +436,7 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
     try:
         return Rope(**params)
     except RecipeError as exc:
-        raise PecliInputError(f"{where}: {exc}") from None
+        raise PecliInputError(f"{where}: {in_config_words(exc)}") from None
 
 
 def _mrope(
@@ -443,7 +466,7 @@ def _mrope(
             mrope_interleaved=interleaved,
         )
     except RecipeError as exc:
-        raise PecliInputError(f"{where}: {exc}") from None
+        raise PecliInputError(f"{where}: {in_config_words(exc)}") from None
 
 
 def _sinusoidal(config: dict[str, Any], model_type: str, where: str) -> Recipe:

@@ -337,7 +337,9 @@ def write_table(
     if want_sidecar:
         _check_sidecar_name(targets[1])
         _check_sidecar_slot(targets[1])
-    if want_sidecar and is_foreign_file(targets[1]):  # with or without --force: it would not help
+    # A user's own file there: said at once, with or without --force (which would not help).  A
+    # name the system cannot hold is not such a file: atomic_paths says why it cannot be written.
+    if want_sidecar and os.path.lexists(targets[1]) and is_foreign_file(targets[1]):
         raise OutputError(
             f"{targets[1]} exists and is not a pecli sidecar: pecli never replaces it, even with --force; "
             "move it away, or write with --no-sidecar"

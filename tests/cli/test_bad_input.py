@@ -290,7 +290,8 @@ CASES: list[tuple[list[str], str]] = [
     (["plot", "good.npy", "--dims", "a,b", "-o", "c.png"], "is not a list of whole numbers like 0,32,64"),
     # hostile things in the output's place: a user's own NAME.json, a FIFO, a directory, dangling links
     ([*G, "-o", "foreign.npy", "--force"], "foreign.npy.json exists and is not a pecli sidecar"),
-    ([*G, "-o", "foreign.npy"], "foreign.npy.json already exists: pass --force"),
+    # not "pass --force", which would not help (issue 40)
+    ([*G, "-o", "foreign.npy"], "foreign.npy.json exists and is not a pecli sidecar"),
     ([*E, "-o", "foreign.npy", "--force"], "pecli never replaces it, even with --force"),
     ([*G, "-o", "fifo.npy"], "fifo.npy.json exists and is not a regular file: pecli will not write the recipe"),
     ([*G, "-o", "fifo.npy", "--force"], "fifo.npy.json exists and is not a regular file"),

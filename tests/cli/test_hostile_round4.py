@@ -253,3 +253,22 @@ def test_pecli_help_lists_whole_summaries_and_says_stdin_and_completion(run) -> 
     assert commands and not [c for c in commands if c.rstrip().endswith("...")], commands
     assert all(len(line) <= 80 for line in out.splitlines()), [line for line in out.splitlines() if len(line) > 80]
     assert "A SOURCE of - is standard input." in out and "_PECLI_COMPLETE=bash_source pecli" in out
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"rope_theta": "abc"}, "rope_theta must be a number, got 'abc'"),
+        ({"rope_theta": 0}, "rope_theta must be a finite number > 0 and ≠ 1, got 0"),
+        ({"max_position_embeddings": 0}, "max_position_embeddings must be a whole number > 0, got 0"),
+        ({"hidden_size": "64"}, "hidden_size must be a whole number > 0, got '64'"),
+        ({"num_attention_heads": 0}, "num_attention_heads must be a whole number > 0, got 0"),
+    ],
+)
+def test_a_config_value_of_the_wrong_type_or_zero_is_named_by_its_key(
+    run, tmp_path: Path, config: dict[str, Any], message: str
+) -> None:
+    base = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 64}
+    (tmp_path / "config.json").write_text(json.dumps({**base, **config}))
+    text = refused(run, tmp_path, "generate", "--hf-config", str(tmp_path / "config.json"), message=message)
+    assert "--base" not in text and "missing" not in text and "has no" not in text

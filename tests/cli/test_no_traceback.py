@@ -409,8 +409,9 @@ LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, 
             },
             "short_factor must be a list of numbers",
         ),
-        ({"rope_theta": 0}, "base must be a finite number > 0"),
-        ({"rope_theta": [1, 2]}, "base must be a number"),
+        # named by the config's key, not the recipe's parameter (issue 40)
+        ({"rope_theta": 0}, "rope_theta must be a finite number > 0"),
+        ({"rope_theta": [1, 2]}, "rope_theta must be a number"),
     ],
 )
 def test_malformed_config_values(tmp_path: Path, change: dict[str, object], says: str) -> None:
