@@ -60,6 +60,7 @@ import pecli
 from pecli.errors import PecliInputError
 from pecli.formats import FORMATS, WriteOptions, list_arrays, write_table
 from pecli.formats._common import META_KEY, SIDECAR_SCHEMA
+from pecli.hfconfig import recipe_from_config
 from pecli.kinds.sinusoidal import Sinusoidal
 from pecli.table import Table
 
@@ -143,6 +144,14 @@ def read_everything(path: Path) -> bool:
                 elif table.nbytes // n <= MAX_READ_BYTES:
                     table.rows(0, 1)
                     table.rows(n - 1, n)
+            accepted = True
+        except PecliInputError:
+            pass
+    if path.suffix in CONFIG_SUFFIXES:  # also read as --hf-config reads a model's settings
+        try:
+            recipe = recipe_from_config(path)
+            if recipe.shape[1] * 8 <= MAX_READ_BYTES:
+                recipe.rows(0, min(1, recipe.shape[0]))
             accepted = True
         except PecliInputError:
             pass
@@ -343,7 +352,9 @@ def seed_samples(reader: str, directory: Path) -> list[Sample]:
         jobs.append((SEED_RECIPES[0], WriteOptions(compress=("gzip", 4))))
     if reader in ("npz", "safetensors", "pt", "h5"):
         jobs.append((SEED_RECIPES[1], WriteOptions(key="model/pos_embed")))
-    samples = []
+    samples = [Sample(json.dumps(c).encode()) for c in CONFIG_SEEDS] if reader == "json" else []
+    if reader == "gguf":  # a Phi-3 LongRoPE and a YaRN model's settings as llama.cpp converts them
+        samples += [Sample(gguf_model(directory / f"model{k}.gguf", k)) for k in range(2)]
     for k, (recipe, options) in enumerate(jobs):
         path = directory / f"seed{k}{ext}"
         if FORMATS[reader].write is None:  # a format pecli only reads: its own library writes the seed
@@ -353,6 +364,48 @@ def seed_samples(reader: str, directory: Path) -> list[Sample]:
         sidecar = Path(str(path) + ".json")
         samples.append(Sample(path.read_bytes(), sidecar.read_bytes() if sidecar.exists() else None))
     return samples
+
+
+#: Readers whose files are also read as a model's settings (``--hf-config``: config.json, GGUF).
+CONFIG_SUFFIXES = (".json", ".gguf")
+#: Models' config.json files as transformers writes them: the --hf-config reader's seeds (issue 40).
+CONFIG_SEEDS: tuple[dict[str, Any], ...] = (
+    {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 128,
+     "rope_theta": 500000.0, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                              "high_freq_factor": 4.0, "original_max_position_embeddings": 64}},
+    {"model_type": "phi3", "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 256,
+     "original_max_position_embeddings": 64, "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 8,
+                                                              "long_factor": [1.5] * 8}},
+    {"model_type": "qwen2", "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 128,
+     "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32}},
+    {"model_type": "qwen3_vl", "text_config": {"head_dim": 16, "hidden_size": 64, "num_attention_heads": 4,
+     "max_position_embeddings": 64, "rope_scaling": {"mrope_section": [4, 2, 2], "mrope_interleaved": True}}},
+)  # fmt: skip
+
+
+def gguf_model(path: Path, which: int) -> bytes:
+    """A model's rope settings as llama.cpp's convert_hf_to_gguf.py writes them: Phi-3's LongRoPE
+    (factor tensors, original length, attention factor) or YaRN's scaling keys."""
+    import gguf
+
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_context_length(256)
+    writer.add_rope_freq_base(10000.0)
+    writer.add_rope_dimension_count(16)
+    if which == 0:
+        writer.add_uint32("llama.rope.scaling.original_context_length", 64)
+        writer.add_float32("llama.rope.scaling.attn_factor", 1.19)
+        writer.add_tensor("rope_factors_long.weight", np.full(8, 1.5, np.float32))
+        writer.add_tensor("rope_factors_short.weight", np.ones(8, np.float32))
+    else:
+        writer.add_string("llama.rope.scaling.type", "yarn")
+        writer.add_float32("llama.rope.scaling.factor", 4.0)
+        writer.add_uint32("llama.rope.scaling.original_context_length", 64)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path.read_bytes()
 
 
 def gguf_write(path: Path, table: np.ndarray) -> None:

@@ -184,7 +184,10 @@ def hf_config(path: Path) -> dict[str, Any]:
 
     def get(key: str) -> Any:
         found = reader.fields.get(key)
-        return found.contents() if found is not None else None
+        try:
+            return found.contents() if found is not None else None
+        except (UnicodeDecodeError, ValueError, IndexError) as exc:  # an untrusted file's value
+            raise FormatError(f"{path}: {key} cannot be read ({first_line(exc)})") from None
 
     def number(key: str, whole: bool = False) -> Any:
         """The value of ``key``, checked to be one finite number > 0 (a whole one), or None."""

@@ -7,6 +7,7 @@ traceback, the directory byte for byte as it was."""
 from __future__ import annotations
 
 import json
+import os
 import struct
 import time
 from collections.abc import Callable
@@ -272,3 +273,80 @@ def test_a_config_value_of_the_wrong_type_or_zero_is_named_by_its_key(
     (tmp_path / "config.json").write_text(json.dumps({**base, **config}))
     text = refused(run, tmp_path, "generate", "--hf-config", str(tmp_path / "config.json"), message=message)
     assert "--base" not in text and "missing" not in text and "has no" not in text
+
+
+# -- the library's contract over drawn arrays (issue 40, item 5) ------------------------------------
+def _drawn_arrays() -> Any:
+    import ml_dtypes
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    values = st.floats(allow_nan=True, allow_infinity=True, width=32)
+    dtypes = st.sampled_from(
+        [np.float16, np.float32, np.float64, np.int64, np.uint8, np.bool_, np.complex64, ml_dtypes.bfloat16]
+    )
+    small = hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=6)
+
+    def filled(shape: Any, dt: Any, fill: float) -> np.ndarray:
+        with np.errstate(invalid="ignore", over="ignore"):  # NaN or inf cast to an integer dtype
+            return np.full(shape, fill).astype(dt, copy=False)
+
+    plain_arrays = st.builds(filled, small, dtypes, values)
+    strided = st.builds(lambda a, s: np.ascontiguousarray(a)[:: s[0], :: s[1]] if a.ndim == 2 else a,
+                        hnp.arrays(np.float32, (9, 7), elements=values), st.tuples(st.integers(1, 3), st.integers(1, 3)))  # fmt: skip
+    transposed = hnp.arrays(np.float64, (5, 3), elements=values).map(lambda a: a.T)
+    read_only = hnp.arrays(np.float32, (4, 4), elements=values).map(lambda a: (a.setflags(write=False), a)[1])
+    huge = st.sampled_from([(10**9, 10**4), (2**40, 2), (1, 2**45), (10**6, 10**3, 8)]).map(
+        lambda shape: np.broadcast_to(np.float32(0.5), shape)
+    )
+    odd = st.sampled_from([None, {}, [], "text", ["a", "b"], np.array([None, 1.0], dtype=object), [[1, 2], [3]]])
+    return st.one_of(plain_arrays, strided, transposed, read_only, huge, odd)
+
+
+def _api_property(draws: int, identify_every: int) -> None:
+    from hypothesis import HealthCheck, given, settings
+
+    failures: list[str] = []
+    count = [0]
+
+    # derandomized: the same draws on every run, so a CI run passes or fails as the last one did
+    @settings(
+        max_examples=draws, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True
+    )
+    @given(a=_drawn_arrays(), b=_drawn_arrays())
+    def check(a: Any, b: Any) -> None:
+        count[0] += 1
+        calls: list[tuple[str, Callable[[], Any]]] = [
+            ("from_array", lambda: Table.from_array(a)),
+            ("describe", lambda: describe(a)),
+            ("compare", lambda: compare(a, b)),
+        ]
+        if count[0] % identify_every == 0:
+            calls.append(("identify", lambda: identify(a)))
+        for name, call in calls:
+            start = time.perf_counter()
+            try:
+                call()
+            except PecliInputError as exc:
+                if "\n" in str(exc) or not str(exc):
+                    failures.append(f"{name}: not one line: {exc!r:.200}")
+            except BaseException as exc:
+                failures.append(
+                    f"{name} of {getattr(a, 'shape', type(a))} / {getattr(b, 'shape', type(b))}: {type(exc).__name__}: {exc!s:.200}"
+                )
+            if time.perf_counter() - start > 20:
+                failures.append(f"{name} of {getattr(a, 'shape', type(a))}: {time.perf_counter() - start:.0f} s")
+
+    check()
+    assert not failures, f"{len(failures)} violations in {draws} draws:\n" + "\n".join(failures[:20])
+
+
+def test_the_api_contract_holds_for_drawn_arrays() -> None:
+    """0-d, empty, object, strided, transposed, read-only, broadcast arrays declaring terabytes:
+    Table.from_array, describe, compare and identify return or raise one line, quickly."""
+    _api_property(60, 10)
+
+
+@pytest.mark.slow
+def test_the_api_contract_holds_for_twenty_thousand_drawn_arrays() -> None:
+    _api_property(int(os.environ.get("PECLI_CONTRACT_DRAWS", "20000")), 100)
