@@ -434,9 +434,12 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
                 raise PecliInputError(f"{where}: {key} must be a list of numbers, got {params[key]!r:.80}")
             params[key] = ";".join(repr(float(x)) for x in params[key])
     try:
-        return Rope(**params)
+        recipe = Rope(**params)
     except RecipeError as exc:
         raise PecliInputError(f"{where}: {in_config_words(exc)}") from None
+    # A width read from a file is bounded before any row is built, and named by its keys, not --dim.
+    recipe.ensure_rows_fit(1, f"check {where}: its head_dim {head_dim} × partial_rotary_factor {partial} is that width")
+    return recipe
 
 
 def _mrope(

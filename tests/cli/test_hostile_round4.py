@@ -264,6 +264,8 @@ def test_pecli_help_lists_whole_summaries_and_says_stdin_and_completion(run) -> 
         ({"max_position_embeddings": 0}, "max_position_embeddings must be a whole number > 0, got 0"),
         ({"hidden_size": "64"}, "hidden_size must be a whole number > 0, got '64'"),
         ({"num_attention_heads": 0}, "num_attention_heads must be a whole number > 0, got 0"),
+        # a width read from the file that no memory holds: the file's keys are named, not --dim
+        ({"head_dim": 20_000_000_000}, "its head_dim 20000000000 × partial_rotary_factor 1.0 is that width"),
     ],
 )
 def test_a_config_value_of_the_wrong_type_or_zero_is_named_by_its_key(
@@ -272,7 +274,7 @@ def test_a_config_value_of_the_wrong_type_or_zero_is_named_by_its_key(
     base = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 64}
     (tmp_path / "config.json").write_text(json.dumps({**base, **config}))
     text = refused(run, tmp_path, "generate", "--hf-config", str(tmp_path / "config.json"), message=message)
-    assert "--base" not in text and "missing" not in text and "has no" not in text
+    assert "--base" not in text and "--dim" not in text and "missing" not in text and "has no" not in text
 
 
 # -- the library's contract over drawn arrays (issue 40, item 5) ------------------------------------
