@@ -455,13 +455,13 @@ def presets_view(presets: list[Any], detail: bool) -> list[RenderableType]:
     grid.add_column("preset", no_wrap=True, style="bold", min_width=name_width)
     grid.add_column("shape", no_wrap=True, justify="right", min_width=9)
     grid.add_column("values", no_wrap=True, min_width=7)
-    # Wrapped at word boundaries on a narrow terminal or pipe (never cut mid-word).
-    grid.add_column("reproduces", overflow="fold", ratio=1, min_width=24)
+    # Wrapped at word boundaries; a class name longer than the column ends in "…" (never broken mid-word).
+    grid.add_column("reproduces", overflow="ellipsis", ratio=1, min_width=24)
     for p in presets:
         n, d = p.recipe().shape
         what = p.source.split("::")[-1].split("(")[0].split(".")[0]
         grid.add_row(p.name, f"{n}×{d}", p.params.get("compute", "exact"), f"{what} ({p.framework})")
-    return [grid, "pecli presets NAME shows one in full; pecli generate --preset NAME [--len N --dim D] builds it."]
+    return [grid, "pecli presets NAME shows one in full; pecli generate --preset NAME builds it."]
 
 
 #: Shades from −1 to 1, so the picture survives without colour (NO_COLOR, pipes, the docs).

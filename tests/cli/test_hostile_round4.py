@@ -352,3 +352,22 @@ def test_the_api_contract_holds_for_drawn_arrays() -> None:
 @pytest.mark.slow
 def test_the_api_contract_holds_for_twenty_thousand_drawn_arrays() -> None:
     _api_property(int(os.environ.get("PECLI_CONTRACT_DRAWS", "20000")), 100)
+
+
+def test_pecli_presets_at_80_columns_breaks_no_name_mid_word(run) -> None:
+    # A class name longer than the last column ends in "…" on its line (pecli presets NAME shows it
+    # whole); it was folded onto the next line mid-word ("M2M100SinusoidalPositionalEmbe / dding").
+    from pecli.presets import PRESETS
+
+    out = run("presets").stdout
+    lines = out.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    words = {w for line in lines for w in line.split()}
+    names = {p.source.split("::")[-1].split("(")[0].split(".")[0] for p in PRESETS.values()}
+    broken = [
+        n
+        for n in names
+        if " " not in n and n not in words and not any(w.endswith("…") and n.startswith(w[:-1]) for w in words)
+    ]
+    assert not broken, broken
+    assert "Speech2TextSinusoidalPositionalEmbedding" in run("presets", "hf-speech2text").stdout
