@@ -431,7 +431,8 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
     for key in ("short_factor", "long_factor"):
         if isinstance(params.get(key), list):
             if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in params[key]):
-                raise PecliInputError(f"{where}: {key} must be a list of numbers, got {params[key]!r:.80}")
+                bad = next(x for x in params[key] if not isinstance(x, int | float) or isinstance(x, bool))
+                raise PecliInputError(f"{where}: {key} must be a list of numbers, got {bad!r:.40} in it")
             params[key] = ";".join(repr(float(x)) for x in params[key])
     try:
         recipe = Rope(**params)

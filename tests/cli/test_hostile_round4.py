@@ -371,3 +371,20 @@ def test_pecli_presets_at_80_columns_breaks_no_name_mid_word(run) -> None:
     ]
     assert not broken, broken
     assert "Speech2TextSinusoidalPositionalEmbedding" in run("presets", "hf-speech2text").stdout
+
+
+def test_a_long_factor_list_is_said_by_its_bad_value_not_whole(run, tmp_path: Path) -> None:
+    config = {
+        "model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096,
+        "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 47 + [0.0], "long_factor": [1.5] * 48},
+    }  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    text = refused(run, tmp_path, "generate", "--hf-config", str(tmp_path / "config.json"),
+                   message="short_factor must hold finite numbers > 0, got 0.0 at index 47 of 48")  # fmt: skip
+    assert len(text) < 200
+    config["rope_scaling"]["long_factor"] = ["x"] * 48  # type: ignore[index]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    text = refused(run, tmp_path, "generate", "--hf-config", str(tmp_path / "config.json"),
+                   message="long_factor must be a list of numbers, got 'x' in it")  # fmt: skip
+    assert len(text) < 200

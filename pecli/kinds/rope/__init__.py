@@ -72,7 +72,8 @@ def factor_list(name: str, value: object, count: int) -> str:
             "give one factor per frequency"
         )
     if not all(math.isfinite(x) and x > 0 for x in numbers):
-        raise RecipeError(f"{name} must hold finite numbers > 0, got {value!r}")
+        bad = next(i for i, x in enumerate(numbers) if not (math.isfinite(x) and x > 0))
+        raise RecipeError(f"{name} must hold finite numbers > 0, got {numbers[bad]!r} at index {bad} of {len(numbers)}")
     return ";".join(repr(x) for x in numbers)
 
 
