@@ -217,7 +217,8 @@ def _other_width(a: Table, b: Table, first: int, crit: Criteria) -> list[Explana
     for t in (a, b):
         if t.recipe is not None and confirmed(t.recipe, *own_rows(t, first), crit) is None:
             recipes[id(t)] = None
-    if recipes[id(b)] is None and recipes[id(a)] is None:
+    too_small = min(a.shape[0], b.shape[0]) < 8 or min(a.shape[1], b.shape[1]) < 4  # nothing to tell a width by
+    if recipes[id(b)] is None and recipes[id(a)] is None and not too_small:
         _, ka, kb = identified_causes(a, b)
         recipes = {id(a): ka.recipe if ka is not None and ka.tight else None,
                    id(b): kb.recipe if kb is not None and kb.tight else None}  # fmt: skip
