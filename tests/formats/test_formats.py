@@ -238,11 +238,17 @@ def test_existing_file_refused_without_force_and_untouched(tmp_path: Path) -> No
 
 
 def test_existing_sidecar_is_not_clobbered(tmp_path: Path) -> None:
+    # A user's own file there is named as such at once: --force would not replace it either (issue 40).
     (tmp_path / "t.npy.json").write_text("mine")
-    with pytest.raises(OutputError, match=r"t\.npy\.json already exists"):
+    with pytest.raises(OutputError, match=r"t\.npy\.json exists and is not a pecli sidecar"):
         write_table(Table.from_recipe(recipe()), tmp_path / "t.npy")
     assert not (tmp_path / "t.npy").exists()
     assert (tmp_path / "t.npy.json").read_text() == "mine"
+    # pecli's own sidecar of an earlier table: --force replaces it, so that is the fix said
+    write_table(Table.from_recipe(recipe()), tmp_path / "u.npy")
+    (tmp_path / "u.npy").unlink()
+    with pytest.raises(OutputError, match=r"u\.npy\.json already exists: pass --force"):
+        write_table(Table.from_recipe(recipe()), tmp_path / "u.npy")
 
 
 class Exploding(Table):
