@@ -459,14 +459,15 @@ def test_suspects_can_be_skipped() -> None:
 
 
 # -- and that do not ---------------------------------------------------------------------------
-def test_the_wrong_formula_is_a_real_difference() -> None:
-    for length, dim in [(100, 512), (256, 64)]:
-        a = plain(wrong_formula(length, dim), "wrong_formula.npy")
-        c = compare(a, recipe(length=length, dim=dim))
-        assert not c.same and c.exit_code == 1
-        assert c.explanations == [], c.explanations
-        assert explain(a, plain(Sinusoidal(length, dim).build())) == []
-        assert explain(a, recipe(length=length, dim=dim, layout="split")) == []
+# The wide case takes ~12 s (every fit at 512 columns): in the slow group, with the narrow one as its quick sibling.
+@pytest.mark.parametrize(("length", "dim"), [pytest.param(100, 512, marks=pytest.mark.slow), (256, 64)])
+def test_the_wrong_formula_is_a_real_difference(length: int, dim: int) -> None:
+    a = plain(wrong_formula(length, dim), "wrong_formula.npy")
+    c = compare(a, recipe(length=length, dim=dim))
+    assert not c.same and c.exit_code == 1
+    assert c.explanations == [], c.explanations
+    assert explain(a, plain(Sinusoidal(length, dim).build())) == []
+    assert explain(a, recipe(length=length, dim=dim, layout="split")) == []
 
 
 def changed(x: np.ndarray, row: int, col: int, value: float) -> np.ndarray:
