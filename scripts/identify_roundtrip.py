@@ -36,6 +36,7 @@ from pecli.kinds import kinds
 from pecli.kinds.base import Recipe
 from pecli.presets import PRESETS
 from pecli.proof import verify
+from pecli.sources import recipe_spec
 from pecli.table import Table
 
 LENGTHS = (1, 2, 7, 64, 300, 1000, 3000)
@@ -103,9 +104,9 @@ def draw(cls: type[Recipe], rng: random.Random) -> Recipe | None:
     return recipe
 
 
-def draws(count: int, seed: int) -> Iterator[tuple[str, Recipe]]:
+def draws(count: int, seed: int, only: tuple[str, ...] = ()) -> Iterator[tuple[str, Recipe]]:
     rng = random.Random(seed)
-    classes = list(kinds().values())
+    classes = [cls for name, cls in kinds().items() if not only or name in only]
     made = 0
     while made < count:
         cls = classes[made % len(classes)]
@@ -145,8 +146,10 @@ def judge(label: str, recipe: Recipe) -> Outcome:
     return Outcome(label, recipe, found.verdict, named, false, found.summary, seconds)
 
 
-def run(count: int, seed: int, with_presets: bool = True, out: Any = sys.stderr) -> list[Outcome]:
-    cases = [*(presets() if with_presets else []), *draws(count, seed)]
+def run(
+    count: int, seed: int, with_presets: bool = True, out: Any = sys.stderr, only: tuple[str, ...] = ()
+) -> list[Outcome]:
+    cases = [*(presets() if with_presets else []), *draws(count, seed, only)]
     results = []
     for label, recipe in cases:
         result = judge(label, recipe)
@@ -169,7 +172,7 @@ def summary(results: list[Outcome]) -> str:
         f"named {named}/{len(results)} ({named / max(1, len(results)):.1%}); false matches {len(false)}",
         "per kind: " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(by_kind.items())),
         "misses:",
-        *(f"  {r.label} ({r.verdict}): {r.recipe.kind} {r.recipe.describe(short=True)[:150]}" for r in misses),
+        *(f"  {r.label} ({r.verdict}): {recipe_spec(r.recipe)}" for r in misses),
     ]
     return "\n".join(lines)
 
@@ -179,8 +182,10 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--seed", type=int, default=41)
     parser.add_argument("--no-presets", action="store_true")
+    parser.add_argument("--kinds", default="", help="comma-separated kinds to draw (default: all)")
     args = parser.parse_args()
-    results = run(args.draws, args.seed, not args.no_presets)
+    only = tuple(k for k in args.kinds.split(",") if k)
+    results = run(args.draws, args.seed, not args.no_presets, only=only)
     print(summary(results))
     sys.exit(1 if any(r.false_match for r in results) else 0)
 

@@ -21,7 +21,7 @@ import itertools
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal, NamedTuple, get_args
 
 import numpy as np
@@ -49,6 +49,8 @@ _VIDEO = re.compile(r"(\d+)\s*[x×]\s*(\d+)\s*[x×]\s*(\d+)")
 MAX_FIT_ROWS = 1 << 17
 #: Axes and θ tried by :meth:`Axial.fit`: Flux.1's, and CogVideoX's (head dim 64: t 16, h 24, w 24).
 _COMMON = (("16;56;56", 10000.0), ("16;24;24", 10000.0))
+#: The value an axis holds at id 0, by part (cos 1; sin, angle and ids 0).
+_ZERO = {"cos": 1.0}
 
 
 class Segment(NamedTuple):
@@ -395,23 +397,30 @@ class Axial(Recipe):
 
     @classmethod
     def fit(cls, sample: Sample) -> Iterator[Recipe]:
-        """Flux-style tables (text then one image, three axes): the sequence read from the rows."""
-        for axes_dim, theta in _COMMON:
-            axes = [int(a) for a in axes_dim.split(";")]
-            if sum(axes) != sample.d:
+        """Flux-style tables (text then one image, or a video; three axes): the sequence read from
+        the rows, in either layout, for each part (an ``ids`` table, three columns, is the ids
+        themselves: any three axes and θ build it)."""
+        tried: list[tuple[str, float, str, str]] = [
+            (axes_dim, theta, part, layout)
+            for axes_dim, theta in _COMMON
+            if sum(int(a) for a in axes_dim.split(";")) == sample.d
+            for part, layout in itertools.product(("cos", "sin", "angle"), get_args(AxialLayout))
+        ]
+        if sample.d == 3:
+            tried.append((_COMMON[0][0], _COMMON[0][1], "ids", "ids"))
+        for (axes_dim, theta, part, layout), read in itertools.product(tried, (sequence_of, video_of)):
+            axes = [1, 1, 1] if part == "ids" else [int(a) for a in axes_dim.split(";")]
+            found = read(sample, axes, part, layout)
+            if found is None:
                 continue
-            for part, read in itertools.product(("cos", "sin"), (sequence_of, video_of)):
-                found = read(sample, axes, part, "pairs")
-                if found is None:
-                    continue
-                recipe = cls(axes_dim, found, base=theta, part=part, dtype=sample.dtype)  # type: ignore[arg-type]
-                ids = "(frame, row, col)" if found.startswith("video=") else "(0, row, col)"
-                sample.clue(
-                    f"the columns repeat in pairs over axes {axes_dim}; the rows follow ids {ids} over {found}", recipe
-                )
-                yield recipe
-                for compute in ("exact", "float32"):
-                    yield cls(axes_dim, found, base=theta, part=part, compute=compute, dtype=sample.dtype)  # type: ignore[arg-type]
+            shape = {"pairs": "repeat in pairs", "half": "repeat in halves", "ids": "are the ids"}[layout]
+            ids = "(frame, row, col)" if found.startswith("video=") else "(0, row, col)"
+            base = dict(layout=layout) if part != "ids" else {}
+            recipe = cls(axes_dim, found, base=theta, part=part, dtype=sample.dtype, **base)  # type: ignore[arg-type]
+            sample.clue(f"the columns {shape} over axes {axes_dim}; the rows follow ids {ids} over {found}", recipe)
+            yield recipe
+            for compute in ("exact", "float32") if part != "ids" else ():
+                yield replace(recipe, compute=compute)
 
 
 def sequence_of(sample: Sample, axes: list[int], part: str, layout: str) -> str | None:
@@ -423,7 +432,7 @@ def sequence_of(sample: Sample, axes: list[int], part: str, layout: str) -> str 
         n, d = sample.n, sample.d
         if sum(axes) != d or len(axes) != 3 or n > MAX_FIT_ROWS:
             return None
-        zero = 1.0 if part == "cos" else 0.0
+        zero = _ZERO.get(part, 0.0)
         if not np.all(sample.values[:, : axes[0]] == zero):
             return None  # the sample says no before the whole table is read
         x = sample.rows(0, n)
@@ -448,6 +457,19 @@ def sequence_of(sample: Sample, axes: list[int], part: str, layout: str) -> str 
     return sample.memo(("axial sequence", tuple(axes), part, layout), read)
 
 
+def _repeats(head: np.ndarray, axes: list[int], layout: str) -> bool:
+    """Whether each axis's columns repeat as ``layout`` lays them (``ids``: one column each)."""
+    if layout == "pairs":
+        return np.array_equal(head[:, 0::2], head[:, 1::2])
+    if layout == "half":
+        o = np.cumsum([0, *axes])
+        h = [a // 2 for a in axes]
+        return all(
+            np.array_equal(head[:, o[k] : o[k] + h[k]], head[:, o[k] + h[k] : o[k + 1]]) for k in range(len(axes))
+        )
+    return True
+
+
 def video_of(sample: Sample, axes: list[int], part: str, layout: str, origin: bool = True) -> str | None:
     """The ``video=TxHxW`` grid whose ``(frame, row, col)`` ids the table's rows follow (C order:
     the column id moves every row, the row id every ``W`` rows, the frame every ``H·W``), or
@@ -458,10 +480,10 @@ def video_of(sample: Sample, axes: list[int], part: str, layout: str, origin: bo
         n, d = sample.n, sample.d
         if sum(axes) != d or len(axes) != 3 or n > MAX_FIT_ROWS or n < 2:
             return None
-        zero = 1.0 if part == "cos" else 0.0
+        zero = _ZERO.get(part, 0.0)
         head = sample.rows(0, min(n, sample.head_rows))
-        if (origin and not np.all(head[0] == zero)) or not np.array_equal(head[:, 0::2], head[:, 1::2]):
-            return None  # token 0 has ids (0, 0, 0), and the columns repeat in pairs: else read no further
+        if (origin and not np.all(head[0] == zero)) or not _repeats(head, axes, layout):
+            return None  # token 0 has ids (0, 0, 0), and the columns repeat: else read no further
         x = sample.rows(0, n)
         o = np.cumsum([0, *axes])
         moved = [np.flatnonzero(np.any(x[:, o[k] : o[k + 1]] != x[0, o[k] : o[k + 1]], axis=1)) for k in range(3)]

@@ -8,7 +8,9 @@ rebuild torch's numbers).
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, get_args
 
@@ -16,12 +18,17 @@ import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.fitting import Sample
+from pecli.fitting import Sample, round_number
 from pecli.kernels.draws import COLUMN_BITS, fill_normal
 from pecli.kinds.base import Recipe, check_row_range
 from pecli.params import choice, int_param, positive_float
 
 Init = Literal["normal", "truncated-normal"]
+#: The seeds :meth:`Learned.fit` tries: 0 to 15 and the round ones people pick.  A table pecli drew
+#: with another seed is described (:meth:`Learned.recognise`), not rebuilt (docs/limits.md).
+FIT_SEEDS = (*range(16), 42, 123, 1234, 12345, 2024, 31337)
+#: Columns of one row compared with each seed's draw.
+_FIT_COLUMNS = 64
 Rng = Literal["splitmix", "pcg64"]
 #: TF's truncated normal redraws values beyond 2 standard deviations.
 TRUNCATION = 2.0
@@ -133,6 +140,37 @@ class Learned(Recipe):
 
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
+    def fit(cls, sample: Sample) -> Iterator[Recipe]:
+        """pecli's own draws back: the seed (of :data:`FIT_SEEDS`) and generator whose standard
+        normals, times one ``std``, are the first drawn row's values (the truncated normal redraws
+        only values beyond 2σ, so most of a row agrees with the normal's), a zero row in front as
+        ``padding_idx``.  Each (seed, generator) costs one row of 64 draws; the proof decides."""
+        zeros = sample.zero_rows
+        padding = zeros[0] if len(zeros) == 1 else None
+        probe = next((r for r in range(min(sample.n, 16)) if r not in zeros), None)
+        if probe is None or sample.d < 2:
+            return
+        k = min(sample.d, _FIT_COLUMNS)
+        row = np.asarray(sample.rows(probe, probe + 1)[0, :k], dtype=np.float64)
+        if not np.all(np.isfinite(row)) or not np.any(row):
+            return
+        slack = 8 * sample.eps
+        for seed, rng in itertools.product(FIT_SEEDS, get_args(Rng)):
+            unit = cls(probe + 1, k, std=1.0, seed=seed, rng=rng, dtype="float64").rows(probe, probe + 1)[0]
+            ratio = row / unit
+            std = float(np.median(ratio))
+            if not std > 0 or np.count_nonzero(np.abs(ratio - std) <= slack * std) * 2 < k:
+                continue
+            std = round_number(std)
+            length = sample.n - (padding + 1 if padding is not None else 0)
+            sample.clue(f"row {probe} is seed {seed}'s {rng} draw times σ = {std:g}")
+            for init in get_args(Init):
+                try:
+                    yield cls(length, sample.d, std, init, seed, rng, padding, dtype=sample.dtype)  # type: ignore[arg-type]
+                except RecipeError:
+                    continue
+
+    @classmethod
     def recognise(cls, sample: Sample) -> str | None:
         """A sentence when the table looks like a learned table at initialisation, else ``None``.
 
@@ -166,7 +204,10 @@ class Learned(Recipe):
         )
         if zeros:
             text += f"; row {zeros[0]} is zero (a padding row, like RoBERTa's)"
-        return text + ". No formula rebuilds random numbers: compare distributions, not values"
+        return text + (
+            ". No formula rebuilds random numbers (nor pecli's own draw with a seed of 0–15, 42, 123, 1234, 12345, "
+            "2024 or 31337): compare distributions, not values"
+        )
 
 
 __all__ = ["TRUNCATION", "DType", "Init", "Learned", "Rng"]

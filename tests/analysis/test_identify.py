@@ -17,6 +17,7 @@ from pecli.errors import PecliInputError
 from pecli.fitting import Sample
 from pecli.formats import open_table
 from pecli.identification import Identification, identify
+from pecli.kinds.learned import Learned
 from pecli.kinds.rope import Rope
 from pecli.kinds.sincos2d import Sincos2d
 from pecli.presets import PRESETS, Preset
@@ -216,6 +217,52 @@ def test_random_normal_tables_are_learned_and_uniform_ones_unknown() -> None:
     assert result.confidence_label == "none" and "σ = 0.02" in result.notes[0]
     uniform = identify(plain(np.random.default_rng(0).uniform(-1, 1, (512, 768)).astype(f32)))
     assert uniform.verdict == "unknown" and uniform.kind is None
+
+
+@pytest.mark.parametrize(
+    ("recipe", "named"),
+    [
+        (Learned(300, 33, seed=7, init="truncated-normal", rng="pcg64", std=0.1), True),
+        (Learned(120, 16, seed=42, padding_idx=1, dtype="float16"), True),
+        (Learned(64, 24, seed=99), False),  # not a seed the fit tries: described, not rebuilt
+    ],
+)
+def test_pecli_s_own_draws_come_back_by_their_seed(recipe: Learned, named: bool) -> None:
+    # No sidecar: the seed and generator are read from the first row's values alone.
+    result = identify(plain(recipe.build()))
+    if named:
+        assert result.verdict == "match" and result.best is not None and result.best.recipe == recipe
+        assert result.best.verification is not None and result.best.verification.max_abs == 0
+    else:
+        assert result.verdict == "learned" and "seed of 0–15" in result.notes[0]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        # Flux's axial tables in either layout, as angles, and its token ids (any axes build those)
+        "axial:axes_dim=16;56;56,tokens=text=8;image=4x4,layout=half,part=cos,compute=float32",
+        "axial:axes_dim=16;56;56,tokens=text=8;image=4x4,part=angle",
+        "axial:axes_dim=16;56;56,tokens=text=8;image=4x4,part=ids",
+        "axial:axes_dim=16;24;24,tokens=video=3x4x5,layout=half,part=angle,compute=float32",
+        # 2-D grids with a class token's row, the axes' bands in turn, one band an axis, float16 storage
+        "rope2d:feat_shape=16x16,dim=64,bands=lang,part=sin,compute=exact,grid_indexing=xy,cls_row=first,"
+        "axis_columns=interleaved",
+        "rope2d:feat_shape=16x16,dim=4,bands=lang,part=cos,dtype=float16,grid_indexing=xy,axis_bands=alternate,"
+        "cls_row=first",
+        "rope2d:feat_shape=16x16,dim=64,bands=pixel,part=cis,dtype=float16,cls_row=first,axis_columns=interleaved",
+        "rope2d:feat_shape=16x16,dim=8,bands=lang,part=cos,dtype=bfloat16,axis_bands=alternate,cls_row=last,"
+        "axis_columns=interleaved",
+    ],
+)
+def test_identify_reads_the_variants_back(spec: str) -> None:
+    # issue 41's round trip: each variant pecli builds is named by a recipe that rebuilds it exactly.
+    from pecli.sources import parse_recipe
+
+    table = parse_recipe(spec).build()
+    result = identify(plain(table))
+    assert result.verdict == "match" and result.best is not None, result.summary
+    np.testing.assert_array_equal(result.best.recipe.build(), table)
 
 
 @pytest.mark.slow  # every preset; the kinds' examples come back in test_identify_cli.py by default

@@ -394,18 +394,20 @@ class Rope2d(Recipe):
             return
         default = params.get("feat_shape")
         preset_axes = grid_sizes("feat_shape", default) if default is not None else None
+        cls_row, columns = params.get("cls_row", "none"), params.get("axis_columns", "blocks")
+        cells = sample.n - (cls_row != "none")
         found: list[tuple[str, str, int]] = []
         for n in dict.fromkeys((2, len(preset_axes or ()) or 2)):
             dim = 2 * width // n
             if width % n or dim < 4 or dim % 4:
                 continue
-            read = read_grid(sample, n, width, layout)
+            read = read_grid(sample, n, width, layout, columns, cls_row)
             if read is not None:
                 found.append((*read, dim))
-            if preset_axes is not None and len(preset_axes) == n and math.prod(preset_axes) == sample.n:
+            if preset_axes is not None and len(preset_axes) == n and math.prod(preset_axes) == cells:
                 found.append(("x".join(map(str, preset_axes)), "ij", dim))
-            side = math.isqrt(sample.n)
-            if n == 2 and side >= 1 and side * side == sample.n:
+            side = math.isqrt(cells)
+            if n == 2 and side >= 1 and side * side == cells:
                 found += [(f"{side}x{side}", "ij", dim), (f"{side}x{side}", "xy", dim)]
         for g, indexing, dim in dict.fromkeys(found):
             for half in halves:
@@ -416,6 +418,8 @@ class Rope2d(Recipe):
                     "dtype": sample.dtype,
                     "layout": layout,
                     "grid_indexing": indexing,
+                    "cls_row": cls_row,
+                    "axis_columns": columns,
                 }
 
 
@@ -426,14 +430,14 @@ def _fitted_cis(sample: Sample) -> Iterator[Rope2d]:
     first move, the cells' first index from row 0's band-0 angle (ω₀ = 1), and the base from the
     last axis's band 1 (its angle step from one cell to the next)."""
     from pecli.fitting import round_number
-    from pecli.kinds.rope2d.fit import axis_stride
+    from pecli.kinds.rope2d.fit import _BASES_TRIED, _PIXEL_TRIED, axis_stride
 
     n, d = sample.n, sample.d
     if d % 4 or n < 5:
         return
     head = sample.rows(0, min(n, sample.head_rows))
     radius = head[:, 0::2] ** 2 + head[:, 1::2] ** 2
-    if not np.allclose(radius, 1, rtol=0, atol=1e-3):
+    if not np.allclose(radius, 1, rtol=0, atol=max(1e-3, 8 * sample.eps)):
         return
     zero = np.tile([1.0, 0.0], d // 2)  # angle 0: cos 1, sin 0
     last = sample.rows(n - 1, n)[0]
@@ -458,25 +462,25 @@ def _fitted_cis(sample: Sample) -> Iterator[Rope2d]:
         grid = f"{cells // width}x{width}"
         slot = 0 if indexing == "xy" else 1  # the last axis's columns: its bands 0 and 1
         cos, sin = probe.band_columns(slot, 0)[0][:2], probe.band_columns(slot, 1)[0][:2]
-        if len(cos) < 2 or len(sin) < 2:
-            continue  # one band an axis: no second band to measure the step between bands by
-        rows = sample.rows(skip, skip + 2)
-        angles = np.arctan2(rows[:, sin], rows[:, cos])
-        index = round(float(np.mod(angles[0, 0], 2 * math.pi)))  # band 0 turns by 1 a cell
-        step = float(np.mod(angles[1, 1] - angles[0, 1], 2 * math.pi))
-        if not 0 < step < 1:
-            continue
-        base = round_number(step ** (-(d // 4)))
+        angles = np.arctan2(*(sample.rows(skip, skip + 2)[:, c] for c in (sin, cos)))
+        index = round(float(np.mod(angles[0, 0], 2 * math.pi)))  # language band 0 turns by 1 a cell
+        step = float(np.mod(angles[1, -1] - angles[0, -1], 2 * math.pi)) if len(cos) > 1 else math.nan
+        measured = [round_number(step ** (-(d // 4)))] if 0 < step < 1 else []
+        bands: list[dict[str, Any]] = [
+            *({"bands": "lang", "base": b, "first_index": index} for b in dict.fromkeys([*measured, *_BASES_TRIED])),
+            *({"bands": "lang", "base": b, "axis_bands": "alternate"} for b in _BASES_TRIED),
+            *({"bands": "pixel", "max_res": m, "linear_bands": lin} for m, lin in _PIXEL_TRIED),
+        ]
         cls = "" if cls_row == "none" else f", a class token's row of angle 0 {cls_row}"
-        for compute in get_args(Rope2dCompute):
+        for params, compute in itertools.product(bands, get_args(Rope2dCompute)):
             try:
-                recipe = Rope2d(grid, d, "lang", base, part="cis", compute=compute, dtype=dtype)
-                recipe = replace(recipe, grid_indexing=indexing, first_index=index, cls_row=cls_row)
-                recipe = replace(recipe, axis_columns=arrangement)
+                recipe = Rope2d(grid, d, part="cis", compute=compute, dtype=dtype, **params)
+                recipe = replace(recipe, grid_indexing=indexing, cls_row=cls_row, axis_columns=arrangement)
             except RecipeError:
                 continue
-            where = f"each band's (cos, sin), axes in {arrangement}, on a {grid} grid ({indexing}), cells from {index}"
-            sample.clue(f"{where}{cls}; the bands fit base {base:g}", recipe)
+            where = f"each band's (cos, sin), axes in {arrangement}, on a {grid} grid ({indexing})"
+            said = f"base {recipe.base:g}" if recipe.bands == "lang" else f"max_res {recipe.max_res}"
+            sample.clue(f"{where}{cls}; the bands fit {recipe.bands} bands, {said}", recipe)
             yield recipe
 
 

@@ -7,7 +7,7 @@ import functools
 import itertools
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import numpy as np
 
@@ -24,6 +24,9 @@ _MAX_WIDTH = 1 << 12
 #: The pixel bands' ``max_res`` values a fit tries (timm's default, common input sizes, lucidrains'
 #: ``max_freq`` 10): the highest band ``π·max_res/2`` aliases on a grid, so it is not measured.
 _MAX_RES_TRIED = (224, 256, 384, 448, 512, 518, 10)
+#: The language bands' bases a fit tries besides the measured one (EVA-02's, Pixtral's, timm's 10000).
+_BASES_TRIED = (10000.0, 100.0)
+_PIXEL_TRIED = tuple(itertools.product(_MAX_RES_TRIED, (False, True)))
 
 
 def fitted(kind: type[Rope2d], sample: Sample) -> Iterator[Rope2d]:
@@ -49,15 +52,20 @@ def fitted(kind: type[Rope2d], sample: Sample) -> Iterator[Rope2d]:
 def _read_sizes(kind: type[Rope2d], sample: Sample) -> Iterator[dict[str, Any]]:
     """Each part's sizes at the grid the rows run over (2 or 3 axes, none of one cell: a 1-D
     table in pairs, a rotary cache, reads as a grid of one column), not the square guess."""
+    from pecli.kinds.rope2d import AxisColumns, ClsRow
+
     seen: set[tuple[Any, ...]] = set()
-    for part, stand_in in itertools.product(("sin", "cos", "cat", "angle"), ("1x1", "1x1x1")):
-        for size in kind.sizes({"part": part, "feat_shape": stand_in}, sample):  # as many axes as the stand-in
+    for part, stand_in, cls_row, columns in itertools.product(
+        ("sin", "cos", "cat", "angle"), ("1x1", "1x1x1"), get_args(ClsRow), get_args(AxisColumns)
+    ):
+        stand = {"part": part, "feat_shape": stand_in, "cls_row": cls_row, "axis_columns": columns}
+        for size in kind.sizes(stand, sample):  # as many axes as the stand-in
             probe = kind(**size, bands="lang")
             key = tuple(sorted(size.items()))
             if key in seen or probe.shape != sample.table.shape or min(probe.axes) == 1:
                 continue
             seen.add(key)
-            if read_grid(sample, len(probe.axes), probe.part_width, probe.layout) == (
+            if read_grid(sample, len(probe.axes), probe.part_width, probe.layout, columns, cls_row) == (
                 probe.feat_shape,
                 probe.grid_indexing,
             ):
@@ -70,25 +78,32 @@ def _bands_tried(sample: Sample, probe: Rope2d) -> list[dict[str, Any]]:
     :data:`_MAX_RES_TRIED`."""
     from pecli.fitting import round_number
 
-    q = probe.dim // 4
-    slot = probe.column_axes.index(len(probe.axes) - 1)
-    column = probe.part_width if probe.part == "cat" else 0  # cat: read the cos half
-    column += 2 * q * slot + 2 if probe.layout == "pairs" else q * slot + 1
-    value = float(sample.rows(1, 2)[0, column]) if sample.n > 1 and q > 1 else math.nan
-    measure = {"sin": math.asin, "cos": math.acos, "cat": math.acos}.get(probe.part, float)
-    omega = measure(max(-1.0, min(1.0, value))) if math.isfinite(value) else math.nan
-    n = len(probe.axes)
-    tried = []
-    if 0 < omega < 1:
-        tried.append({"bands": "lang", "base": round_number(omega ** (-q))})
+    q, n = probe.dim // 4, len(probe.axes)
+    slot = probe.column_axes.index(n - 1)
+    row = 1 + (probe.cls_row == "first")  # the last axis's cell 1
+
+    def omega(band: int) -> float:
+        """The last axis's band ``band`` (its angle at cell 1); cat: read the cos half."""
+        if sample.n <= row or band >= q:
+            return math.nan
+        column = int(probe.band_columns(slot, 1 if probe.part == "cat" else 0)[0][band])
+        value = float(sample.rows(row, row + 1)[0, column])
+        measure = {"sin": math.asin, "cos": math.acos, "cat": math.acos}.get(probe.part, float)
+        return measure(max(-1.0, min(1.0, value))) if math.isfinite(value) else math.nan
+
+    tried: list[dict[str, Any]] = []
+    if 0 < (w := omega(1)) < 1:
+        tried.append({"bands": "lang", "base": round_number(w ** (-q))})
         # Pixtral's alternate bands: the last axis's band 1 is base^(−(2n − 1)/(n·q))
-        tried.append(
-            {"bands": "lang", "base": round_number(omega ** (-n * q / (2 * n - 1))), "axis_bands": "alternate"}
-        )
-    return tried + [
-        {"bands": "pixel", "max_res": max_res, "linear_bands": linear}
-        for max_res, linear in itertools.product(_MAX_RES_TRIED, (False, True))
-    ]
+        tried.append({"bands": "lang", "base": round_number(w ** (-n * q / (2 * n - 1))), "axis_bands": "alternate"})
+    for base in _BASES_TRIED:  # a base measured in float16 or bfloat16 is a few units off a round one
+        tried += [{"bands": "lang", "base": base}, {"bands": "lang", "base": base, "axis_bands": "alternate"}]
+    if q == 1:  # one band an axis: base^0 = 1 whatever the base (alternate: the last axis's is base^(−(n−1)/n))
+        tried.append({"bands": "lang"})
+        if 0 < (w := omega(0)) < 1:
+            tried.append({"bands": "lang", "base": round_number(w ** (-n / (n - 1))), "axis_bands": "alternate"})
+    tried = [t for t in tried if 1 < float(t.get("base", 2.0)) < 1e12]  # no pow overflows: a base measured near 1 or 0
+    return tried + [{"bands": "pixel", "max_res": max_res, "linear_bands": linear} for max_res, linear in _PIXEL_TRIED]
 
 
 def layout_of(sample: Sample, width: int) -> str | None:
@@ -103,16 +118,22 @@ def layout_of(sample: Sample, width: int) -> str | None:
     return None
 
 
-def read_grid(sample: Sample, n: int, width: int, layout: str = "pairs") -> tuple[str, str] | None:
-    """The ``n``-axis grid a table's rows run over (``width`` columns per part, in ``layout``)
-    and its column order (``ij``, or ``xy`` when the first two blocks of bands are the second
-    and the first axis), or ``None``: a block's columns hold still while the later axes run, so
-    where they first move is its axis's stride (the last axis's is 1)."""
-    block = width // n if layout == "pairs" else width // (2 * n)
+def read_grid(
+    sample: Sample, n: int, width: int, layout: str = "pairs", axis_columns: str = "blocks", cls_row: str = "none"
+) -> tuple[str, str] | None:
+    """The ``n``-axis grid a table's rows run over (``width`` columns per part, in ``layout``,
+    each axis's bands together or in turn as ``axis_columns`` says, a class token's row first,
+    last or none) and its column order (``ij``, or ``xy`` when the first two axes' bands are the
+    second and the first axis), or ``None``: an axis's columns hold still while the later axes
+    run, so where they first move is its axis's stride (the last axis's is 1)."""
+    q = width // (2 * n)
+    skip = 1 if cls_row == "first" else 0
+    cells = sample.n - (cls_row != "none")
     strides = []
     for axis in range(n):
-        a, b = axis * block, (axis + 1) * block
-        strides.append(sample.memo(("rope2d stride", a, b), functools.partial(axis_stride, sample, slice(a, b))))
+        columns = axis_columns_of(axis, n, q, layout, axis_columns)
+        key = ("rope2d stride", layout, axis_columns, n, q, axis, skip)
+        strides.append(sample.memo(key, functools.partial(axis_stride, sample, columns, skip)))
     indexing = "ij"
     first, second = strides[0], strides[1]
     if first is not None and second is not None and first < second:  # the second axis's bands first: xy
@@ -121,10 +142,18 @@ def read_grid(sample: Sample, n: int, width: int, layout: str = "pairs") -> tupl
     if len(known) != n - 1 or any(s % t for s, t in itertools.pairwise([*known, 1])):
         return None
     steps = [*known, 1]
-    if sample.n % steps[0]:
+    if cells < 1 or cells % steps[0]:
         return None
-    sizes = [sample.n // steps[0], *(s // t for s, t in itertools.pairwise(steps))]
+    sizes = [cells // steps[0], *(s // t for s, t in itertools.pairwise(steps))]
     return ("x".join(map(str, sizes)), indexing) if min(sizes) >= 1 else None
+
+
+def axis_columns_of(slot: int, n: int, q: int, layout: str, axis_columns: str) -> np.ndarray:
+    """The first part's columns of the ``slot``-th axis's ``q`` bands (as :meth:`Rope2d.band_columns`
+    places them, before the recipe is known): in pairs both copies, in halves the first."""
+    k = np.arange(q)
+    place = k * n + slot if axis_columns == "interleaved" else slot * q + k
+    return np.sort(np.concatenate([2 * place, 2 * place + 1])) if layout == "pairs" else place
 
 
 def axis_stride(sample: Sample, columns: slice | np.ndarray, skip: int = 0) -> int | None:
