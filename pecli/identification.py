@@ -48,22 +48,9 @@ VERIFY_MAX = 8
 #: per million columns (an 8 × 300,000 ALiBi bias: 17 s), so this is four minutes; twice the widest
 #: bias a long-context model's cache has (2²¹ keys).  A 2·10⁷-wide table would take half an hour.
 IDENTIFY_MAX_COLUMNS = 1 << 22
+#: Relative RMS under which an unmatched candidate is tried in its kind's other pipelines.
+_NEAR_MISS = 1e-2
 _STORED = "stored recipe"
-
-
-def shell_word(text: str) -> str:
-    """``text`` quoted for a POSIX shell on one line: ``shlex.quote``, or bash/zsh's ``$'…'`` with
-    escapes where it holds control characters (a newline would split the command)."""
-    from shlex import quote
-
-    if all(" " <= c != "\x7f" for c in text):
-        return quote(text)
-    escaped = "".join(
-        {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t"}.get(c)
-        or (f"\\x{ord(c):02x}" if c < " " or c == "\x7f" else c)
-        for c in text
-    )
-    return f"$'{escaped}'"
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -156,6 +143,8 @@ class Candidate:
         tail = f" --atol {self.atol:g}" if self.atol else ""
         if source.startswith("-") and source != "-" and not source.startswith("-:"):
             source = "./" + source
+        from pecli.sources import shell_word
+
         return f"pecli diff {shell_word(source)} {shell_word(self.spec)}{tail}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -437,23 +426,25 @@ def identify(
     for p in found.found.values():
         _screen(p, *screen)
     _started_presets(sample, found, presets, screen)
-    proposals = list(found.found.values())
-    _score_sample(sample, proposals, nearest)
-    groups = _groups(proposals)
-    candidates = [_candidate(g, sample) for g in groups]
-    verdict, best, alternatives = _decide(table, sample, groups, candidates, progress)
-    if verdict == "match" and best is not None and not best.within_rounding:
-        # Matched only within a pipeline's envelope: another pipeline may rebuild it to rounding (a
-        # float64 table computed in float64 "matches" the float32 pipeline's envelope; it is float64's).
-        extra = [v for v in best.recipe.pipelines() if v not in found.found]
-        if extra:
-            for v in extra:
-                _screen(found.add(v, None), *screen)
-            proposals = list(found.found.values())
-            _score_sample(sample, proposals, nearest)
-            groups = _groups(proposals)
-            candidates = [_candidate(g, sample) for g in groups]
-            verdict, best, alternatives = _decide(table, sample, groups, candidates, progress)
+
+    def settle() -> tuple[list[list[_Scored]], list[Candidate], tuple[Verdict, Candidate | None, list[Candidate]]]:
+        proposals = list(found.found.values())
+        _score_sample(sample, proposals, nearest)
+        groups = _groups(proposals)
+        candidates = [_candidate(g, sample) for g in groups]
+        return groups, candidates, _decide(table, sample, groups, candidates, progress)
+
+    groups, candidates, (verdict, best, alternatives) = settle()
+    # Matched only within a pipeline's envelope, or missed by a hair: another pipeline may rebuild it
+    # (a float64 table computed in float64 "matches" the float32 pipeline's envelope; it is float64's;
+    # a bfloat16 table off keras' inv-pow by a bfloat16 ulp was computed in another form).
+    near = [best] if verdict == "match" and best is not None and not best.within_rounding else []
+    near += [c for c in candidates if verdict != "match" and c.recipe.formula and c.rel_rms <= _NEAR_MISS][:2]
+    extra = [v for c in near for v in c.recipe.pipelines() if v not in found.found]
+    for v in extra:
+        _screen(found.add(v, None), *screen)
+    if extra:
+        groups, candidates, (verdict, best, alternatives) = settle()
     confidence = _confidence(best, groups, candidates) if best is not None else 0.0
     kind: str | None = best.recipe.kind if best is not None else None
     if verdict == "unknown":
@@ -479,7 +470,7 @@ def identify(
         names=_tie_names(best, alternatives),
         notes=clues + sample.notes,
         sample=sample.describe(),
-        candidates_tried=len(proposals),
+        candidates_tried=len(found.found),
     )
 
 

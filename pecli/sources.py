@@ -142,6 +142,21 @@ def _convert(name: str, value: str, type_name: str, spec: str) -> Any:
     return value
 
 
+def shell_word(text: str) -> str:
+    """``text`` quoted for a POSIX shell on one line: ``shlex.quote``, or bash/zsh's ``$'…'`` with
+    escapes where it holds control characters (a newline would split the command)."""
+    from shlex import quote
+
+    if all(" " <= c != "\x7f" for c in text):
+        return quote(text)
+    escaped = "".join(
+        {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t"}.get(c)
+        or (f"\\x{ord(c):02x}" if c < " " or c == "\x7f" else c)
+        for c in text
+    )
+    return f"$'{escaped}'"
+
+
 def recipe_spec(recipe: Recipe) -> str:
     """The operand that rebuilds ``recipe`` (inverse of ``parse_recipe``)."""
     parts = [f"{'len' if k == 'length' else k}={format_value(v)}" for k, v in recipe.params().items()]

@@ -26,6 +26,7 @@ from pecli.kernels.rotation import ROTATE_MAX_FREQUENCIES, fill_sincos
 from pecli.kernels.threads import cpu_threads, run_blocks
 from pecli.kinds.base import SCRATCH_BYTES_PER_CELL, Mistake, Recipe, built_from_float32, check_row_range
 from pecli.params import choice, int_param, positive_float
+from pecli.precision import held
 
 if TYPE_CHECKING:
     from pecli.dtypes import Ids
@@ -420,9 +421,10 @@ class Sinusoidal(Recipe):
 
     # -- diff's vocabulary ---------------------------------------------------------------------
     def pipelines(self) -> list[Recipe]:
-        """The other pipelines; the bfloat16 ones only for a bfloat16 table (nothing else they build)."""
+        """The other pipelines; the bfloat16 ones only for a table of bfloat16 values (nothing else they build)."""
         others = Recipe.pipelines(self)  # (slots: no zero-argument super())
-        return [r for r in others if self.dtype == "bfloat16" or getattr(r, "compute", None) != "bfloat16"]
+        reduced = "bfloat16" in (self.dtype, self.compute)
+        return [r for r in others if reduced or getattr(r, "compute", None) != "bfloat16"]
 
     def value_words(self, name: str, value: Any) -> str:
         """Layouts with the column order they mean."""
@@ -482,7 +484,7 @@ class Sinusoidal(Recipe):
             if omega is None:
                 continue
             # keras' bfloat16 pipeline rounds each frequency to bfloat16: up to 2⁻⁸ of it off over the span
-            drift = 2 * sample.eps * omega * span if sample.dtype == "bfloat16" else 0.0
+            drift = 2 * 2.0**-8 * omega * span if _bfloat16_values(sample) else 0.0
             for freq in get_args(Freq):
                 try:
                     rule = replace(shape, freq=cast(Freq, freq), scale=scale)
@@ -514,7 +516,7 @@ class Sinusoidal(Recipe):
                 "their angle steps fit "
                 + ", ".join(f"freq={r.freq} base {r.base:g}" + (f" odd={r.odd}" if d % 2 else "") for r in rules)
             )
-            pipelines = _PIPELINES + (_BFLOAT16_PIPELINES if sample.dtype == "bfloat16" else ())
+            pipelines = _PIPELINES + (_BFLOAT16_PIPELINES if _bfloat16_values(sample) else ())
             for rule, pad, (compute, form) in itertools.product(rules, pads, pipelines):
                 if form == "div" and rule.freq != "paper":
                     continue
@@ -545,8 +547,25 @@ _PIPELINES: tuple[tuple[Compute, Form], ...] = (
     ("float32", "div"),
     ("float64", "div"),
 )
-#: And for bfloat16 data, pipelines computed in bfloat16 step by step (keras-hub's).
-_BFLOAT16_PIPELINES: tuple[tuple[Compute, Form], ...] = (("bfloat16", "inv-pow"),)
+#: And for bfloat16 values (stored as bfloat16, or cast up afterwards), pipelines computed in
+#: bfloat16 step by step (keras-hub's inv-pow, and each other form a port may run under autocast).
+_BFLOAT16_PIPELINES: tuple[tuple[Compute, Form], ...] = tuple(("bfloat16", f) for f in get_args(Form))
+
+
+def _bfloat16_values(sample: Sample) -> bool:
+    """Whether the sampled values are bfloat16 numbers (the tell of a bfloat16 pipeline whose table
+    was cast up): all of them, but those below float16's normal range (a float16 file rounds them)."""
+
+    def read() -> bool:
+        if sample.dtype == "bfloat16":
+            return True
+        x = np.asarray(sample.values, dtype=np.float64)
+        x = x[np.isfinite(x) & (np.abs(x) >= 2.0**-14)]
+        return (
+            bool(x.size) and np.array_equal(held(x, "bfloat16").astype(np.float64), x) and bool(np.any(x != np.rint(x)))
+        )
+
+    return sample.memo(("bfloat16 values",), read)
 
 
 def _scale(rows: np.ndarray, sin_cols: Ids, cos_cols: Ids, d: int, eps: float) -> float:
@@ -574,7 +593,7 @@ def _first_start(sample: Sample, rule: Sinusoidal, sin_cols: Ids, cos_cols: Ids)
     exponents = np.array([num / den for num, den in (rule.exponent(i) for i in range(sin_cols.size))])
     from pecli.fitting import start_position
 
-    slack = sample.eps if sample.dtype == "bfloat16" else 0.0  # keras' pipeline rounds every step to bfloat16
+    slack = 2.0**-8 if _bfloat16_values(sample) else 0.0  # keras' pipeline rounds every step to bfloat16
     return start_position(head[r], r, np.power(rule.base, -exponents), sin_cols, cos_cols, slack)
 
 

@@ -448,9 +448,15 @@ PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
         "columns: A is B with its two column blocks swapped",
     ),
     # learned: no formula
-    "learned seed": (changed("learned:len=64,dim=16", seed=1), "learned:len=64,dim=16", "learned: "),
+    # pecli's own draw with a seed identify tries (0-15, 42, ...) is named by its seed; another seed is
+    # the "no formula" answer.
+    "learned seed": (
+        changed("learned:len=64,dim=16", seed=1),
+        "learned:len=64,dim=16",
+        "seed 1 (A) vs 0 (B); A's rows fit learned:len=64,dim=16,",
+    ),
     # pecli's draws are rebuilt exactly by their recipes: a parameter of the draw that rebuilds A
-    # bit for bit is the cause (the seed aside: no seed is searched for).
+    # bit for bit is the cause (a seed among those identify tries, learned.FIT_SEEDS, too).
     "learned std": (
         changed("learned:len=64,dim=16", std=0.1),
         "learned:len=64,dim=16",
@@ -461,18 +467,26 @@ PAIRS: dict[str, tuple[Callable[[], np.ndarray], str, str]] = {
         "learned:len=64,dim=16",
         "init truncated-normal (A) vs normal (B); A's rows fit learned:len=64,dim=16,",
     ),
-    "learned seed 7": (changed("learned:len=128,dim=32", seed=7), "learned:len=128,dim=32", "learned: "),
+    "learned seed 99": (changed("learned:len=128,dim=32", seed=99), "learned:len=128,dim=32", "learned: "),
     "learned rng": (
         changed("learned:len=64,dim=16", rng="pcg64"),
         "learned:len=64,dim=16",
         "rng pcg64 (A) vs splitmix (B); A's rows fit learned:len=64,dim=16,",
     ),
-    "learned std + seed": (changed("learned:len=64,dim=16", std=0.05, seed=3), "learned:len=64,dim=16", "learned: "),
-    "learned wide": (changed("learned:len=16,dim=256", seed=2), "learned:len=16,dim=256", "learned: "),
+    "learned std + seed": (
+        changed("learned:len=64,dim=16", std=0.05, seed=3),
+        "learned:len=64,dim=16",
+        "std 0.05 (A) vs 0.02 (B); seed 3 (A) vs 0 (B); A's rows fit",
+    ),
+    "learned wide": (
+        changed("learned:len=16,dim=256", seed=2),
+        "learned:len=16,dim=256",
+        "seed 2 (A) vs 0 (B); A's rows fit learned:len=16,dim=256,",
+    ),
     "learned init + seed": (
         changed("learned:len=64,dim=16", init="truncated-normal", seed=4),
         "learned:len=64,dim=16",
-        "learned: ",
+        "init truncated-normal (A) vs normal (B); seed 4 (A) vs 0 (B); A's rows fit",
     ),
     # Two kinds: each side's recipe, found by identify on A, against B's.
     "a MAE grid against a 1-D sinusoid": (

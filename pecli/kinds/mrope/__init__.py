@@ -296,6 +296,7 @@ class Mrope(Recipe):
             )
             yield ids
             return
+        yield from _fit_angles(sample)
         best: tuple[Mrope, float] | None = None
         guesses = [(s, False) for s in _section_guesses(sample)] + [(s, True) for s in _interleaved_guesses(sample)]
         for theta, part, tps in itertools.product(_thetas(sample), ("cos", "sin"), (None, _QWEN25_TPS)):
@@ -353,6 +354,66 @@ def _ids_recipe(sample: Sample) -> Mrope | None:
         if sequence is not None and not sequence.replace("text=", "").isdigit():
             return Mrope(128, sequence, tokens_per_second=tps, part="ids", dtype=sample.dtype)  # type: ignore[arg-type]
     return None
+
+
+def _fit_angles(sample: Sample) -> Iterator[Mrope]:
+    """``--part angle`` tables: each column is its section's position id times its frequency, so
+    θ is read from row 1 (a text token at position 1), each row's ids are the angles over the
+    frequencies (whole numbers), and the sections are where the columns' ids change (chunked) or
+    Qwen3-VL's interleaved pattern, whichever assigns every column its id."""
+    (n, d), x = sample.table.shape, sample.values
+    h = d // 2
+    if d % 2 or d < 6 or not 3 <= n <= MAX_FIT_ROWS or not np.array_equal(x[:, :h], x[:, h:]) or np.any(x[0] != 0):
+        return
+    x = np.asarray(sample.rows(0, n)[:, :h], dtype=np.float64)
+    if not np.all(np.isfinite(x)) or np.any(x < 0) or not np.all(x[1] > 0):
+        return
+    estimate = fit_base(x[1], np.arange(h) * 2.0 / d)
+    measured = [round_number(estimate, k) for k in range(1, 7)] if estimate is not None else []
+    for theta in dict.fromkeys([*measured, *_COMMON_THETAS]):
+        try:
+            inv = np.asarray(Mrope(d, "text=1", theta).inv_freq(), dtype=np.float64)
+        except RecipeError:
+            continue
+        ids = x / inv
+        r = np.rint(ids)
+        if np.any(np.abs(ids - r) > np.maximum(0.02, 4 * sample.eps * ids)):
+            continue
+        moved = np.flatnonzero(np.any(r[:, 1:] != r[:, :-1], axis=0)) + 1
+        guesses = [(f"{moved[0]};{moved[1] - moved[0]};{h - moved[1]}", False)] if moved.size == 2 else []
+        guesses += [(f"{h - 2 * k};{k};{k}", True) for k in (round(h * 5 / 16), round(h * 5 / 16) - 1) if k >= 1]
+        for sections, interleaved in guesses:
+            try:
+                axes = Mrope(d, "text=1", theta, sections, mrope_interleaved=interleaved).axes()
+            except RecipeError:
+                continue
+            own = [r[:, int(np.flatnonzero(axes == k)[0])] for k in range(3)]
+            if not all(np.array_equal(r[:, j], own[axes[j]]) for j in range(h)):
+                continue
+            for tps in (None, _QWEN25_TPS):
+                sequence = sequence_of(np.stack(own), tps)
+                if sequence is None or sequence.replace("text=", "").isdigit():
+                    continue
+                try:
+                    recipe = Mrope(
+                        d,
+                        sequence,
+                        theta,
+                        sections,
+                        tps,
+                        "angle",
+                        dtype=cast("DType", sample.dtype),
+                        mrope_interleaved=interleaved,
+                    )
+                except RecipeError:
+                    continue
+                sample.clue(
+                    f"the rows are angles: three position ids a token times θ = {theta:.10g}'s frequencies "
+                    f"(M-RoPE sections {sections}{', interleaved' if interleaved else ''}) over {sequence}",
+                    recipe,
+                )
+                yield from (recipe, replace(recipe, compute="exact"))
+                return
 
 
 def _table(sample: Sample) -> Arr | None:

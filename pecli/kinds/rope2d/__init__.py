@@ -430,7 +430,7 @@ def _fitted_cis(sample: Sample) -> Iterator[Rope2d]:
     first move, the cells' first index from row 0's band-0 angle (ω₀ = 1), and the base from the
     last axis's band 1 (its angle step from one cell to the next)."""
     from pecli.fitting import round_number
-    from pecli.kinds.rope2d.fit import _BASES_TRIED, _PIXEL_TRIED, axis_stride
+    from pecli.kinds.rope2d.fit import BASES_TRIED, PIXEL_TRIED, axis_stride
 
     n, d = sample.n, sample.d
     if d % 4 or n < 5:
@@ -467,9 +467,9 @@ def _fitted_cis(sample: Sample) -> Iterator[Rope2d]:
         step = float(np.mod(angles[1, -1] - angles[0, -1], 2 * math.pi)) if len(cos) > 1 else math.nan
         measured = [round_number(step ** (-(d // 4)))] if 0 < step < 1 else []
         bands: list[dict[str, Any]] = [
-            *({"bands": "lang", "base": b, "first_index": index} for b in dict.fromkeys([*measured, *_BASES_TRIED])),
-            *({"bands": "lang", "base": b, "axis_bands": "alternate"} for b in _BASES_TRIED),
-            *({"bands": "pixel", "max_res": m, "linear_bands": lin} for m, lin in _PIXEL_TRIED),
+            *({"bands": "lang", "base": b, "first_index": index} for b in dict.fromkeys([*measured, *BASES_TRIED])),
+            *({"bands": "lang", "base": b, "axis_bands": "alternate"} for b in BASES_TRIED),
+            *({"bands": "pixel", "max_res": m, "linear_bands": lin} for m, lin in PIXEL_TRIED),
         ]
         cls = "" if cls_row == "none" else f", a class token's row of angle 0 {cls_row}"
         for params, compute in itertools.product(bands, get_args(Rope2dCompute)):

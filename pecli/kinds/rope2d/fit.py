@@ -7,7 +7,7 @@ import functools
 import itertools
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, get_args, get_type_hints
 
 import numpy as np
 
@@ -25,8 +25,8 @@ _MAX_WIDTH = 1 << 12
 #: ``max_freq`` 10): the highest band ``π·max_res/2`` aliases on a grid, so it is not measured.
 _MAX_RES_TRIED = (224, 256, 384, 448, 512, 518, 10)
 #: The language bands' bases a fit tries besides the measured one (EVA-02's, Pixtral's, timm's 10000).
-_BASES_TRIED = (10000.0, 100.0)
-_PIXEL_TRIED = tuple(itertools.product(_MAX_RES_TRIED, (False, True)))
+BASES_TRIED = (10000.0, 100.0)
+PIXEL_TRIED = tuple(itertools.product(_MAX_RES_TRIED, (False, True)))
 
 
 def fitted(kind: type[Rope2d], sample: Sample) -> Iterator[Rope2d]:
@@ -52,11 +52,10 @@ def fitted(kind: type[Rope2d], sample: Sample) -> Iterator[Rope2d]:
 def _read_sizes(kind: type[Rope2d], sample: Sample) -> Iterator[dict[str, Any]]:
     """Each part's sizes at the grid the rows run over (2 or 3 axes, none of one cell: a 1-D
     table in pairs, a rotary cache, reads as a grid of one column), not the square guess."""
-    from pecli.kinds.rope2d import AxisColumns, ClsRow
-
+    hints = get_type_hints(kind)  # the kind's choices (its module imports this one)
     seen: set[tuple[Any, ...]] = set()
     for part, stand_in, cls_row, columns in itertools.product(
-        ("sin", "cos", "cat", "angle"), ("1x1", "1x1x1"), get_args(ClsRow), get_args(AxisColumns)
+        ("sin", "cos", "cat", "angle"), ("1x1", "1x1x1"), get_args(hints["cls_row"]), get_args(hints["axis_columns"])
     ):
         stand = {"part": part, "feat_shape": stand_in, "cls_row": cls_row, "axis_columns": columns}
         for size in kind.sizes(stand, sample):  # as many axes as the stand-in
@@ -96,14 +95,14 @@ def _bands_tried(sample: Sample, probe: Rope2d) -> list[dict[str, Any]]:
         tried.append({"bands": "lang", "base": round_number(w ** (-q))})
         # Pixtral's alternate bands: the last axis's band 1 is base^(−(2n − 1)/(n·q))
         tried.append({"bands": "lang", "base": round_number(w ** (-n * q / (2 * n - 1))), "axis_bands": "alternate"})
-    for base in _BASES_TRIED:  # a base measured in float16 or bfloat16 is a few units off a round one
+    for base in BASES_TRIED:  # a base measured in float16 or bfloat16 is a few units off a round one
         tried += [{"bands": "lang", "base": base}, {"bands": "lang", "base": base, "axis_bands": "alternate"}]
     if q == 1:  # one band an axis: base^0 = 1 whatever the base (alternate: the last axis's is base^(−(n−1)/n))
         tried.append({"bands": "lang"})
         if 0 < (w := omega(0)) < 1:
             tried.append({"bands": "lang", "base": round_number(w ** (-n / (n - 1))), "axis_bands": "alternate"})
     tried = [t for t in tried if 1 < float(t.get("base", 2.0)) < 1e12]  # no pow overflows: a base measured near 1 or 0
-    return tried + [{"bands": "pixel", "max_res": max_res, "linear_bands": linear} for max_res, linear in _PIXEL_TRIED]
+    return tried + [{"bands": "pixel", "max_res": max_res, "linear_bands": linear} for max_res, linear in PIXEL_TRIED]
 
 
 def layout_of(sample: Sample, width: int) -> str | None:
