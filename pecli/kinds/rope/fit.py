@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 _COMMON_THETAS = (10000.0, 500000.0, 1000000.0, 150000.0, 1e4 * 2**0.5)
 #: original_max_position_embeddings values tried for the scalings that need one.
 _COMMON_ORIGINAL = (1024, 2048, 4096, 8192, 16384, 32768)
+#: Original lengths a llama3 or YaRN ramp is checked against (the ramp's place tells them apart).
+_RAMP_ORIGINAL = tuple(sorted({*(2**k for k in range(6, 21)), *_COMMON_ORIGINAL, 4000, 6000, 40960}))
 #: Factors tried for NTK-aware θ rescaling, ``θ·f^(d/(d−2))`` (rotary-embedding-torch, dynamic NTK).
 _COMMON_FACTORS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
 #: Starts beyond this are not proposed (float32 positions stop being whole numbers at 2**24).
@@ -57,14 +60,18 @@ def _repeats(values: Arr, layout: RopeLayout) -> bool:
     return True
 
 
-def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[dict[str, Any]]:
+def _scalings(
+    inv: Arr, dim: int, seq_len: int, amplitude: float, predict: Callable[[dict[str, Any]], Arr] | None = None
+) -> Iterator[dict[str, Any]]:
     """Scaling parameters the measured ``inv_freq`` (and cos/sin amplitude) suggest, each with its θ.
 
     ``inv`` is fastest first; NaN where a frequency was too slow to measure.  θ and the scale come
     from the fastest quarter (which llama3 and yarn leave alone); the ratio of the measured to the
     default frequencies then tells the family: 1 everywhere (default), a constant (linear), 1 at
     the fast end and ``1/factor`` at the slow end (llama3, yarn), a pure power law with another θ
-    (dynamic NTK).  Only proposals: identify rebuilds each one and compares.
+    (dynamic NTK).  Only proposals: identify rebuilds each one and compares.  ``predict`` gives a
+    candidate's exact ``inv_freq``: a ramp's original length is tried from a wide grid
+    (:data:`_RAMP_ORIGINAL`) and kept where its ramp is the measured one.
     """
     h = inv.size
     e = np.arange(h) * 2.0 / dim
@@ -100,9 +107,13 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
         for t in [next((t for t in _roundings(x) if _fits(inv[:k], scale, t, e[:k], 1e-5)), None)]
         if t is not None and t > 1 and t not in thetas  # a round θ only: two frequencies prove little
     ]
+    # A ramp that starts at the second frequency (YaRN over a small original length) leaves only
+    # ω₀ = 1 to measure θ by: the common θ are tried for it, their ramp checked by ``predict``.
+    if predict is not None:
+        short += [t for t in _COMMON_THETAS if t not in thetas and t not in short]
     for theta in [*thetas, *dict.fromkeys(short)]:
         ratio = inv / (scale * np.power(theta, -e))
-        lead = 2 if theta in short else fast
+        lead = (1 if theta in _COMMON_THETAS and predict is not None else 2) if theta in short else fast
         if not np.allclose(ratio[:lead], 1, rtol=1e-3):
             continue
         if theta in short and (ratio[-1] > 1 / 1.5 or np.any(np.diff(ratio) > 1e-3)):
@@ -141,16 +152,16 @@ def _scalings(inv: Arr, dim: int, seq_len: int, amplitude: float) -> Iterator[di
         if amplitude != 1.0:  # yarn's attention factor 0.1·ln(f) + 1
             guesses.add(round_number(math.exp(10 * (amplitude - 1)), 3))
         for f in sorted(g for g in guesses if g > 1):
-            for orig in _COMMON_ORIGINAL:
-                yield {
-                    "base": theta,
-                    "scaling": "llama3",
-                    "factor": float(f),
-                    "original_max_position_embeddings": orig,
-                    "low_freq_factor": 1.0,
-                    "high_freq_factor": 4.0,
-                }
-                yield {"base": theta, "scaling": "yarn", "factor": float(f), "original_max_position_embeddings": orig}
+            for orig in _RAMP_ORIGINAL if predict is not None else _COMMON_ORIGINAL:
+                ramps: list[dict[str, Any]] = [
+                    {"scaling": "llama3", "low_freq_factor": 1.0, "high_freq_factor": 4.0},
+                    {"scaling": "yarn"},
+                    {"scaling": "yarn", "beta_fast": 1.0, "beta_slow": 32.0},  # a port's swapped betas
+                ]
+                for ramp in ramps:
+                    params = {"base": theta, "factor": float(f), "original_max_position_embeddings": orig, **ramp}
+                    if predict is None or np.allclose(predict(params)[:count], inv, rtol=5e-3, atol=0):
+                        yield params
     # longrope: a factor per frequency, measured (every frequency must be): round ones rebuild it.
     plain = bool(thetas) and np.allclose(inv / (scale * np.power(thetas[0], -e)), 1, rtol=1e-3)
     if count == h and not plain:
@@ -407,7 +418,8 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                 else f"the rows are waves (cos or sin) of amplitude {amplitude:.6g}"
             )
             where = "stand once" if layout == "once" else f"repeat in the {layout} layout"
-            widths = [(dim, params) for params in _scalings(inv, dim, sample.n, amplitude)]
+            predict = functools.partial(_inv_of, cls, dim=dim, n=n)
+            widths = [(dim, params) for params in _scalings(inv, dim, sample.n, amplitude, predict)]
             if repeat is None:
                 widths += [(dim, params) for params in _grid_thetas(cls, inv, dim)]
             if layout != "once" and amplitude == 1.0:
