@@ -267,6 +267,18 @@ def criteria_for(a: Table, b: Table, sample: DiffSample, atol: float, rtol: floa
     return Criteria(atol, rtol, equal_nan, max(SLACK_FLOOR, 4 * max(eps, default=0.0)) * scale, scale)
 
 
+def relative_rms(a: Arr, b: Arr) -> float:
+    """RMS of ``a − b`` over the RMS of ``a`` (finite values): how near ``b`` is to ``a`` at its own
+    scale (a sinusoid times 0.088 is not near a cos cache for being small)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = a - b
+    keep = np.isfinite(d) & np.isfinite(a)
+    if not keep.any():
+        return math.inf
+    rms, norm = float(np.sqrt(np.mean(d[keep] ** 2))), float(np.sqrt(np.mean(a[keep] ** 2)))
+    return rms / norm if norm > 0 else (0.0 if rms == 0 else math.inf)
+
+
 def worst_gap(a: Arr, b: Arr) -> float:
     with np.errstate(invalid="ignore", over="ignore"):
         d = np.abs(a - b)

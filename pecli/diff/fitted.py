@@ -23,6 +23,7 @@ Nothing here knows a kind: it asks the recipes.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pecli.diff.evidence import Criteria, Explanation, screen_rows, worst_gap
+from pecli.diff.evidence import Criteria, Explanation, relative_rms, screen_rows, worst_gap
 from pecli.kinds.base import Recipe
 from pecli.table import Table
 
@@ -59,6 +60,25 @@ class Candidate:
     residual: float  # largest |target − candidate| over the rows it was scored on
     rows: int
     long_numbers: int = 0  # parameters fitted to many digits (a round recipe explains more)
+    rel_rms: float = math.inf  # RMS of target − candidate over the target's RMS, on the same rows
+
+
+#: Values a list parameter may show in a nearest recipe before it is said by its length.
+_BRIEF_VALUES = 4
+
+
+def nearest_words(spec: str, rel_rms: float, max_abs: float, rows: int) -> str:
+    """The nearest recipe, briefly: its SOURCE with long lists cut to their first values (a LongRoPE
+    with 64 fitted factors is one line, not 1,500 characters) and how near it is."""
+
+    def cut(m: re.Match[str]) -> str:
+        values = m.group(2).split(";")
+        if len(values) <= _BRIEF_VALUES:
+            return m.group(0)
+        return f"{m.group(1)}={';'.join(values[:3])};…({len(values)} values)"
+
+    brief = re.sub(r"([a-z_]+)=([^,]*;[^,]*)", cut, spec)
+    return f"{brief} (relative RMS {rel_rms:.2g}, max |Δ| {max_abs:.3g} on {rows} sampled rows)"
 
 
 @dataclass(frozen=True)
@@ -90,23 +110,25 @@ def rows_at(rows: Rows, idx: NDArray[np.intp], width: int) -> Arr:
     return out
 
 
-def _score(rows: Rows, target: Arr, idx: NDArray[np.intp], pos: Arr, crit: Criteria) -> tuple[int | None, float, int]:
-    """``(level, residual, rows scored)`` of ``rows`` against the target: the screen rows first,
-    the whole sample only when they fit."""
+def _score(
+    rows: Rows, target: Arr, idx: NDArray[np.intp], pos: Arr, crit: Criteria
+) -> tuple[int | None, float, int, float]:
+    """``(level, residual, rows scored, relative RMS)`` of ``rows`` against the target: the screen
+    rows first, the whole sample only when they fit."""
     n, d = target.shape
     pick = screen_rows(n)
     try:
         screen = rows_at(rows, idx[pick], d)
     except Exception:  # a candidate that cannot be built here (any kind's refusal) is no cause
-        return None, math.inf, 0
+        return None, math.inf, 0, math.inf
     level = crit.level(target[pick], screen, pos[pick])
     if level is None or pick.size == n:
-        return level, worst_gap(target[pick], screen), pick.size
+        return level, worst_gap(target[pick], screen), pick.size, relative_rms(target[pick], screen)
     try:
         built = rows_at(rows, idx, d)
     except Exception:
-        return None, math.inf, 0
-    return crit.level(target, built, pos), worst_gap(target, built), n
+        return None, math.inf, 0, math.inf
+    return crit.level(target, built, pos), worst_gap(target, built), n, relative_rms(target, built)
 
 
 def confirmed(recipe: Recipe | None, target: Arr, idx: NDArray[np.intp], pos: Arr, crit: Criteria) -> int | None:
@@ -180,7 +202,7 @@ def fit_from(
 
     side = "A" if target_is_a else "B"
     best: Candidate | None = None
-    base_level, residual, scored = _score(reference.rows, rows, idx, pos, crit)
+    base_level, residual, scored, rel = _score(reference.rows, rows, idx, pos, crit)
     if base_level == 0:
         # The reference already fits the sample: the difference lies elsewhere, or in its size.
         resized = changes(reference)
@@ -191,7 +213,7 @@ def fit_from(
     # A candidate must fit better than the reference itself: when the reference is within the
     # float32 envelope, only a candidate within rounding says more than "float32 angles".
     need = 0 if base_level is not None else 1
-    nearest = Candidate("", recipe_spec(reference), 0, base_level, residual, scored)
+    nearest = Candidate("", recipe_spec(reference), 0, base_level, residual, scored, rel_rms=rel)
     n = rows.shape[0]
     pick = screen_rows(n)
     try:
@@ -202,11 +224,11 @@ def fit_from(
         words = changes(recipe)
         if not words:
             continue  # the same recipe under another name: no cause
-        level, residual, scored = _score(recipe.rows, rows, idx, pos, crit)
+        level, residual, scored, rel = _score(recipe.rows, rows, idx, pos, crit)
         cand = Candidate(
-            "; ".join(words), recipe_spec(recipe), len(words), level, residual, scored, recipe.long_numbers()
+            "; ".join(words), recipe_spec(recipe), len(words), level, residual, scored, recipe.long_numbers(), rel
         )
-        if (residual, cand.changes) < (nearest.residual, nearest.changes):
+        if (rel, cand.changes) < (nearest.rel_rms, nearest.changes):  # nearest by relative RMS, not size
             nearest = cand
         if level is None or level > need or (best is not None and not _better(cand, best)):
             continue
@@ -215,7 +237,7 @@ def fit_from(
         best = cand
     if best is None or best.level or best.changes > 1:  # one refitted number may say it in fewer words
         for recipe in _numeric_candidates(reference, rows, idx, pos):
-            level, residual, scored = _score(recipe.rows, rows, idx, pos, crit)
+            level, residual, scored, _ = _score(recipe.rows, rows, idx, pos, crit)
             words = changes(recipe)
             # A refitted real number must rebuild the rows within rounding, not merely within the
             # float32 envelope: a free parameter can soak up an edit that the envelope hides.
@@ -227,14 +249,15 @@ def fit_from(
                     best = cand
                 break
     for mistake in reference.mistakes():
-        level, residual, scored = _score(mistake.rows, rows, idx, pos, crit)
+        level, residual, scored, _ = _score(mistake.rows, rows, idx, pos, crit)
         if level is not None and level <= need:
             cand = Candidate(f"{mistake.name}: {mistake.detail}", "", 1, level, residual, scored)
             if best is None or _better(cand, best):
                 best = cand
     if best is None:
-        near = f"{nearest.spec} (max |Δ| {nearest.residual:.3g} on {nearest.rows} sampled rows)"
-        return Fit([], near if target_is_a else "")
+        return Fit(
+            [], nearest_words(nearest.spec, nearest.rel_rms, nearest.residual, nearest.rows) if target_is_a else ""
+        )
     detail = best.label + (f"; {side}'s rows fit {best.spec}" if best.spec else "")
     return Fit([Explanation("recipe", detail, best.residual)])
 
@@ -412,7 +435,7 @@ def identified_causes(
     ida = found[0]
     if ida is not None and known[0] is None and ida.nearest:
         c = ida.nearest[0]
-        near = f"{c.spec} (max |Δ| {c.max_abs:.3g} on {c.rows} sampled rows)"
+        near = nearest_words(c.spec, c.rel_rms, c.max_abs, c.rows)
     return Fit([], near, learned), known[0], known[1]
 
 

@@ -571,3 +571,25 @@ def test_tables_of_any_two_lengths_are_compared_on_the_rows_both_have(na: int, n
     c = compare(plain(Sinusoidal(na, 64).build()), recipe(length=nb, dim=64))
     (x,) = c.explanations
     assert x.name == "length" and x.detail.startswith(f"the first {short} rows match"), x.detail
+
+
+def test_the_nearest_recipe_is_ranked_by_relative_rms_and_said_briefly() -> None:
+    # issue 41: a cos cache whose frequencies wobble by 1 % (no recipe has that) gets "a real
+    # difference"; the nearest recipe offered is a rotary cache, ranked by relative RMS over the rows
+    # compared (not a small sinusoid for being small), and a LongRoPE's 64 factors are said by count.
+    from pecli.diff.fitted import nearest_words
+    from pecli.sources import parse_recipe
+
+    n, d = 512, 128
+    inv = 1 / 10000 ** (np.arange(0, d, 2) / d) * (1 + 0.01 * np.sin(np.arange(d // 2)))
+    angle = np.arange(n)[:, None] * inv[None, :]
+    a = np.cos(np.concatenate([angle, angle], 1)).astype(np.float32)
+    factors = ";".join(str(round(1 + i / 16, 3)) for i in range(64))
+    spec = (
+        "rope:len=512,dim=128,scaling=longrope,factor=8,original-max-position-embeddings=4096,"
+        f"short-factor={factors},long-factor={factors}"
+    )
+    c = compare(Table(a, None, "a.npy"), Table.from_recipe(parse_recipe(spec)))
+    assert not c.explanations and c.nearest.startswith("rope:") and "relative RMS 0.3" in c.nearest, c.nearest
+    said = nearest_words(spec, 0.5, 1.0, 32)
+    assert "short-factor=1.0;1.062;1.125;…(64 values)" in said and len(said) < 250, said
