@@ -321,7 +321,7 @@ class Sincos2d(Recipe):
             grid = detect_grid(sample, layout, prefix) if layout is not None else None
             if layout is None or grid is None:
                 continue
-            text = "x".join(map(str, grid))
+            text = "x".join(map(str, grid[1:] if order == "cogvideox" and grid[0] == 1 else grid))
             after = {0: "", 1: " after a zero class row"}.get(prefix, f" after {prefix} zero rows (extra tokens)")
             clue = f"the rows form a {text} grid in the {order} order{after}"
             # The second cell is one step along the innermost axis: its angles are ω_k themselves.
@@ -513,7 +513,9 @@ def _detect(sample: Sample, layout: GridLayout, prefix: int) -> tuple[int, ...] 
     runs = [_first_change(sample, prefix, cols, layout.cell0, MAX_GRID_SCAN) for cols in layout.columns]
     divides = all(runs[a - 1] % runs[a] == 0 for a in range(1, len(runs))) and cells % runs[0] == 0
     sizes = [cells // runs[0]] + [runs[a - 1] // runs[a] for a in range(1, len(runs))]
-    if not (divides and runs[-1] == 1 and min(sizes) >= 2):
+    # CogVideoX's one frame (``HxW``: a time axis of 1) is the only axis that may not move.
+    one_frame = layout.order == "cogvideox" and sizes[0] == 1
+    if not (divides and runs[-1] == 1 and min(sizes[1:] if one_frame else sizes) >= 2):
         return None
     ordered = [0] * len(sizes)
     for a, size in enumerate(sizes):

@@ -137,7 +137,7 @@ class Xpos(Recipe):
         row, with ``log`` linear in the row at slopes ``±ln ζ_i / B``: the base from the slope of
         the first column (whose ``ζ_0 = 0.4/1.4`` is furthest from 1)."""
         n, d = sample.n, sample.d
-        if d % 2 or n < 3:
+        if d % 2 or n < 2:
             return
         rows = sample.rows(0, n) if n <= 4096 else None
         if rows is None:

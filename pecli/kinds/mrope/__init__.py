@@ -499,9 +499,17 @@ def _ids(
             return None
         inv = np.asarray(probe.inv_freq(), dtype=np.float64)
         t_cols, h_cols = probe.columns(0), probe.columns(1)
-        n, tol = x.shape[0], 16 * sample.eps
+        n, tol = x.shape[0], 2 * sample.eps  # each value within its rounding (bfloat16: 2⁻⁹), twice over
         h_ids = _decode(x[:, h_cols], inv[h_cols], part, n + 1, tol)
         t_ids = _decode(x[:, t_cols], inv[t_cols], part, 64 * n + 4096, tol, h_ids) if h_ids is not None else None
+        if t_ids is not None and h_ids is not None and sequence_of(np.stack([t_ids, h_ids])) is None:
+            # 16-bit values leave the height's slow columns ambiguous near 0 (bfloat16 cos of 0.03
+            # and of 0.09 are one number): the temporal ids, which hold the fastest frequency,
+            # first, and the height's from them (a text token's ids are all equal).
+            t_first = _decode(x[:, t_cols], inv[t_cols], part, 64 * n + 4096, tol)
+            h_then = _decode(x[:, h_cols], inv[h_cols], part, n + 1, tol, t_first) if t_first is not None else None
+            if t_first is not None and h_then is not None:
+                t_ids, h_ids = t_first, h_then
         return None if t_ids is None or h_ids is None else (t_ids, h_ids)
 
     return sample.memo(("mrope ids", theta, sections, part, interleaved), decode)
