@@ -166,6 +166,13 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
     if fit.found:
         return Causes(fit.found)
     found = transformations(a, b, sample, crit)
+    if found and a.shape[0] != b.shape[0] and known_a is None and known_b is None:
+        # Two files of other lengths that a shift relates: a class or padding row is a parameter of
+        # their kind once both are identified ("cls false (A) vs true (B)"), said before the shift.
+        _, ka, kb = identified_causes(a, b, worst_gap(ra, rb))
+        said = recipes_compared(ka, kb).found if ka is not None and kb is not None else []
+        if said and ka is not None and kb is not None and ka.recipe.kind == kb.recipe.kind:
+            return Causes([*said, *found])
     if found:
         return Causes(found, fit.nearest)
     # Identify each side whose recipe is unknown (proved on every row), then fit the other side

@@ -451,6 +451,26 @@ def given(recipe: Recipe) -> Known:
     return Known(recipe, "its own recipe, on the sampled rows", True, False)
 
 
+def _twin_of(ra: Recipe, rb: Recipe) -> Recipe:
+    """``ra``, or the pipeline of it (:meth:`Recipe.pipelines`) nearest in words to ``rb`` that
+    builds the same values on its first and last rows: identify names a bit-identical table by one
+    of its pipelines, and two such names are no difference ("compute exact (A) vs float64 (B)")."""
+    if ra.kind != rb.kind:
+        return ra
+    n = ra.shape[0]
+    spans = [(0, min(n, 64)), (max(0, n - 8), n)]
+    own = [ra.rows(a, b) for a, b in spans]
+    best = ra
+    for twin in ra.pipelines():
+        if len(twin.changes(rb)) < len(best.changes(rb)):
+            try:
+                same = all(np.array_equal(twin.rows(a, b), rows) for (a, b), rows in zip(spans, own, strict=True))
+            except Exception:  # a pipeline that cannot build this shape is no twin
+                same = False
+            best = twin if same else best
+    return best
+
+
 def recipes_compared(ka: Known, kb: Known) -> Fit:
     """Two recipes, each agreeing with its own table, compared parameter by parameter: the
     parameters only when both are known to rounding; else only a difference of kind."""
@@ -459,6 +479,7 @@ def recipes_compared(ka: Known, kb: Known) -> Fit:
     ra, rb = ka.recipe, kb.recipe
     if not (ka.tight and kb.tight) and ra.kind == rb.kind:
         return Fit([])
+    ra = _twin_of(ra, rb)
     words = ra.changes(rb)
     if not words:
         return Fit([])

@@ -184,3 +184,18 @@ def test_the_matrix_has_sixty_pairs_with_the_earlier_ones() -> None:
     earlier = [n for n in KIND_PAIRS if "(HF code)" in n or "(GPT-J code)" in n or "(plain code)" in n]
     assert len(PAIRS) + len(earlier) + 2 * 4 >= 60, (len(PAIRS), len(earlier))
     assert QUICK <= set(PAIRS)
+
+
+@pytest.mark.parametrize("cls_in", ["B", "A"])
+def test_a_grid_without_its_class_row_against_a_file_with_one_is_told_by_the_grids_words(cls_in: str) -> None:
+    # MAE's get_2d_sincos_pos_embed(cls_token=True) puts a zero row in front; a port that drops it.
+    # Two plain files: both are identified and compared in the kind's words, the shift said after.
+    from tests.diff.test_diff_kinds import mae_grid
+
+    bare = mae_grid(14, 64)
+    with_cls = np.concatenate([np.zeros((1, 64), np.float32), bare])
+    a, b = (bare, with_cls) if cls_in == "B" else (with_cls, bare)
+    c = compare(Table(a, None, "a.npy"), Table(b, None, "b.npy"))
+    said = "cls false (A) vs true (B); A is sincos2d:" if cls_in == "B" else "cls true (A) vs false (B); A is sincos2d:"
+    assert c.explanations[0].text.startswith(said), c.explanations[0].text
+    assert c.explanations[1].text.startswith("shift: "), [e.text for e in c.explanations]
