@@ -261,6 +261,14 @@ recipe_options = shared_stack(
         help="alibi bias: first = slope·j (Bloom, default); last = slope·(j − len + 1) (MPT).",
     ),
     recipe_option(
+        "--query",
+        type=int,
+        default=None,
+        metavar="Q",
+        help="alibi bias: the row of the query at position Q, slope·(j − Q) (a decoding step's; --origin first "
+        "is query 0).",
+    ),
+    recipe_option(
         "--bias-max",
         type=int,
         default=None,

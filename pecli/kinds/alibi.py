@@ -70,7 +70,10 @@ class Alibi(Recipe):
     heads after the ``heads`` ALiBi ones get no bias, rows (slopes) of zeros up to this count
     (x-transformers' ``alibi_num_heads`` below ``heads``: ``AlibiPositionalBias(heads, total_heads)``).
     ``slope_series``: ``interleave`` (ofirpress's closest-power interleave, above) or ``geometric``
-    (``2^(−8k/n)``, ``k = 1..n``, for any ``n``; with ``form=list`` or ``exact``).
+    (``2^(−8k/n)``, ``k = 1..n``, for any ``n``; with ``form=list`` or ``exact``).  ``query``: the
+    bias row of the query at position ``q``, ``slope·(j − q)`` (a decoding step's row, relative to
+    the query: each head's row shifted by ``−q·slope``, which softmax ignores); ``origin=first`` is
+    query 0, ``last`` query ``length − 1``.
     """
 
     heads: int
@@ -83,6 +86,7 @@ class Alibi(Recipe):
     bias_max: int = 8
     total_heads: int | None = None
     slope_series: AlibiSeries = "interleave"
+    query: int | None = None
 
     kind: ClassVar[str] = "alibi"
     #: bias: one row per head; slopes: one row holding every head's slope.
@@ -123,6 +127,15 @@ class Alibi(Recipe):
             raise RecipeError("length only applies to part=bias or matrix: drop --len, or add --part bias")
         if self.origin != "first" and self.part != "bias":
             raise RecipeError("origin only applies to part=bias: drop --origin, or add --part bias")
+        if self.query is not None:
+            set_(self, "query", int_param("query", self.query, 0, "the query position of the bias row, e.g. --query 5"))
+            if self.part != "bias" or self.origin != "first":
+                raise RecipeError(
+                    "query places the bias row of one query (part=bias, slope·(j − q)): use --part bias without "
+                    "--origin (--origin last is query len − 1)"
+                )
+            if self.compute == "float32" and self.query > F32_EXACT:
+                raise RecipeError(f"query {self.query} is beyond 2**24, where float32 distances stop being exact")
         if self.compute == "exact" and self.form != "list":
             raise RecipeError(f"form={self.form} is a float32 pipeline: use compute=float32, or drop --form")
         set_(self, "bias_max", int_param("bias_max", self.bias_max, 1, "MPT's alibi_bias_max, 8 by default"))
@@ -134,6 +147,13 @@ class Alibi(Recipe):
         if self.total_heads is not None:
             hint = f"at least the {self.heads} ALiBi heads, e.g. --total-heads {2 * self.heads}"
             set_(self, "total_heads", int_param("total_heads", self.total_heads, self.heads, hint))
+
+    @property
+    def query_position(self) -> int:
+        """The query whose bias row this is: ``query``, or the origin's (first 0, last ``length − 1``)."""
+        if self.query is not None:
+            return self.query
+        return (self.length or 1) - 1 if self.origin == "last" else 0
 
     @property
     def rows_of_heads(self) -> int:
@@ -163,7 +183,7 @@ class Alibi(Recipe):
         assert self.length is not None
         length = self.length
         dt: Any = np.float32 if self.compute == "float32" else np.float64
-        keys = (np.arange(length) - (length - 1 if self.origin == "last" else 0)).astype(dt)
+        keys = (np.arange(length) - self.query_position).astype(dt)
         slopes = slopes.astype(dt)
         if self.part == "matrix":
             return self._matrix_rows(r0, r1, slopes, dt)
@@ -213,7 +233,19 @@ class Alibi(Recipe):
     def changes(self, other: Recipe) -> list[str]:
         """The slope series in its own words (``slopes geometric 2^(−8k/12) (A) vs closest-power
         interleave (B)``), the rest parameter by parameter."""
-        if not isinstance(other, Alibi) or self.slope_series == other.slope_series:
+        if not isinstance(other, Alibi):
+            return Recipe.changes(self, other)
+        if self.part == other.part == "bias" and {self.query, other.query} != {None}:
+            qa, qb = self.query_position, other.query_position
+            if qa != qb:  # in the kind's words: a bias row is a query's, its keys the columns
+                shift = qb - qa  # A − B = slope·(qb − qa) on every key
+                sign = "−" if shift < 0 else "+"
+                moved = f"A = B {sign} {abs(shift)}·slope on each head's row, a constant softmax ignores"
+                return [
+                    f"bias row of query {qa} (A) vs {qb} (B): {moved}",
+                    *self.parameter_changes(other, ["query", "origin"]),
+                ]
+        if self.slope_series == other.slope_series:
             return Recipe.changes(self, other)
 
         def said(a: Alibi) -> str:
@@ -263,13 +295,20 @@ class Alibi(Recipe):
             return
         rows = sample.rows(0, n)
         heads = _biased(np.abs(rows).max(axis=1))
-        for origin, key in (("first", 0), ("last", d - 1)):
-            if heads == 0 or np.any(rows[:, key] != 0) or d < 2:
-                continue
-            params = _fitted_heads(sample, np.abs(rows[:heads, 1 if origin == "first" else d - 2]), n)
-            if params is not None:
-                sample.clue(f"each row is a head's ALiBi slope times the key distance, zero at the {origin} key")
-                yield from _conventions(sample, {**params, "length": d, "part": "bias", "origin": origin})
+        if heads == 0 or d < 2:
+            return
+        # Each row is slope·(j − q): its step from key to key is the slope, and it is zero at the query.
+        step = rows[:heads, 1].astype(np.float64) - rows[:heads, 0]
+        if not np.all(step > 0):
+            return
+        q = round(float(-rows[0, 0] / step[0]))
+        params = _fitted_heads(sample, step, n)
+        if params is None or q < 0:
+            return
+        where = {0: {"origin": "first"}, d - 1: {"origin": "last"}}.get(q, {"query": q})
+        said = f"the {where['origin']} key" if "origin" in where else f"key {q} (the bias row of query {q})"
+        sample.clue(f"each row is a head's ALiBi slope times the key distance, zero at {said}")
+        yield from _conventions(sample, {**params, "length": d, "part": "bias", **where})
 
 
 def _fit_matrix(sample: Sample) -> Iterator[Alibi]:

@@ -253,6 +253,14 @@ def test_pecli_s_own_draws_come_back_by_their_seed(recipe: Learned, named: bool)
         "rope2d:feat_shape=16x16,dim=64,bands=pixel,part=cis,dtype=float16,cls_row=first,axis_columns=interleaved",
         "rope2d:feat_shape=16x16,dim=8,bands=lang,part=cos,dtype=bfloat16,axis_bands=alternate,cls_row=last,"
         "axis_columns=interleaved",
+        # M-RoPE angles (chunked, interleaved), a bfloat16 M-RoPE cache, ALiBi's row for a query at 20
+        "mrope:dim=128,sequence=text=16;image=1x8x8;text=8,part=angle",
+        "mrope:dim=128,sequence=text=16;image=1x8x8;text=8,part=angle,mrope_interleaved=true,mrope_section=24;20;20",
+        "mrope:dim=128,sequence=text=16;image=1x8x8;text=8,part=cos,dtype=bfloat16",
+        "alibi:heads=12,length=48,part=bias,query=20",
+        # CogVideoX's grid of one frame; xPos of two rows
+        "sincos2d:grid=14x14,dim=64,order=cogvideox,compute=float32",
+        "xpos:len=2,dim=16,part=k,dtype=float64",
     ],
 )
 def test_identify_reads_the_variants_back(spec: str) -> None:

@@ -131,6 +131,16 @@ def _alibi() -> dict[str, tuple[Build, str, str]]:
             f"alibi:heads={heads},length={n},part=bias,slope-series=geometric",
             f"slopes closest-power interleave (A) vs geometric 2^(−8k/{heads}) (B)",
         )
+    # A decoding step's bias row, slope·(j − q) for the query at q, against Bloom's slope·j (query 0).
+    for heads, n, q in ((8, 32, 5), (12, 48, 20)):
+        out[f"alibi {heads} heads bias of the query at {q}"] = (
+            lambda heads=heads, n=n, q=q: (
+                ofirpress_slopes(heads).astype(np.float32)[:, None]
+                * (np.arange(n, dtype=np.float32) - np.float32(q))[None, :]
+            ).astype(np.float32),
+            f"alibi:heads={heads},length={n},part=bias",
+            f"bias row of query {q} (A) vs 0 (B): A = B − {q}·slope on each head's row",
+        )
     return out
 
 

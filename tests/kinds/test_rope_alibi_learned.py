@@ -523,3 +523,15 @@ def test_geometric_slopes_go_with_the_list_form_and_a_power_of_two_is_either() -
     with pytest.raises(RecipeError, match="slope_series=geometric is one series"):
         Alibi(12, form="pow", slope_series="geometric")
     np.testing.assert_array_equal(Alibi(16, slope_series="geometric").slopes(), Alibi(16).slopes())
+
+
+def test_alibi_bias_of_a_query_at_an_offset() -> None:
+    # slope·(j − q): a decoding step's row for the query at q; origin first is q = 0, last q = len − 1.
+    slopes = np.array([2.0 ** (-8 * (k + 1) / 8) for k in range(8)], dtype=np.float32)
+    want = (slopes[:, None] * (np.arange(32, dtype=np.float32) - np.float32(5))[None, :]).astype(np.float32)
+    np.testing.assert_array_equal(Alibi(8, length=32, part="bias", query=5).build(), want)
+    last = Alibi(8, length=32, part="bias", origin="last").build()
+    np.testing.assert_array_equal(Alibi(8, length=32, part="bias", query=31).build(), last)
+    for bad in ({"part": "slopes", "length": None}, {"origin": "last"}, {"query": -1}):
+        with pytest.raises(RecipeError, match="query"):
+            Alibi(8, **{"length": 32, "part": "bias", "query": 5, **bad})  # type: ignore[arg-type]
