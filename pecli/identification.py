@@ -34,6 +34,7 @@ from pecli.fitting import Sample
 from pecli.kinds import kinds
 from pecli.kinds.base import Recipe
 from pecli.presets import PRESETS, Preset
+from pecli.precision import untold
 from pecli.proof import Verification, round_up, tolerances, verify_all
 from pecli.table import Progress, Table, TableLike, as_table
 from pecli.transposition import transposed_note
@@ -455,6 +456,8 @@ def identify(
                 break
     if verdict == "unknown" and flip and (note := transposed_note(table, identify)) is not None:
         sample.notes.insert(0, note)
+    if verdict == "match" and best is not None:  # a reduced pipeline whose tell lies past the table's rows
+        sample.notes += untold(best.recipe)
     winners = {best.recipe, *(a.recipe for a in alternatives)} if best is not None else set()
     clues = [text for text, recipes in sample.clues.items() if not winners or recipes & winners]
     return Identification(

@@ -167,4 +167,56 @@ def collapsed_rows(start: int, length: int, dtype: str) -> tuple[int, int] | Non
     return None
 
 
-__all__ = ["PIPELINES", "STEP_DTYPES", "Pipeline", "collapsed_rows", "held", "pipeline_of"]
+#: Rows past a table's end searched for the first row a reduced pipeline changes (positions held in
+#: bfloat16 repeat from row 257, in float16 from row 2049).
+TELL_SEARCH_ROWS = 1 << 16
+#: Tables up to this many cells are checked against their kind's reduced pipelines.
+_TELL_CELLS = 1 << 20
+
+
+def untold(recipe: Any) -> list[str]:
+    """What ``recipe``'s table cannot tell: each reduced pipeline of its kind (:attr:`computes`) that
+    builds the very same table, with the row from which a longer table would show it ("positions
+    held in bfloat16 build the same 200 rows (a table cannot tell them apart before row 257)").  Empty for a
+    table of another kind of recipe, a reduced one, or more than a million cells."""
+    import numpy as np
+
+    computes = getattr(type(recipe), "computes", ())
+    n, d = recipe.shape
+    compute = getattr(recipe, "compute", None)
+    if compute not in computes or getattr(recipe, "length", None) != n or n * d > _TELL_CELLS:
+        return []
+    if pipeline_of(compute).reduced:
+        return []
+    own, out = recipe.build(), []
+    for compute in (c for c in computes if PIPELINES[c].reduced):
+        try:
+            twin = recipe.with_params(compute=compute)
+            if not np.array_equal(twin.build(), own):
+                continue
+            row, step = n, max(256, n)
+            while row < n + TELL_SEARCH_ROWS:  # longer tables, a block at a time, to the first row that parts
+                a, b = recipe.with_params(length=row + step), twin.with_params(length=row + step)
+                parted = np.flatnonzero(np.any(a.rows(row, row + step) != b.rows(row, row + step), axis=1))
+                if parted.size:
+                    out.append(
+                        f"{PIPELINES[compute].words} build the same {n} rows (a table cannot tell them apart "
+                        f"before row {row + int(parted[0])})"
+                    )
+                    break
+                row += step
+        except Exception:  # a pipeline this recipe cannot take says nothing here
+            continue
+    return out
+
+
+__all__ = [
+    "PIPELINES",
+    "STEP_DTYPES",
+    "TELL_SEARCH_ROWS",
+    "Pipeline",
+    "collapsed_rows",
+    "held",
+    "pipeline_of",
+    "untold",
+]

@@ -146,3 +146,16 @@ def test_a_pipeline_a_kind_does_not_have_is_one_line_naming_the_ones_it_has() ->
     )
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
     assert "unknown compute 'inv-float16': choose one of exact, float64, float32, bfloat16" in result.stderr
+
+
+def test_identify_says_which_pipeline_a_short_table_cannot_tell() -> None:
+    # Positions held in bfloat16 are exact below 257 (256 and 257 are one bfloat16 number): a
+    # 200-row cache is the float32 one bit for bit, and identify says so with the row that would tell.
+    found = identify(Table(torch_like(200, 64), None, "mine.npy"))
+    assert found.verdict == "match"
+    assert "positions held in bfloat16 build the same 200 rows (a table cannot tell them apart before row 257)" in (
+        found.notes
+    )
+    np.testing.assert_array_equal(torch_like(257, 64, compute="positions-bfloat16")[:200], torch_like(200, 64))
+    longer = identify(Table(torch_like(300, 64), None, "mine.npy"))
+    assert not any("cannot tell" in n for n in longer.notes)
