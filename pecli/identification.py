@@ -33,8 +33,8 @@ from pecli.errors import PecliInputError, RecipeError
 from pecli.fitting import Sample
 from pecli.kinds import kinds
 from pecli.kinds.base import Recipe
-from pecli.presets import PRESETS, Preset
 from pecli.precision import untold
+from pecli.presets import PRESETS, Preset
 from pecli.proof import Verification, round_up, tolerances, verify_all
 from pecli.table import Progress, Table, TableLike, as_table
 from pecli.transposition import transposed_note
