@@ -183,7 +183,7 @@ def untold(recipe: Any) -> list[str]:
 
     computes = getattr(type(recipe), "computes", ())
     n, d = recipe.shape
-    compute = getattr(recipe, "compute", None)
+    compute = str(getattr(recipe, "compute", ""))
     if compute not in computes or getattr(recipe, "length", None) != n or n * d > _TELL_CELLS:
         return []
     if pipeline_of(compute).reduced:
