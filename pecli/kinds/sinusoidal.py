@@ -492,6 +492,10 @@ class Sinusoidal(Recipe):
                     continue
                 exponents = np.array([num / den for num, den in (rule.exponent(i) for i in range(omega.size))])
                 rounded_base = sample.fit_round_base(omega, exponents, tol + drift, span)
+                if rounded_base is None and _bfloat16_values(sample):
+                    # Angles from positions and frequencies held in bfloat16 follow no rule closely
+                    # enough to measure a base by (rows repeat past 256): the paper's base is tried as it is.
+                    rounded_base = (10000.0, 1)
                 if rounded_base is not None:
                     fits.append((rounded_base[1], replace(rule, base=rounded_base[0]), sin_cols, cos_cols))
             if not any(f[1].layout == layout for f in fits):
