@@ -32,29 +32,33 @@ if TYPE_CHECKING:
     from pecli.kinds.base import Recipe
     from pecli.table import Table
 
-#: ``A``, or ``A:B`` (half-open, like --rows), separated by commas.
-_ITEM = re.compile(r"\s*(\d+)\s*(?::\s*(\d+)\s*)?")
+#: ``A``, ``A:B`` (half-open, like --rows) or ``A:B:S`` (every S-th, as ``range``), separated by commas;
+#: negative numbers only where signed ids are asked for (:func:`parse_ids`).
+_ITEM = re.compile(r"\s*(-?\d+)\s*(?::\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?)?")
 #: A real position (``--positions 0.5``: a diffusion timestep, a keras float position).
 _REAL = re.compile(r"\s*(\d+\.\d*|\.\d+|\d+(?:\.\d*)?[eE][+-]?\d+)\s*")
 #: More ids than this in a literal list are refused: write them to a file.
 MAX_LITERAL_IDS = 1 << 20
 
 
-def parse_ids(spec: str | ArrayLike, option: str, max_ndim: int = 2, whole: bool = True) -> np.ndarray:
+def parse_ids(
+    spec: str | ArrayLike, option: str, max_ndim: int = 2, whole: bool = True, signed: bool = False
+) -> np.ndarray:
     """The ids a ``--positions``/``--token-ids`` value names: a comma list of ``A`` and ``A:B``
     (half-open ranges), or ``@FILE`` (one id per value: .npy of integers, or text/JSON numbers);
     or, from a script, the ids themselves (a list or an array of whole numbers).
 
     1-D for a list; a file may hold a 2-D batch (sequences × tokens), kept 2-D for
     :func:`fairseq_positions` (up to ``max_ndim`` axes: M-RoPE's ids are ``(3, batch, tokens)``).
-    ``whole=False`` also takes real positions ≥ 0 (``0.5``; float64 when any is not whole).
+    ``whole=False`` also takes real positions ≥ 0 (``0.5``; float64 when any is not whole);
+    ``signed=True`` negative ones too (relative distances ``63:-64:-1``, ESPnet's and Transformer-XL's).
     """
     import numpy as np
 
     if not isinstance(spec, str):
-        return _checked(spec, option, max_ndim, whole)
+        return _checked(spec, option, max_ndim, whole, signed)
     if spec.startswith("@"):
-        return _read_ids(spec[1:], option, max_ndim, whole)
+        return _read_ids(spec[1:], option, max_ndim, whole, signed)
     out: list[np.ndarray] = []
     total = 0
     for item in spec.split(","):
@@ -66,23 +70,30 @@ def parse_ids(spec: str | ArrayLike, option: str, max_ndim: int = 2, whole: bool
             continue
         if m is None:
             raise PecliInputError(
-                f"{option} {spec!r}: {item.strip()!r} is not a whole number ≥ 0 or a range A:B: "
+                f"{option} {spec!r}: {item.strip()!r} is not a whole number or a range A:B[:S]: "
                 f"give e.g. {option} 0:512,0:128 or {option} @ids.npy"
             )
         a = int(m.group(1))
         b = a + 1 if m.group(2) is None else int(m.group(2))
-        if b <= a:
-            raise PecliInputError(f"{option} {spec!r}: the range {a}:{b} is empty: give A:B with A < B (B excluded)")
-        total += b - a
+        step = 1 if m.group(3) is None else int(m.group(3))
+        if step == 0:
+            raise PecliInputError(f"{option} {spec!r}: the range {item.strip()} has a step of 0: give A:B:S with S ≠ 0")
+        count = len(range(a, b, step))
+        if count == 0:
+            raise PecliInputError(
+                f"{option} {spec!r}: the range {item.strip()} is empty: give A:B with A < B (B excluded), "
+                "or A:B:-1 to count down"
+            )
+        total += count
         if total > MAX_LITERAL_IDS:
             raise PecliInputError(
                 f"{option} names more than {MAX_LITERAL_IDS:,} ids: write them to a file and give {option} @FILE"
             )
-        out.append(np.arange(a, b, dtype=np.int64))
-    return _checked(np.concatenate(out), option, max_ndim, whole)
+        out.append(np.arange(a, b, step, dtype=np.int64))
+    return _checked(np.concatenate(out), option, max_ndim, whole, signed)
 
 
-def _read_ids(name: str, option: str, max_ndim: int, whole: bool = True) -> np.ndarray:
+def _read_ids(name: str, option: str, max_ndim: int, whole: bool = True, signed: bool = False) -> np.ndarray:
     import numpy as np
 
     path = Path(name)
@@ -97,7 +108,7 @@ def _read_ids(name: str, option: str, max_ndim: int, whole: bool = True) -> np.n
         else:
             text = path.read_text(encoding="utf-8")
             if text.lstrip().startswith("["):  # JSON: nested lists keep their shape
-                return _checked(_json_ids(text), f"{option} @{name}", max_ndim, whole)
+                return _checked(_json_ids(text), f"{option} @{name}", max_ndim, whole, signed)
             values = re.split(r"[\s,\[\]]+", text.strip())
             ids = np.array([float(v) for v in values if v], dtype=np.float64)
             if "\n" in text.strip() and ids.size:
@@ -107,7 +118,7 @@ def _read_ids(name: str, option: str, max_ndim: int, whole: bool = True) -> np.n
                     ids = ids.reshape(len(rows), -1)  # one sequence per line: a batch
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise PecliInputError(f"{option} @{name}: cannot read ids from {path} ({exc})") from exc
-    return _checked(ids, f"{option} @{name}", max_ndim, whole)
+    return _checked(ids, f"{option} @{name}", max_ndim, whole, signed)
 
 
 def _json_ids(text: str) -> Any:
@@ -121,9 +132,9 @@ def _json_ids(text: str) -> Any:
         raise ValueError(f"not a JSON array of numbers with rows of equal length: {exc}") from exc
 
 
-def _checked(ids: Any, where: str, max_ndim: int = 2, whole: bool = True) -> np.ndarray:
+def _checked(ids: Any, where: str, max_ndim: int = 2, whole: bool = True, signed: bool = False) -> np.ndarray:
     """``ids`` as int64, refused unless they are whole numbers ≥ 0 in 1 to ``max_ndim`` axes
-    (``whole=False``: real numbers ≥ 0 too, float64 when any is not whole)."""
+    (``whole=False``: real numbers ≥ 0 too, float64 when any is not whole; ``signed``: below 0 too)."""
     import numpy as np
 
     arr = np.asarray(ids)
@@ -137,8 +148,9 @@ def _checked(ids: Any, where: str, max_ndim: int = 2, whole: bool = True) -> np.
     fractional = arr.dtype.kind == "f" and not np.all(arr == np.rint(arr))
     if fractional and whole:
         raise PecliInputError(f"{where} holds {arr.dtype} values that are not whole numbers: give integer ids")
-    if np.any(arr < 0) or np.any(arr > 2**53):
-        raise PecliInputError(f"{where} holds ids outside 0..2**53: positions count from 0")
+    if (np.any(arr < 0) and not signed) or np.any(np.abs(arr) > 2**53):
+        span = "−2**53..2**53" if signed else "0..2**53: positions count from 0"
+        raise PecliInputError(f"{where} holds ids outside {span}")
     return arr.astype(np.float64 if fractional else np.int64)
 
 
@@ -160,7 +172,7 @@ def resolve_positions(
     if positions is not None and token_ids is not None:
         raise PecliInputError("give --positions or --token-ids, not both")
     if positions is not None:
-        return parse_ids(positions, "--positions", whole=False).reshape(-1)
+        return parse_ids(positions, "--positions", whole=False, signed=True).reshape(-1)
     if token_ids is None:
         return None
     if padding_idx is None:
@@ -240,7 +252,7 @@ def rows_at_positions(
     if recipe is not None and recipe.row_label != "pos":
         option = "--positions" if positions is not None else "--token-ids"
         raise PecliInputError(f"{option} picks positions; the rows of this {recipe.kind} table are {recipe.row_label}s")
-    if ids.dtype.kind == "f":
+    if ids.dtype.kind == "f" or ids.min() < 0:  # fractional or signed: built from the formula, not looked up
         return real_positions_table(table, ids)
     return table.gather(ids)
 
@@ -249,27 +261,40 @@ def real_positions_table(table: Table, positions: np.ndarray) -> Table:
     """The rows at real (fractional) positions, for a recipe whose formula takes them
     (:meth:`Recipe.rows_at_real`); each must lie in the table's span ``[start, start + len)``.
     Written without the recipe, like any rows at positions given."""
+    import numpy as np
+
     from pecli.table import Table
 
     recipe = table.recipe
     kind = recipe.kind if recipe is not None else None
+    signed = bool(np.any(positions < 0))
     if not table.computed or recipe is None or recipe.rows_at_real(positions[:1]) is None:
         what = f"a {kind} table's rows are" if kind else "a file's rows are"
+        if signed:
+            given, rows = f"negative positions (e.g. {float(positions.min()):g})", "positions from 0: give numbers ≥ 0"
+        else:
+            given, rows = (
+                f"fractional positions (e.g. {_first_fraction(positions)})",
+                "whole positions: give whole numbers",
+            )
         raise PecliInputError(
-            f"--positions holds fractional positions (e.g. {_first_fraction(positions)}), and {what} whole "
-            "positions: give whole numbers, or a sinusoidal recipe (timesteps), whose formula takes any real position"
+            f"--positions holds {given}, and {what} {rows}, or a sinusoidal recipe, whose formula takes any real "
+            "position (timesteps, ESPnet's relative distances)"
         )
     first, n = table.start, table.shape[0]
-    outside = (positions < first) | (positions >= first + n)
+    # A relative distance −p lies in a table that reaches p (ESPnet's RelPositionalEncoding(max_len)
+    # covers −(max_len−1)…max_len−1).
+    outside = (positions < first) & ~((positions < 0) & (-positions < first + n)) | (positions >= first + n)
     if outside.any():
         p = float(positions[int(outside.argmax())])
-        raise PecliInputError(
-            f"position {p:g} is outside the table's span {first}..{first + n} (end excluded): give a larger --len"
-        )
+        reach = f"−{first + n - 1}..{first + n} for relative distances, " if signed else ""
+        span = f"{first}..{first + n} ({reach}end excluded)"
+        raise PecliInputError(f"position {p:g} is outside the table's span {span}: give a larger --len")
+    positions = positions.astype(np.float64)
     source = f"{recipe.kind} {recipe.describe(short=True)}"
     info = {**table.info, "positions": f"{len(positions)} rows at the real positions given, of {source}"}
-    rows = BuiltRows(recipe, positions, recipe.rows_at_real)  # type: ignore[arg-type]  # checked: not None above
-    return Table(rows, None, source, info, dict(table.provenance), table.storage, positions)
+    built = BuiltRows(recipe, positions, recipe.rows_at_real)  # type: ignore[arg-type]  # checked: not None above
+    return Table(built, None, source, info, dict(table.provenance), table.storage, positions)
 
 
 def _first_fraction(positions: np.ndarray) -> str:

@@ -258,7 +258,8 @@ positions_options = stack(
         metavar="IDS",
         help="Rows for these positions, in this order (repeats allowed): a list like 0:512,0:128 "
         "(packed sequences) or @FILE (.npy of integers, or numbers in text or JSON). Written without the "
-        "recipe. sinusoidal (timesteps): real positions too, e.g. 0.5,999.5 (SD3's and Flux's t = σ·1000). "
+        "recipe. A:B:S counts by S (63:-64:-1 counts down). sinusoidal: real positions too, e.g. 0.5,999.5 "
+        "(SD3's and Flux's timesteps t = σ·1000), and negative ones, relative distances (ESPnet, Transformer-XL). "
         "mrope: each token's (temporal, height, width) ids, a (3, tokens) or (3, batch, tokens) "
         "file as get_rope_index returns them (1-D: text tokens); no --sequence needed.",
     ),

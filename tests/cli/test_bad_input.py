@@ -38,6 +38,7 @@ def make_files(d: Path) -> None:
     (d / "truncated.npy").write_bytes((d / "good.npy").read_bytes()[:100])
     (d / "magic.npy").write_bytes(b"\x93NUMPX" + (d / "good.npy").read_bytes()[6:])
     np.save(d / "strings.npy", np.array([["a", "b"], ["c", "d"]]))
+    np.save(d / "far_ids.npy", np.array([0, 2**60], dtype=np.int64))
     np.save(d / "scalar.npy", np.float64(3.0))  # (a cube (X, Y, C) is a grid now, read as rows)
     np.save(d / "objects.npy", np.array([None, 1], dtype=object), allow_pickle=True)
     np.savez(d / "good.npz", pe=table)
@@ -203,8 +204,9 @@ CASES: list[tuple[list[str], str]] = [
     # explicit positions and token ids
     ([*G, "--positions", "0:4,16"], "position 16 is outside the table's positions 0..15: give a larger --len"),
     ([*G, "--positions", "3:3"], "--positions '3:3': the range 3:3 is empty"),
-    ([*G, "--positions", "0,-1"], "'-1' is not a whole number ≥ 0 or a range A:B"),
-    ([*G, "--positions", "1.5:3"], "'1.5:3' is not a whole number ≥ 0 or a range A:B"),
+    # (a sinusoid takes negative positions, relative distances: a rotary cache's rows count from 0)
+    ([*G, "--kind", "rope", "--positions", "0,-1"], "negative positions (e.g. -1), and a rope table's rows are"),
+    ([*G, "--positions", "1.5:3"], "'1.5:3' is not a whole number or a range A:B[:S]"),
     (
         ["generate", "--preset", "llama", "--len", "8", "--positions", "1.5"],
         "fractional positions (e.g. 1.5), and a rope table's rows are whole positions",
@@ -220,7 +222,8 @@ CASES: list[tuple[list[str], str]] = [
     ),
     ([*G, "--positions", "@nope.npy"], "--positions @nope.npy: nope.npy does not exist"),
     ([*G, "--positions", "@"], "--positions @ needs a file name"),
-    ([*G, "--positions", "@good.npy"], "holds ids outside 0..2**53: positions count from 0"),
+    ([*G, "--positions", "@far_ids.npy"], "holds ids outside −2**53..2**53"),
+    ([*G, "--token-ids", "@far_ids.npy", "--padding-idx", "1"], "holds ids outside 0..2**53: positions count from 0"),
     ([*G, "--positions", "@scalar.npy"], "holds an array of shape (): give a non-empty list of ids"),
     ([*G, "--positions", "@words.csv"], "cannot read ids from words.csv"),
     ([*G, "--token-ids", "5,6,1"], "--token-ids numbers tokens the fairseq way, from the table's padding index"),

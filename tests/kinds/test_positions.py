@@ -206,3 +206,49 @@ def test_real_positions_on_the_command_line_and_from_a_file(run, tmp_path: Path)
     np.testing.assert_array_equal(rows, direct)
     r = run("generate", "--len", "8", "--dim", "4", "--positions", "0.5,2", "--decimals", "3")
     assert r.exit_code == 0 and [line.split()[0] for line in r.output.splitlines()[3:5]] == ["0.5", "2"], r.output
+
+
+def espnet_rel_pe(length: int, d: int) -> np.ndarray:
+    """ESPnet's ``RelPositionalEncoding.extend_pe`` in NumPy (each float32 step rounded once): sin/cos
+    of ``p·div_term`` interleaved for ``p = length−1 … 0`` (``pe_positive`` flipped), then ``−1 … −(length−1)``."""
+    from tests.helpers import f32_step
+
+    f32 = np.float32
+    div = f32_step(np.exp, np.arange(0, d, 2).astype(f32) * f32(-(np.log(10000.0) / d)))
+    position = np.arange(0, length, dtype=f32)[:, None]
+
+    def pe(p: np.ndarray) -> np.ndarray:
+        out = np.zeros((p.shape[0], d), dtype=f32)
+        angle = (p * div[None, :]).astype(f32)
+        out[:, 0::2], out[:, 1::2] = f32_step(np.sin, angle), f32_step(np.cos, angle)
+        return out
+
+    return np.concatenate([pe(position)[::-1], pe(f32(-1) * position)[1:]])
+
+
+def test_signed_relative_positions_are_espnets_table(run, tmp_path: Path) -> None:
+    # issue 41: --positions takes negative distances for a sinusoid (ESPnet, Transformer-XL), counted
+    # down with a step; the table reaches −(len−1)…len−1, as RelPositionalEncoding(max_len) does.
+    out = tmp_path / "rel.npy"
+    r = run(
+        "generate", "--kind", "sinusoidal", "--len", "50", "--dim", "64", "--layout", "interleaved",
+        "--compute", "float32", "--form", "exp", "--positions=49:-50:-1", "-o", str(out),
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    np.testing.assert_array_equal(np.load(out), espnet_rel_pe(50, 64))
+    assert parse_ids("3:-2:-1,-7", "--positions", signed=True).tolist() == [3, 2, 1, 0, -1, -7]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--kind", "rope", "--len", "8", "--dim", "8", "--positions=-1:2"], "negative positions (e.g. -1)"),
+        (["--len", "4", "--dim", "8", "--positions=-5"], "outside the table's span 0..4 (−3..4 for relative"),
+        (["--len", "4", "--dim", "8", "--positions=3:0"], "or A:B:-1 to count down"),
+        (["--len", "4", "--dim", "8", "--positions=0:4:0"], "has a step of 0"),
+    ],
+)
+def test_signed_positions_where_they_cannot_be_are_one_line(run, tmp_path: Path, args: list[str], says: str) -> None:
+    r = run("generate", *args, "-o", str(tmp_path / "x.npy"))
+    assert r.exit_code == 2 and says in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    assert not (tmp_path / "x.npy").exists()
