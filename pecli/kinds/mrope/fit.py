@@ -191,11 +191,12 @@ def _ids(
         n, tol = x.shape[0], 2 * sample.eps  # each value within its rounding (bfloat16: 2⁻⁹), twice over
         h_ids = _decode(x[:, h_cols], inv[h_cols], part, n + 1, tol)
         t_ids = _decode(x[:, t_cols], inv[t_cols], part, 64 * n + 4096, tol, h_ids) if h_ids is not None else None
-        if t_ids is not None and h_ids is not None and sequence_of(np.stack([t_ids, h_ids])) is None:
+        coarse = sample.eps >= 2.0**-11  # float16 or bfloat16 values
+        if coarse and t_ids is not None and h_ids is not None and sequence_of(np.stack([t_ids, h_ids])) is None:
             # 16-bit values leave the height's slow columns ambiguous near 0 (bfloat16 cos of 0.03
             # and of 0.09 are one number): the temporal ids, which hold the fastest frequency,
             # first, and the height's from them (a text token's ids are all equal).
-            t_first = _decode(x[:, t_cols], inv[t_cols], part, 64 * n + 4096, tol)
+            t_first = _decode(x[:, t_cols], inv[t_cols], part, n + 1, tol)
             h_then = _decode(x[:, h_cols], inv[h_cols], part, n + 1, tol, t_first) if t_first is not None else None
             if t_first is not None and h_then is not None:
                 t_ids, h_ids = t_first, h_then
