@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import statistics
 import time
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -33,7 +34,9 @@ import pecli.identification
 import pecli.kinds.rope.fit as rope_fit
 from pecli import Sinusoidal, compare, identify
 from pecli.kinds.base import Recipe
+from pecli.kinds.learned import Learned
 from pecli.kinds.rope import Rope
+from pecli.kinds.sincos2d import Sincos2d
 from pecli.table import Table
 
 REPORT = Report("")
@@ -73,15 +76,28 @@ CASES: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
     "sinusoid start 3 (paper code)": (lambda: paper(2000, 64, 3), lambda: Sinusoidal(2000, 64)),
     "two files, rope base": (lambda: hf_rope(2048, 64, 500000.0), lambda: hf_rope(2048, 64)),
     "identify-only: HF rope 8192x128": (lambda: hf_rope(8192, 128), lambda: None),
+    "identify-only: MAE grid 14x14x768": (lambda: Sincos2d("14x14", 768).build(), lambda: None),
+    "identify-only: a torch-like normal draw 512x768": (
+        lambda: np.random.default_rng(0).normal(0, 0.02, (512, 768)).astype(np.float32),
+        lambda: None,
+    ),
 }
 
 
 @contextlib.contextmanager
 def before_issue_41() -> Iterator[None]:
-    """The vocabulary of issue 41 switched off: reduced pipelines, slips, per-value proofs."""
+    """The vocabulary of issue 41 switched off: reduced pipelines, slips, per-value proofs, and the
+    second session's reach (pecli's own learned draws, the note on what a short table cannot tell,
+    near misses tried in their other pipelines, ramps' original lengths from the wide grid)."""
     saved_slips = Recipe.slips, Rope.slips
     saved_grid, saved_collapsed = rope_fit._grid_thetas, rope_fit._collapsed_computes
     saved_verify = pecli.identification.verify_all
+    saved_reach = Learned.fit, pecli.identification.untold, pecli.identification._NEAR_MISS, rope_fit.functools
+    Learned.fit = classmethod(lambda cls, sample: iter(()))  # type: ignore[assignment,method-assign]
+    pecli.identification.untold = lambda recipe: []  # type: ignore[assignment]
+    pecli.identification._NEAR_MISS = -1.0
+    # rope's fit without a predicted inv_freq: the common original lengths, unchecked, as before
+    rope_fit.functools = types.SimpleNamespace(partial=lambda *a, **k: None)  # type: ignore[assignment]
 
     def plain_verify(table: Any, checks: Any, progress: Any = None, *_: Any) -> Any:
         return saved_verify(table, checks, progress)
@@ -96,6 +112,7 @@ def before_issue_41() -> Iterator[None]:
         Recipe.slips, Rope.slips = saved_slips  # type: ignore[method-assign]
         rope_fit._grid_thetas, rope_fit._collapsed_computes = saved_grid, saved_collapsed
         pecli.identification.verify_all = saved_verify
+        Learned.fit, pecli.identification.untold, pecli.identification._NEAR_MISS, rope_fit.functools = saved_reach  # type: ignore[method-assign]
 
 
 def one(a: Table, b: Any) -> None:

@@ -151,17 +151,27 @@ def _scalings(
         )
         if amplitude != 1.0:  # yarn's attention factor 0.1·ln(f) + 1
             guesses.add(round_number(math.exp(10 * (amplitude - 1)), 3))
-        for f in sorted(g for g in guesses if g > 1):
-            for orig in _RAMP_ORIGINAL if predict is not None else _COMMON_ORIGINAL:
-                ramps: list[dict[str, Any]] = [
-                    {"scaling": "llama3", "low_freq_factor": 1.0, "high_freq_factor": 4.0},
-                    {"scaling": "yarn"},
-                    {"scaling": "yarn", "beta_fast": 1.0, "beta_slow": 32.0},  # a port's swapped betas
-                ]
-                for ramp in ramps:
-                    params = {"base": theta, "factor": float(f), "original_max_position_embeddings": orig, **ramp}
-                    if predict is None or np.allclose(predict(params)[:count], inv, rtol=5e-3, atol=0):
-                        yield params
+        # The ramp's first scaled frequency says the original length o: llama3 scales the wavelengths
+        # past o/4, YaRN the frequencies past its beta_fast = 32 rotations in o; each is
+        # d·ln(o/(2π·r))/(2·ln θ) columns in (r = 4, 32).  Only lengths within two columns of the
+        # measured one are proposed, each checked by ``predict`` on the measured frequencies.
+        first = int(np.argmax(ratio < 1 - 1e-3))
+
+        def near(orig: int, rotations: float, theta: float = theta, first: int = first) -> bool:
+            return abs(dim * math.log(orig / (2 * math.pi * rotations)) / (2 * math.log(theta)) - first) <= 2
+
+        ramps: tuple[tuple[dict[str, Any], float], ...] = (
+            ({"scaling": "llama3", "low_freq_factor": 1.0, "high_freq_factor": 4.0}, 4.0),
+            ({"scaling": "yarn"}, 32.0),
+        )
+        for f, orig, (ramp, rotations) in itertools.product(
+            sorted(g for g in guesses if g > 1), _RAMP_ORIGINAL if predict is not None else _COMMON_ORIGINAL, ramps
+        ):
+            if predict is not None and not near(orig, rotations):
+                continue
+            params = {"base": theta, "factor": float(f), "original_max_position_embeddings": orig, **ramp}
+            if predict is None or np.allclose(predict(params)[:count], inv, rtol=5e-3, atol=0):
+                yield params
     # longrope: a factor per frequency, measured (every frequency must be): round ones rebuild it.
     plain = bool(thetas) and np.allclose(inv / (scale * np.power(thetas[0], -e)), 1, rtol=1e-3)
     if count == h and not plain:
