@@ -145,7 +145,8 @@ class Learned(Recipe):
         normals, times one ``std``, are the first drawn row's values (the truncated normal redraws
         only values beyond 2σ, so most of a row agrees with the normal's), a zero row in front as
         ``padding_idx``.  Each (seed, generator) costs one row of 64 draws; the proof decides."""
-        if sample.memo(("learned", "recognised"), lambda: cls.recognise(sample)) is None:
+        big = sample.n - len(sample.zero_rows) >= 8 and sample.d >= 8  # enough values for recognise to speak
+        if big and sample.memo(("learned", "recognised"), lambda: cls.recognise(sample)) is None:
             return  # no random draw to look for (a formula's table: no 44 draws for every table identified)
         zeros = sample.zero_rows
         padding = zeros[0] if len(zeros) == 1 else None
