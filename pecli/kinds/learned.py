@@ -27,6 +27,20 @@ Init = Literal["normal", "truncated-normal"]
 #: The seeds :meth:`Learned.fit` tries: 0 to 15 and the round ones people pick.  A table pecli drew
 #: with another seed is described (:meth:`Learned.recognise`), not rebuilt (docs/limits.md).
 FIT_SEEDS = (*range(16), 42, 123, 1234, 12345, 2024, 31337)
+
+
+def seeds_said() -> str:
+    """:data:`FIT_SEEDS` in words, runs as ranges: ``0–15, 42, 123, 1234, 12345, 2024 or 31337``."""
+    runs: list[list[int]] = []
+    for seed in FIT_SEEDS:
+        if runs and seed == runs[-1][-1] + 1:
+            runs[-1].append(seed)
+        else:
+            runs.append([seed])
+    words = [f"{r[0]}–{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs]
+    return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
+
+
 #: Columns of one row compared with each seed's draw.
 _FIT_COLUMNS = 64
 Rng = Literal["splitmix", "pcg64"]
@@ -208,8 +222,8 @@ class Learned(Recipe):
         if zeros:
             text += f"; row {zeros[0]} is zero (a padding row, like RoBERTa's)"
         return text + (
-            ". No formula rebuilds random numbers (nor pecli's own draw with a seed of 0–15, 42, 123, 1234, 12345, "
-            "2024 or 31337): compare distributions, not values"
+            f". No formula rebuilds random numbers (nor pecli's own draw with a seed of {seeds_said()}): "
+            "compare distributions, not values"
         )
 
 
