@@ -4,6 +4,7 @@ is one :class:`~pecli.errors.RecipeError` naming the parameter and the fix."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from pecli.errors import RecipeError
 
@@ -56,6 +57,46 @@ def optional_float(name: str, value: object, hint: str, *, positive: bool = True
     return float(value)
 
 
+#: Operand parameter names → recipe field names (the options' spellings).
+ALIASES = {"len": "length"}
+
+
+def operand_params(kind: str, types: dict[str, str], items: list[str], spec: str) -> dict[str, Any]:
+    """``PARAM=VALUE`` items of an operand (``len=120``, ``layout=split``) as recipe parameters of
+    ``kind``, whose parameter types are ``types`` (:func:`pecli.kinds.base.parameter_types`)."""
+    names = ", ".join("len" if n == "length" else n for n in types)
+    params: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in items)):
+        name, eq, value = item.partition("=")
+        name = ALIASES.get(name.strip(), name.strip().replace("-", "_"))
+        if not eq or name not in types:
+            raise RecipeError(f"unknown parameter {item!r} in {spec!r}: {kind} takes {names}")
+        if name in params:
+            raise RecipeError(f"parameter {name!r} is given twice in {spec!r}")
+        params[name] = _convert(name, value.strip(), types[name], spec)
+    return params
+
+
+def _convert(name: str, value: str, type_name: str, spec: str) -> Any:
+    if type_name == "bool":
+        if value.lower() in ("1", "true", "yes"):
+            return True
+        if value.lower() in ("0", "false", "no"):
+            return False
+        raise RecipeError(f"{name}={value!r} in {spec!r} is not true or false")
+    if type_name.endswith("?") and value.lower() == "none":
+        return None
+    try:
+        if type_name in ("int", "int?"):
+            return int(value)
+        if type_name in ("float", "float?"):
+            return float(value)
+    except ValueError:
+        what = "number" if type_name == "float" else "whole number"
+        raise RecipeError(f"{name}={value!r} in {spec!r} is not a {what}") from None
+    return value
+
+
 def choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     """Refuse a ``value`` that is not one of ``choices``."""
     if value not in choices:
@@ -69,4 +110,14 @@ def flag(name: str, value: object) -> bool:
     return bool(value)
 
 
-__all__ = ["choice", "flag", "int_param", "optional_float", "positive_float", "spell", "spell_param"]
+__all__ = [
+    "ALIASES",
+    "choice",
+    "flag",
+    "int_param",
+    "operand_params",
+    "optional_float",
+    "positive_float",
+    "spell",
+    "spell_param",
+]

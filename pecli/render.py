@@ -375,8 +375,8 @@ def diff_view(c: Any) -> list[RenderableType]:
     ]
     if c.dtype_a != c.dtype_b:
         out.append(f"dtype differs: {c.dtype_a} vs {c.dtype_b}")
-    for key, va, vb in c.metadata_differences:
-        out.append(_line(f"metadata {key}: {list_difference(va, vb, ('', '')) or f'{_stored(va)} vs {_stored(vb)}'}"))
+    said = [_metadata_line(*m) for m in c.metadata_differences]
+    out += [_line(text) for text in ([f"setting {k}" for k in c.keys] or said)]  # a settings file's keys say it
     if c.max_abs is not None:
         lines = [
             ("max |a−b|", f"{_g(c.max_abs)} {_at(c.max_abs_at)}" if c.max_abs_at else _g(c.max_abs)),
@@ -593,6 +593,7 @@ def analysis_view(table: Table, decay: Any, residual: Any, waves: Any) -> list[R
     return out
 
 
-def _stored(value: Any) -> str:
-    """A metadata value as diff prints it: ``none stored`` rather than Python's ``None``."""
-    return "none stored" if value is None else repr(value)
+def _metadata_line(key: str, va: Any, vb: Any) -> str:
+    """A metadata difference as diff prints it (``none stored`` rather than Python's ``None``)."""
+    values = " vs ".join("none stored" if v is None else repr(v) for v in (va, vb))
+    return f"metadata {key}: {list_difference(va, vb, ('', '')) or values}"

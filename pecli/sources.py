@@ -3,6 +3,8 @@
     pe.h5                         a file (its only table, or /pe)
     model.safetensors:wpe.weight  one array of a multi-array file (h5 dataset, npz entry, tensor)
     sinusoidal:len=120,dim=8      a recipe: KIND:PARAM=VALUE,... with the same names as the options
+    config.json   model.gguf      a model's settings: the cache they imply (pecli.model_files)
+    config.json:len=4096          … at another length (any parameter of its recipe)
     -   -:KEY                     standard input (npy, npz, safetensors, json, csv or tsv: see formats.open_stream)
 
 Which one an operand is does not depend on the files in the working directory:
@@ -31,11 +33,9 @@ from typing import Any
 from pecli.errors import FormatError, RecipeError
 from pecli.kinds import kinds
 from pecli.kinds.base import Recipe, format_value, parameter_types
+from pecli.params import operand_params
 from pecli.presets import PRESETS
 from pecli.streams import is_stream
-
-#: Operand parameter names → recipe field names (the options' spellings).
-ALIASES = {"len": "length"}
 
 
 def is_recipe_spec(spec: str) -> bool:
@@ -104,42 +104,12 @@ def _parse_recipe(spec: str) -> Recipe:
             "or a preset (`pecli presets` lists them)"
         )
     cls = kinds()[kind]
-    types = parameter_types(cls)
-    names = ", ".join("len" if n == "length" else n for n in types)
-    params: dict[str, Any] = {}
-    for item in filter(None, (p.strip() for p in rest.split(","))):
-        name, eq, value = item.partition("=")
-        name = ALIASES.get(name.strip(), name.strip().replace("-", "_"))
-        if not eq or name not in types:
-            raise RecipeError(f"unknown parameter {item!r} in {spec!r}: {kind} takes {names}")
-        if name in params:
-            raise RecipeError(f"parameter {name!r} is given twice in {spec!r}")
-        params[name] = _convert(name, value.strip(), types[name], spec)
+    params = operand_params(kind, parameter_types(cls), rest.split(","), spec)
     if preset is None:
         missing = [("len" if n == "length" else n) for n in cls.required if n not in params]
         if missing:
             raise RecipeError(f"{spec!r} needs {' and '.join(missing)}, e.g. {operand_example(cls)}")
     return make_recipe(params, preset, kind)
-
-
-def _convert(name: str, value: str, type_name: str, spec: str) -> Any:
-    if type_name == "bool":
-        if value.lower() in ("1", "true", "yes"):
-            return True
-        if value.lower() in ("0", "false", "no"):
-            return False
-        raise RecipeError(f"{name}={value!r} in {spec!r} is not true or false")
-    if type_name.endswith("?") and value.lower() == "none":
-        return None
-    try:
-        if type_name in ("int", "int?"):
-            return int(value)
-        if type_name in ("float", "float?"):
-            return float(value)
-    except ValueError:
-        what = "number" if type_name == "float" else "whole number"
-        raise RecipeError(f"{name}={value!r} in {spec!r} is not a {what}") from None
-    return value
 
 
 def shell_word(text: str) -> str:
@@ -177,7 +147,7 @@ def split_file_key(spec: str) -> tuple[str, str | None]:
     at = spec.find(":")
     while at != -1:
         head = spec[:at]
-        if head and (Path(head).is_file() or is_stream(head)):
+        if head and (Path(head).is_file() or is_stream(head) or (Path(head) / "config.json").is_file()):
             return head, spec[at + 1 :] or None
         at = spec.find(":", at + 1)
     return spec, None
@@ -204,5 +174,10 @@ def open_source(spec: str, fmt: str | None = None) -> Iterator[Any]:
         yield Table(recipe, recipe, recipe_spec(recipe))
         return
     path, key = split_file_key(spec)
+    from pecli.model_files import settings_file, settings_table
+
+    if settings_file(path, key, fmt):  # a config.json, a model directory, a GGUF file: the cache it implies
+        yield settings_table(spec, path, key)
+        return
     with open_table(path, fmt, key) as table:
         yield table

@@ -452,6 +452,7 @@ def cli(ctx: click.Context, no_color: bool) -> None:
     A SOURCE is a file, FILE:KEY (one array of an .h5/.npz/.safetensors/.pt file)
     or a recipe KIND:PARAM=VALUE,... e.g. sinusoidal:len=120,dim=8,layout=split
     or PRESET:PARAM=VALUE,... e.g. fairseq:len=2048,dim=512
+    or a model's config.json, directory or GGUF file: the cache it implies
     """
     ctx.obj = App(no_color)
 

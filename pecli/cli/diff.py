@@ -43,7 +43,8 @@ def diff(
 ) -> None:
     """Compare table A against the reference B, and say why they differ.
 
-    A and B are SOURCEs: files, FILE:KEY or recipes such as sinusoidal:len=120,dim=8.  Exact by
+    A and B are SOURCEs: files, FILE:KEY, recipes such as sinusoidal:len=120,dim=8, or a model's
+    config.json or GGUF file (the cache it implies; the keys that differ are named).  Exact by
     default; with --atol/--rtol an element matches when |a−b| ≤ atol + rtol·|b|, B being the
     reference (NumPy's isclose); with --ulps N also when at most N values of the narrower dtype lie
     between a and b (bfloat16 when both hold bfloat16 values, files read as float32 too). The report

@@ -115,6 +115,10 @@ def _arrays_to_list(source: str, fmt: str | None) -> list[Any] | None:
 
     if key is not None or not Path(path).exists():
         return None
+    from pecli.model_files import settings_file
+
+    if settings_file(path, key, fmt):  # a model's settings: the cache they imply, not the GGUF's tensors
+        return None
     arrays = list_arrays(path, fmt)
     return arrays if arrays is not None and len(arrays) > 1 else None
 

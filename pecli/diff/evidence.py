@@ -17,6 +17,7 @@ from pecli.table import Table
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr
+    from pecli.kinds.base import Recipe
 
 
 #: Rows of each table that :func:`explain` looks at (all of them for shorter tables).
@@ -51,6 +52,8 @@ class Explanation:
     detail: str
     residual: float
     proved: bool = False
+    #: The side (``"A"`` or ``"B"``) whose rows a recipe was fitted to, and that recipe (a recipe's changes).
+    fitted: tuple[str, Recipe] | None = None
 
     @property
     def text(self) -> str:

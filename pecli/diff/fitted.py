@@ -61,6 +61,17 @@ class Candidate:
     rows: int
     long_numbers: int = 0  # parameters fitted to many digits (a round recipe explains more)
     rel_rms: float = math.inf  # RMS of target − candidate over the target's RMS, on the same rows
+    recipe: Recipe | None = None  # the candidate itself (None for a wrong build)
+
+    @classmethod
+    def of(
+        cls, recipe: Recipe, words: list[str], level: int | None, residual: float, rows: int, rel: float = math.inf
+    ) -> Candidate:
+        """A recipe that changes ``words`` from the reference, scored."""
+        from pecli.sources import recipe_spec
+
+        spec = recipe_spec(recipe)
+        return cls("; ".join(words), spec, len(words), level, residual, rows, recipe.long_numbers(), rel, recipe)
 
 
 #: Values a list parameter may show in a nearest recipe before it is said by its length.
@@ -209,7 +220,7 @@ def fit_from(
         if not resized:
             return Fit([])
         detail = f"{'; '.join(resized)}; {side}'s rows fit {recipe_spec(reference)}"
-        return Fit([Explanation("recipe", detail, residual)])
+        return Fit([Explanation("recipe", detail, residual, fitted=(side, reference))])
     # A candidate must fit better than the reference itself: when the reference is within the
     # float32 envelope, only a candidate within rounding says more than "float32 angles".
     need = 0 if base_level is not None else 1
@@ -225,9 +236,7 @@ def fit_from(
         if not words:
             continue  # the same recipe under another name: no cause
         level, residual, scored, rel = _score(recipe.rows, rows, idx, pos, crit)
-        cand = Candidate(
-            "; ".join(words), recipe_spec(recipe), len(words), level, residual, scored, recipe.long_numbers(), rel
-        )
+        cand = Candidate.of(recipe, words, level, residual, scored, rel)
         if (rel, cand.changes) < (nearest.rel_rms, nearest.changes):  # nearest by relative RMS, not size
             nearest = cand
         if level is None or level > need or (best is not None and not _better(cand, best)):
@@ -242,9 +251,7 @@ def fit_from(
             # A refitted real number must rebuild the rows within rounding, not merely within the
             # float32 envelope: a free parameter can soak up an edit that the envelope hides.
             if level == 0 and words:
-                cand = Candidate(
-                    "; ".join(words), recipe_spec(recipe), len(words), level, residual, scored, recipe.long_numbers()
-                )
+                cand = Candidate.of(recipe, words, level, residual, scored)
                 if best is None or _better(cand, best):
                     best = cand
                 break
@@ -259,7 +266,8 @@ def fit_from(
             [], nearest_words(nearest.spec, nearest.rel_rms, nearest.residual, nearest.rows) if target_is_a else ""
         )
     detail = best.label + (f"; {side}'s rows fit {best.spec}" if best.spec else "")
-    return Fit([Explanation("recipe", detail, best.residual)])
+    fitted = (side, best.recipe) if best.recipe is not None else None
+    return Fit([Explanation("recipe", detail, best.residual, fitted=fitted)])
 
 
 def _numeric_candidates(reference: Recipe, rows: Arr, idx: NDArray[np.intp], pos: Arr) -> Iterator[Recipe]:

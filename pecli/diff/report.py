@@ -30,6 +30,7 @@ from pecli.dtypes import json_number, numpy_dtype
 from pecli.errors import PecliInputError, RecipeError
 from pecli.kernels.threads import cpu_threads, prefetch, touch
 from pecli.kinds.base import Recipe
+from pecli.model_files import key_differences
 from pecli.proof import verify_all
 from pecli.table import Progress, Table, TableLike, as_table, first_position
 
@@ -77,6 +78,9 @@ class Comparison:
     #: When no cause fits: the nearest recipe tried for A, with its distance on the rows scored.
     nearest: str = ""
     ulps: int = 0
+    #: Where a side is a model's settings file: each parameter that differs, said with its keys
+    #: (``llama.rope.freq_base 10000 (A) vs rope_theta 1000000 (B)``; :mod:`pecli.model_files`).
+    keys: list[str] = field(default_factory=list)
 
     @property
     def shapes_match(self) -> bool:
@@ -137,6 +141,7 @@ class Comparison:
                 for x in self.explanations
             ],
             "nearest": self.nearest or None,
+            "keys": list(self.keys),
         }
 
 
@@ -295,6 +300,7 @@ def compare(
         elif on_rows and a.shape[1] != b.shape[1]:
             # Other widths: a side's recipe is fitted to the other side's own sampled rows.
             checked_on = "sampled rows of the fitted side"
+    recipes = {"A": a.recipe, "B": b.recipe} | dict(x.fitted for x in explanations if x.fitted is not None)
     return Comparison(
         same=same,
         source_a=a.source,
@@ -311,6 +317,7 @@ def compare(
         causes_checked_on=checked_on,
         nearest=nearest,
         ulps=ulps,
+        keys=key_differences(a, b, recipes["A"], recipes["B"]) if not same else [],
         ulp_dtype=acc.ulp_dtype.name if acc is not None and acc.ulp_dtype is not None else None,
         **stats,
     )

@@ -203,10 +203,7 @@ def hf_config(path: Path) -> dict[str, Any]:
     arch = get("general.architecture")
     if not isinstance(arch, str):
         raise FormatError(f"{path} has no general.architecture: it is no model llama.cpp converted")
-    rope_tensors = ("rope_freqs.weight", *_LONGROPE_TENSORS.values())
-    if not any(key.startswith(f"{arch}.rope.") for key in reader.fields) and not any(
-        _has(reader, t) for t in rope_tensors
-    ):
+    if not _rope_given(reader, arch):
         learned = (
             " (its learned positions: pecli inspect FILE:position_embd.weight)"
             if _has(reader, "position_embd.weight")
@@ -287,6 +284,27 @@ def _longrope(reader: Any, original: Any, attn: Any, n_ctx: int, width: int, pat
     if attn is not None and np.float32(attn) != np.float32(default):
         out["attention_factor"] = float(attn)
     return out
+
+
+def has_rope(path: Path, key: str | None = None) -> bool:
+    """Whether the GGUF file ``path`` says how its model rotates (``{arch}.rope.*`` keys or a RoPE
+    tensor) and ``key`` (what followed its colon) names none of its tensors: then
+    :func:`hf_config` reads a cache from it (a file that is no GGUF says no)."""
+    try:
+        reader = open_reader(path)
+    except FormatError:
+        return False
+    arch = reader.fields.get("general.architecture")
+    try:
+        name = arch.contents() if arch is not None else None
+    except (UnicodeDecodeError, ValueError, IndexError):
+        return False
+    return isinstance(name, str) and _rope_given(reader, name) and (key is None or not _has(reader, key))
+
+
+def _rope_given(reader: Any, arch: str) -> bool:
+    rope_tensors = ("rope_freqs.weight", *_LONGROPE_TENSORS.values())
+    return any(key.startswith(f"{arch}.rope.") for key in reader.fields) or any(_has(reader, t) for t in rope_tensors)
 
 
 def _has(reader: Any, tensor: str) -> bool:
