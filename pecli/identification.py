@@ -193,6 +193,12 @@ class Identification:
 
         return as_html(identify_view(self))
 
+    def __str__(self) -> str:
+        """The report ``pecli identify`` prints, as plain text (100 columns)."""
+        from pecli.render import as_text, identify_view
+
+        return as_text(identify_view(self))
+
     @property
     def confidence_label(self) -> str:
         if self.verdict in ("unknown", "learned"):

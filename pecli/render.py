@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from pecli.lists import list_difference
 from pecli.resources import human_bytes
 
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ def visible(text: str) -> str:
     return text.translate(_CONTROLS)
 
 
-def _line(text: str) -> Text:
+def literal_line(text: str) -> Text:
     """A line naming things from a file: controls escaped, and a Text, so Rich reads no markup in
     it (a file named ``a[bold]b.npy`` prints as it is)."""
     from rich.text import Text
@@ -86,14 +85,32 @@ def as_html(renderables: list[Any], width: int = 100) -> str:
     """``renderables`` as the HTML of what the terminal shows (colours inline, in a ``<pre>``): a
     result's ``_repr_html_``, so a notebook shows a comparison or an identification as ``pecli``
     prints it."""
+    console = _recorded(renderables, width, colour=True)
+    html: str = console.export_html(inline_styles=True, code_format='<pre style="font-family: monospace">{code}</pre>')
+    return html
+
+
+def as_text(renderables: list[Any], width: int = 100) -> str:
+    """``renderables`` as the plain text ``pecli`` prints into a pipe: a result's ``str()``."""
+    text: str = _recorded(renderables, width, colour=False).export_text()
+    return text.rstrip("\n")
+
+
+def _recorded(renderables: list[Any], width: int, colour: bool) -> Any:
     import io
 
     from rich.console import Console
 
-    console = Console(record=True, file=io.StringIO(), width=width, color_system="truecolor", force_terminal=True)
+    console = Console(
+        record=True,
+        file=io.StringIO(),
+        width=width,
+        color_system="truecolor" if colour else None,
+        force_terminal=colour,
+    )
     for r in renderables:
         console.print(r, soft_wrap=True)  # lines as the terminal holds them: a recipe longer than the width stays whole
-    return console.export_html(inline_styles=True, code_format='<pre style="font-family: monospace">{code}</pre>')
+    return console
 
 
 def plain_text(renderables: list[Any], width: int) -> list[str] | None:
@@ -342,90 +359,20 @@ def arrays_view(source: str, arrays: list[Any]) -> list[RenderableType]:
     w0, w1 = (max(len(r[k]) for r in rows) for k in (0, 1))
     lines = [f"{k:<{w0}}  {shape:<{w1}}  {dtype}" for k, shape, dtype in rows]
     lines.insert(1, "─" * max(len(line) for line in lines))
-    return [_line(f"{source} holds {len(arrays)} arrays; pick one as {source}:KEY"), *(Text(line) for line in lines)]
+    return [
+        literal_line(f"{source} holds {len(arrays)} arrays; pick one as {source}:KEY"),
+        *(Text(line) for line in lines),
+    ]
 
 
-def _g(x: float | None, digits: int = 4) -> str:
+def short_number(x: float | None, digits: int = 4) -> str:
+    """A number in a report: 4 significant digits, ``—`` for none."""
     return "—" if x is None else f"{x:.{digits}g}"
 
 
-def _at(e: Any) -> str:
+def element_at(e: Any) -> str:
+    """Where an element of a report is, with both tables' values."""
     return f"at position {e.position}, dim {e.dim}: a = {e.a:.9g}, b = {e.b:.9g}"
-
-
-def diff_view(c: Any) -> list[RenderableType]:
-    """``diff``'s report, summary first: verdict, shapes/dtypes/metadata, statistics, likely
-    causes, then the worst elements and rows."""
-    from rich import box
-    from rich.table import Table as RichTable
-    from rich.text import Text
-
-    tol = f"|a−b| ≤ {c.atol:g} + {c.rtol:g}·|b|" + (f" or {c.ulps} ulp" if c.ulps else "")
-    if not c.shapes_match:
-        verdict = f"DIFFERENT: shapes differ, {c.shape_a} vs {c.shape_b}; no elements compared"
-    elif c.same:
-        verdict = f"SAME: all {c.compared} elements within {tol}"
-    else:
-        pct = 100 * c.mismatched / c.compared if c.compared else 0.0
-        verdict = f"DIFFERENT: {c.mismatched} of {c.compared} elements ({pct:.3g}%) outside {tol}"
-    out: list[RenderableType] = [
-        Text(verdict, style="bold green" if c.same else "bold red"),
-        _line(f"A {c.source_a}  ({', '.join(map(str, c.shape_a))}) {c.dtype_a}"),
-        _line(f"B {c.source_b}  ({', '.join(map(str, c.shape_b))}) {c.dtype_b}  (the reference)"),
-    ]
-    if c.dtype_a != c.dtype_b:
-        out.append(f"dtype differs: {c.dtype_a} vs {c.dtype_b}")
-    said = [_metadata_line(*m) for m in c.metadata_differences]
-    out += [_line(text) for text in ([f"setting {k}" for k in c.keys] or said)]  # a settings file's keys say it
-    if c.max_abs is not None:
-        lines = [
-            ("max |a−b|", f"{_g(c.max_abs)} {_at(c.max_abs_at)}" if c.max_abs_at else _g(c.max_abs)),
-            ("max rel", f"{_g(c.max_rel)} {_at(c.max_rel_at)}" if c.max_rel_at else _g(c.max_rel)),
-            ("max ulp", f"{_g(c.max_ulp)} (in {c.ulp_dtype}{_narrower(c)})" if c.max_ulp is not None else "—"),
-            ("rms", _g(c.rms)),
-        ]
-        if c.nonfinite_mismatched:
-            lines.append(("non-finite", f"{c.nonfinite_mismatched} mismatches involve NaN or ±inf"))
-        width = max(len(k) for k, _ in lines) + 2
-        out += [Text.assemble((k.ljust(width), "bold"), v) for k, v in lines]
-    if not c.same:
-        if c.explanations:
-            for x in c.explanations:
-                measured = not x.proved and not math.isnan(x.residual)
-                left = f"largest |a−b| left: {x.residual:.3g}" if measured else ""
-                where = f"checked on {c.causes_checked_on}" if c.causes_checked_on and not x.proved else ""
-                note = "; ".join(t for t in (left, where) if t)
-                out.append(Text.assemble(("likely cause: ", "bold yellow"), x.text + (f" ({note})" if note else "")))
-        elif c.shapes_match:
-            out.append(
-                "no known cause fits (the recipes' parameters, rounding, storage dtype, a column permutation, "
-                "shifted rows, padding rows, rows in another order, a transposed grid, a constant factor, float32 "
-                "angles): a real difference"
-            )
-            if c.nearest:
-                out.append(_line(f"nearest recipe for A: {c.nearest}"))
-        elif c.shape_a[1] == c.shape_b[1]:
-            out.append(
-                "no known cause relates the two lengths (the recipes' parameters at A's size, shifted or padding "
-                "rows, rows in another order): a real difference"
-            )
-            if c.nearest:
-                out.append(_line(f"nearest recipe for A: {c.nearest}"))
-    if c.worst and not c.same:
-        grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-        for head in ("pos", "dim", "a", "b", "|a−b|", "rel"):
-            grid.add_column(head, justify="right", no_wrap=True)
-        for e in c.worst:
-            grid.add_row(str(e.position), str(e.dim), f"{e.a:.9g}", f"{e.b:.9g}", _g(e.abs), _g(e.rel))
-        out += ["", Text("worst elements", style="bold"), grid]
-    if c.worst_rows and not c.same:
-        rows = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-        for head in ("pos", "max |a−b|", "mismatched"):
-            rows.add_column(head, justify="right", no_wrap=True)
-        for r in c.worst_rows:
-            rows.add_row(str(r.position), _g(r.max_abs), str(r.mismatched))
-        out += ["", Text("worst rows", style="bold"), rows]
-    return out
 
 
 def presets_view(presets: list[Any], detail: bool) -> list[RenderableType]:
@@ -477,26 +424,19 @@ def heatmap_view(table: Table, sample: Any, width: int = 80) -> list[RenderableT
     from rich.text import Text
 
     if not len(sample.row_ids):
-        return [_line(title(table)), "the table has no rows: nothing to draw"]
+        return [literal_line(title(table)), "the table has no rows: nothing to draw"]
     values = np.clip(np.nan_to_num(np.asarray(sample.values, dtype=np.float64), nan=0.0), -1.0, 1.0)
     grey = np.rint((values + 1.0) * 127.5).astype(int)
     shade = np.rint((values + 1.0) * 2.0).astype(int)
     label = max(len(str(table.position_of(int(r)))) for r in sample.row_ids)
     cell = max(1, min(4, (width - label - 1) // max(1, grey.shape[1])))
-    lines: list[RenderableType] = [_line(title(table)), f"{sample.description}; −1 black … 0 grey … 1 white"]
+    lines: list[RenderableType] = [literal_line(title(table)), f"{sample.description}; −1 black … 0 grey … 1 white"]
     for r, row in enumerate(grey):
         line = Text(f"{table.position_of(int(sample.row_ids[r])):>{label}} ", style="bold")
         for g, s in zip(row, shade[r], strict=True):
             line.append(_SHADES[s] * cell, style=f"rgb({g},{g},{g}) on rgb({g},{g},{g})")
         lines.append(line)
     return lines
-
-
-def _narrower(c: Any) -> str:
-    """Which table's dtype the ulps are counted in."""
-    if c.dtype_a == c.dtype_b:
-        return ""
-    return ", A's dtype" if c.ulp_dtype == c.dtype_a else ", B's dtype"
 
 
 def identify_view(found: Any) -> list[RenderableType]:
@@ -517,7 +457,7 @@ def identify_view(found: Any) -> list[RenderableType]:
         if others:
             out.append(f"same table as    {', '.join(others)}")
         out.append(f"rebuild it with  {best.spec}")
-        out.append(_line(f"check it with    {best.check_command(found.source)}"))
+        out.append(literal_line(f"check it with    {best.check_command(found.source)}"))
     # The best recipe computed by another of its kind's pipelines (``Recipe.pipelines``: exact or
     # float32, another form), named by no preset, is no other explanation of the table; --json
     # lists every alternative.
@@ -526,8 +466,8 @@ def identify_view(found: Any) -> list[RenderableType]:
         named = any(n in PRESETS for n in c.names)
         if c.atol and set(c.names) - set(found.names) and (named or c.recipe not in twins):
             names = ", ".join(n for n in c.names if n in PRESETS) or c.name
-            out.append(f"also matches     {names}: {c.spec} (max |Δ| {_g(c.atol, 3)})")
-    out += [_line(f"note: {note}") for note in found.notes]
+            out.append(f"also matches     {names}: {c.spec} (max |Δ| {short_number(c.atol, 3)})")
+    out += [literal_line(f"note: {note}") for note in found.notes]
     proof = "compared with every row" if best is not None and best.verification is not None else "scored on the sample"
     out.append(f"sampled {found.sample}; {found.candidates_tried} candidates tried; the verdict {proof}")
     if found.nearest and found.verdict != "match":  # a proved match needs no runners-up (--json has them)
@@ -540,7 +480,7 @@ def identify_view(found: Any) -> list[RenderableType]:
         ):
             grid.add_column(head, justify=justify, no_wrap=head != "recipe")  # type: ignore[arg-type]
         for c in found.nearest:
-            grid.add_row(c.name, _g(c.max_abs, 3), _g(c.rel_rms, 3), c.recipe.describe(short=True))
+            grid.add_row(c.name, short_number(c.max_abs, 3), short_number(c.rel_rms, 3), c.recipe.describe(short=True))
         out += ["", "nearest candidates", grid]
     return out
 
@@ -551,7 +491,7 @@ def analysis_view(table: Table, decay: Any, residual: Any, waves: Any) -> list[R
     from rich import box
     from rich.table import Table as RichTable
 
-    out: list[RenderableType] = [_line(title(table))]
+    out: list[RenderableType] = [literal_line(title(table))]
     ks = sorted({0, *(2**e for e in range(0, 20) if 2**e <= int(decay.k[-1])), int(decay.k[-1])})
     grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
     for head in ("k", "mean PE(p)·PE(p+k)", "mean cosine"):
@@ -591,9 +531,3 @@ def analysis_view(table: Table, decay: Any, residual: Any, waves: Any) -> list[R
             + (" …" if w.size > 8 else ""),
         ]
     return out
-
-
-def _metadata_line(key: str, va: Any, vb: Any) -> str:
-    """A metadata difference as diff prints it (``none stored`` rather than Python's ``None``)."""
-    values = " vs ".join("none stored" if v is None else repr(v) for v in (va, vb))
-    return f"metadata {key}: {list_difference(va, vb, ('', '')) or values}"

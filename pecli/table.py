@@ -101,6 +101,22 @@ class Table:
         arr, info, storage = read_array(x, name)
         return cls(arr, None, name, info, {}, storage)
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(table)``: the whole table (bfloat16 values as float32, exactly), refused
+        like :meth:`to_torch` when it cannot fit in memory; ``__dlpack__`` hands it on the same way."""
+        if copy is False:
+            raise ValueError("a pecli table is computed or read on request: np.asarray(table) makes a new array")
+        n = self.shape[0]
+        self.ensure_rows_fit(n, fix="take rows with Table.section(...) first, or write the table with write_table")
+        values = np.asarray(self.rows(0, n))
+        return values if dtype is None else values.astype(dtype)
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return np.ascontiguousarray(self.__array__()).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU
+
     def to_torch(self, device: Any = "cpu", dtype: Any = None) -> Any:
         """The whole table as a torch tensor on ``device`` (needs torch): in the table's own
         dtype (a bfloat16 table as ``torch.bfloat16``, bit for bit) unless ``dtype`` is given,

@@ -5,6 +5,7 @@ float64; and :func:`read_array`, the same for an array a script holds
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -18,10 +19,11 @@ def read_array(x: Any, name: str) -> tuple[np.ndarray, dict[str, Any], str | Non
     takes) as a 2-D float array, what reports say of how it was read, and the dtype it is stored
     in when that is not the array's (``bfloat16``, a complex dtype).  A bad array is one line
     (:class:`~pecli.errors.PecliInputError`) saying why."""
+    bfloat16 = _torch_bfloat16(x)
     try:
-        arr = np.from_dlpack(x) if hasattr(x, "__dlpack__") else np.asarray(x)
+        arr = bfloat16 if bfloat16 is not None else np.from_dlpack(x) if hasattr(x, "__dlpack__") else np.asarray(x)
     except (BufferError, TypeError, RuntimeError, ValueError) as exc:
-        try:  # a dtype DLPack does not carry (bfloat16), or a device NumPy cannot read
+        try:  # a dtype DLPack does not carry, or a device NumPy cannot read
             arr = np.asarray(x)
         except Exception:
             text = (str(exc).strip() or type(exc).__name__).splitlines()[0]
@@ -30,7 +32,7 @@ def read_array(x: Any, name: str) -> tuple[np.ndarray, dict[str, Any], str | Non
                 "e.g. x.float().cpu()"
             ) from None
     info: dict[str, Any] = {"source": "an array in memory"}
-    storage = None
+    storage = "bfloat16" if bfloat16 is not None else None
     if arr.dtype.kind in "OUS":  # None, a dict, strings: no numbers at all (bfloat16 is kind V: a number)
         raise FormatError(
             f"{name} is not an array of numbers (a {type(x).__name__}): give a NumPy array, a list of rows "
@@ -58,6 +60,17 @@ def read_array(x: Any, name: str) -> tuple[np.ndarray, dict[str, Any], str | Non
         arr = arr.reshape(1, -1) if arr.ndim == 1 else arr.reshape(-1, shape[-1])
         info["reshaped"] = f"{shape} → {arr.shape}"
     return arr, info, storage
+
+
+def _torch_bfloat16(x: Any) -> np.ndarray | None:
+    """A CPU torch tensor of bfloat16 as float32, exactly (its bits moved to float32's top half:
+    neither DLPack's NumPy side nor ``Tensor.numpy()`` carries bfloat16); None for anything else."""
+    torch = sys.modules.get("torch")  # a torch tensor means torch is imported already
+    if torch is None or not isinstance(x, torch.Tensor) or x.dtype != torch.bfloat16 or x.device.type != "cpu":
+        return None
+    bits = x.detach().contiguous().view(torch.int16).numpy().view(np.uint16)
+    out: np.ndarray = (bits.astype(np.uint32) << 16).view(np.float32)
+    return out
 
 
 def check_float_dtype(dtype: Any, source: str) -> None:

@@ -76,7 +76,7 @@ def diff(
     if as_json:
         echo_json(result.to_dict(), allow_nan=False)
     elif not brief:
-        from pecli.render import diff_view
+        from pecli.diff.view import diff_view
 
         app.show(diff_view(result))
     ctx.exit(result.exit_code)

@@ -93,9 +93,17 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         """The report ``pecli diff`` prints, as HTML (a notebook shows it)."""
-        from pecli.render import as_html, diff_view
+        from pecli.diff.view import diff_view
+        from pecli.render import as_html
 
         return as_html(diff_view(self))
+
+    def __str__(self) -> str:
+        """The report ``pecli diff`` prints, as plain text (100 columns)."""
+        from pecli.diff.view import diff_view
+        from pecli.render import as_text
+
+        return as_text(diff_view(self))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data (NaN and ±inf become ``None``)."""

@@ -38,6 +38,8 @@ PRESETS: dict[str, Preset] = {p.name: p for p in _PRESETS}
 
 
 def get_preset(name: str) -> Preset:
+    """The preset named ``name`` (``pecli presets`` lists them): ``get_preset("llama3").recipe(length=8192)``
+    is its recipe at another size.  An unknown name is a :class:`~pecli.errors.RecipeError` naming the nearest."""
     try:
         return PRESETS[name]
     except KeyError:

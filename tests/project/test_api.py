@@ -240,7 +240,8 @@ def test_a_notebook_shows_a_comparison_and_an_identification_as_the_cli_prints_t
     import html
     import re
 
-    from pecli.render import as_html, diff_view, identify_view
+    from pecli.diff.view import diff_view
+    from pecli.render import as_html, identify_view
     from tests.helpers import WIDTH
 
     def text(markup: str) -> list[str]:
