@@ -5,13 +5,52 @@ The command line turns every :class:`PecliInputError` into one ``Error: …`` li
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+#: How a :class:`RecipeError` names a recipe parameter: as a keyword (``length=4096``: Python's
+#: ``pecli.Rope(…)``, the default) or as the command line's option (``--len 4096``, while
+#: :func:`spelled_as_options` is in force, as ``pecli``'s commands are).
+_OPTIONS: ContextVar[bool] = ContextVar("pecli_options", default=False)
+#: ``--low-freq-factor 1`` in a message: an option and the value after it.
+_OPTION = re.compile(
+    r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)"
+    r"(?: (?![-(]|(?:and|or|to|with|is|are|the|as|of|in|for|vs|when|only|too|alone)\b)([^\s,;:()]+))?"
+)
+
+
+@contextmanager
+def spelled_as_options() -> Iterator[None]:
+    """Within the block, recipe errors name the command line's options (``--len 4096``)."""
+    token = _OPTIONS.set(True)
+    try:
+        yield
+    finally:
+        _OPTIONS.reset(token)
+
+
+def as_keywords(message: str) -> str:
+    """``needs --low-freq-factor, e.g. --len 4096`` → ``needs low_freq_factor=, e.g. length=4096``."""
+
+    def keyword(m: re.Match[str]) -> str:
+        name = "length" if m.group(1) == "len" else m.group(1).replace("-", "_")
+        return f"{name}={m.group(2) or ''}"
+
+    return _OPTION.sub(keyword, message)
+
 
 class PecliInputError(Exception):
     """Base of every error caused by what the user asked for (bad recipe, file, path...)."""
 
 
 class RecipeError(PecliInputError, ValueError):
-    """A recipe parameter is invalid."""
+    """A recipe parameter is invalid.  Its message names parameters as Python's keywords
+    (``low_freq_factor=1``), or as options (``--low-freq-factor 1``) within :func:`spelled_as_options`."""
+
+    def __init__(self, message: str = "", *args: object) -> None:
+        super().__init__(message if _OPTIONS.get() else as_keywords(message), *args)
 
 
 class FormatError(PecliInputError):

@@ -25,6 +25,7 @@ keys that say different things, is refused with its name.
 
 from __future__ import annotations
 
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -205,7 +206,8 @@ def in_config_words(exc: RecipeError) -> str:
     if name not in CONFIG_KEY and not name.replace("_", "").isalpha():
         return text
     said, _, hint = rest.rpartition(": ")
-    rest = said if said and "--" in hint else rest  # "…, got 0: RoPE's theta, e.g. --base 10000"
+    # "…, got 0: RoPE's theta, e.g. --base 10000" (base=10000 from Python): the fix names no config key
+    rest = said if said and re.search(r"--[a-z]|\b[a-z_]+=", hint) else rest
     return f"{CONFIG_KEY.get(name, name)} {rest}"
 
 

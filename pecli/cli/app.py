@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from pecli.cli.options import quiet_enabled, recipe_params
-from pecli.errors import PecliInputError
+from pecli.errors import PecliInputError, spelled_as_options
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -454,7 +454,7 @@ def cli(ctx: click.Context, no_color: bool) -> None:
     or PRESET:PARAM=VALUE,... e.g. fairseq:len=2048,dim=512
     or a model's config.json, directory or GGUF file: the cache it implies
     """
-    ctx.obj = App(no_color)
+    ctx.obj, _ = App(no_color), ctx.with_resource(spelled_as_options())  # errors name the options
 
 
 def recipe_from_options(ctx: click.Context, params: dict[str, Any], ids_given: bool = False) -> Recipe:

@@ -308,7 +308,7 @@ def test_part_ids_writes_get_rope_indexs_ids_one_token_per_row() -> None:
     np.testing.assert_array_equal(table.T, position_ids("text=3;image=1x2x3;text=2"))
     from pecli.errors import RecipeError
 
-    with pytest.raises(RecipeError, match=r"the position ids reach 299, past .* bfloat16 .* use --dtype float32"):
+    with pytest.raises(RecipeError, match=r"the position ids reach 299, past .* bfloat16 .* use dtype=float32"):
         Mrope(128, "text=300", part="ids", dtype="bfloat16")
 
 

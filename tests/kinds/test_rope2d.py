@@ -340,7 +340,7 @@ def identified(table: np.ndarray) -> Rope2d:
 
 
 def test_alternate_bands_need_language_bands() -> None:
-    with pytest.raises(RecipeError, match=r"axis_bands=alternate .* give --bands lang"):
+    with pytest.raises(RecipeError, match=r"axis_bands=alternate .* give bands=lang"):
         Rope2d("4x4", 16, "pixel", axis_bands="alternate")
 
 

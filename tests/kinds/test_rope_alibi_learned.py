@@ -320,13 +320,13 @@ def test_learned_seeds_padding_and_offset() -> None:
             lambda: Rope(length=10, dim=8, layout="interleaved"),
             "unknown layout 'interleaved': choose one of half, pairs",
         ),
-        (lambda: Rope(length=10, dim=8, scaling="yarn", original_max_position_embeddings=64), "needs --factor"),
-        (lambda: Rope(length=10, dim=8, scaling="linear"), "scaling=linear needs --factor"),
+        (lambda: Rope(length=10, dim=8, scaling="yarn", original_max_position_embeddings=64), "needs factor="),
+        (lambda: Rope(length=10, dim=8, scaling="linear"), "scaling=linear needs factor="),
         (
             lambda: Rope(length=10, dim=8, scaling="llama3", factor=8, original_max_position_embeddings=8192),
-            "needs --low-freq-factor and --high-freq-factor",
+            "needs low_freq_factor= and high_freq_factor=",
         ),
-        (lambda: Rope(length=10, dim=8, factor=4.0), "scaling=default does not use --factor"),
+        (lambda: Rope(length=10, dim=8, factor=4.0), "scaling=default does not use factor="),
         (lambda: Rope(length=10, dim=8, scaling="linear", factor=0), "factor must be a finite number > 0"),
         (
             lambda: Rope(

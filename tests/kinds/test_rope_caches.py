@@ -76,7 +76,7 @@ def test_a_picture_keeps_cis_pairs_together() -> None:
 
 
 def test_cis_needs_the_once_layout() -> None:
-    with pytest.raises(RecipeError, match="give --layout once"):
+    with pytest.raises(RecipeError, match="give layout=once"):
         Rope(8, 8, part="cis")
 
 

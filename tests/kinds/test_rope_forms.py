@@ -38,7 +38,7 @@ def test_keras_dynamic_divides_every_frequency_by_the_factors_power(dim: int, fa
 
 
 def test_neg_pow_is_a_float32_pipelines_rounding() -> None:
-    with pytest.raises(RecipeError, match="goes with --compute float32"):
+    with pytest.raises(RecipeError, match="goes with compute=float32"):
         Rope(16, 64, form="neg-pow", compute="exact")
 
 

@@ -280,3 +280,16 @@ def test_a_table_goes_out_as_a_torch_tensor_in_its_own_dtype(tmp_path) -> None:
     exact = pecli.Sinusoidal(length=8, dim=8)
     as64 = pecli.Table.from_recipe(exact).to_torch(dtype=torch.float64)
     assert as64.dtype == torch.float64 and np.array_equal(as64.numpy(), exact.build().astype(np.float64))
+
+
+def test_a_recipe_error_names_keywords_in_python_and_options_on_the_command_line(run) -> None:
+    """``pecli.Rope(scaling="llama3")`` said "needs --low-freq-factor", an option Python has not (issue 42)."""
+    with pytest.raises(pecli.RecipeError) as python:
+        pecli.Rope(length=16, dim=8, scaling="llama3", factor=8.0, original_max_position_embeddings=8192)
+    assert "needs low_freq_factor= and high_freq_factor=, e.g. low_freq_factor=1" in str(python.value)
+    assert "--" not in str(python.value)
+    args = ("--factor", "8", "--original-max-position-embeddings", "8192")
+    printed = run("generate", "--kind", "rope", "--len", "16", "--dim", "8", "--scaling", "llama3", *args).output
+    assert "needs --low-freq-factor and --high-freq-factor, e.g. --low-freq-factor 1" in printed
+    with pytest.raises(pecli.RecipeError, match=r"e\.g\. length=4096"):  # the CLI's spelling ended with its run
+        pecli.Rope(length=0, dim=8)
