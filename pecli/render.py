@@ -439,6 +439,27 @@ def heatmap_view(table: Table, sample: Any, width: int = 80) -> list[RenderableT
     return lines
 
 
+#: identify's verdicts as the reports say them.
+VERDICTS = {"match": "MATCH", "close": "CLOSE", "unknown": "NO KNOWN RECIPE", "learned": "LEARNED"}
+
+
+def checkpoint_view(source: str, entries: list[Any]) -> list[RenderableType]:
+    """``identify`` of a whole checkpoint (:mod:`pecli.checkpoints`): each positional array's
+    verdict and the SOURCE that rebuilds it, then what was skipped and why."""
+    found = [e for e in entries if e.positional]
+    out: list[RenderableType] = [literal_line(f"{source}: {len(entries)} arrays, {len(found)} positional")]
+    for e in found:
+        f = e.found
+        name = f" {f.best.name}" if f.best is not None else ""
+        out.append(literal_line(f"{e.key}  ({', '.join(map(str, e.shape))}) {e.dtype}  {VERDICTS[f.verdict]}{name}"))
+        if f.best is not None:
+            out.append(literal_line(f"  rebuild it with  {f.best.spec}"))
+        elif f.verdict == "learned":
+            out.append(literal_line("  a learned table (no formula rebuilds it)"))
+    out += [literal_line(f"skipped {e.key}: {e.error or e.why}") for e in entries if not e.positional]
+    return out
+
+
 def identify_view(found: Any) -> list[RenderableType]:
     """``identify``'s answer: the verdict, the recipe that rebuilds the table, notes, the nearest."""
     from rich import box
@@ -449,7 +470,7 @@ def identify_view(found: Any) -> list[RenderableType]:
 
     n, d = found.shape
     out: list[RenderableType] = [Text(visible(f"{found.source}  ({n}, {d}) {found.dtype}"), style="bold")]
-    verdict = {"match": "MATCH", "close": "CLOSE", "unknown": "NO KNOWN RECIPE", "learned": "LEARNED"}[found.verdict]
+    verdict = VERDICTS[found.verdict]
     out.append(Text.assemble((verdict, "bold"), visible(f": {found.summary}")))
     best = found.best
     if best is not None:

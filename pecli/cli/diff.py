@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from pecli.cli.app import EPILOG, App, echo_json
@@ -65,11 +67,17 @@ def diff(
       pecli diff mine.safetensors:pe theirs.h5 --atol 1e-6
       pecli diff a.npy b.npy --json
       pecli diff -s a.npy b.npy && echo same
+      pecli diff old.safetensors new.safetensors   each positional array, key by key
     """
+    from pecli.checkpoints import checkpoint_arrays
     from pecli.diff import compare
     from pecli.sources import open_source
 
     app: App = ctx.obj
+    arrays = checkpoint_arrays(a, from_fmt), checkpoint_arrays(b, from_fmt)
+    if arrays[0] is not None and arrays[1] is not None:  # two checkpoints: key by key, as h5diff compares
+        tolerances = {"atol": atol, "rtol": rtol, "ulps": ulps, "equal_nan": equal_nan}
+        ctx.exit(_diff_checkpoints(app, a, b, from_fmt, (arrays[0], arrays[1]), tolerances, as_json, brief))
     with open_source(a, from_fmt) as ta, open_source(b, from_fmt) as tb:
         with app.progress(max(ta.shape[0], tb.shape[0]), "comparing", brief or as_json) as advance:
             result = compare(ta, tb, atol=atol, rtol=rtol, ulps=ulps, equal_nan=equal_nan, top=top, progress=advance)
@@ -80,3 +88,43 @@ def diff(
 
         app.show(diff_view(result))
     ctx.exit(result.exit_code)
+
+
+def _diff_checkpoints(
+    app: App,
+    a: str,
+    b: str,
+    fmt: str | None,
+    arrays: tuple[list[Any], list[Any]],
+    tolerances: dict[str, Any],
+    as_json: bool,
+    brief: bool,
+) -> int:
+    """Two checkpoints' positional arrays compared key by key: one line each, exit 1 if any differs."""
+    from pecli.checkpoints import compare_checkpoints
+    from pecli.diff.view import checkpoints_diff_view
+    from pecli.sources import split_file_key
+
+    paths = split_file_key(a)[0], split_file_key(b)[0]
+    keys = len({i.key for side in arrays for i in side})
+    with app.progress(keys, "comparing", brief or as_json) as advance:
+        results = list(compare_checkpoints(*paths, fmt, arrays, advance, **tolerances))
+    same = all(r.same for r in results)
+    if as_json:
+        echo_json(
+            {
+                "same": same,
+                "a": a,
+                "b": b,
+                "keys": [
+                    {"key": r.key, "same": r.same, "note": r.note or None, "comparison": r.comparison.to_dict()}
+                    if r.comparison is not None
+                    else {"key": r.key, "same": False, "note": r.note, "comparison": None}
+                    for r in results
+                ],
+            },
+            allow_nan=False,
+        )
+    elif not brief:
+        app.show(checkpoints_diff_view(a, b, results))
+    return 0 if same else 1

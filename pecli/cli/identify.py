@@ -14,6 +14,7 @@ from pecli.cli.options import (
     input_format_option,
     json_option,
     quiet_option,
+    recipe_params,
     threads_option,
     top_option,
 )
@@ -51,10 +52,15 @@ def identify(
       pecli identify checkpoint.safetensors:embed_positions.weight
       pecli identify rope_cos.npy --json
     """
+    from pecli.checkpoints import checkpoint_arrays
     from pecli.identification import identify as find
     from pecli.render import identify_view
 
     app: App = ctx.obj
+    arrays = checkpoint_arrays(source, from_fmt) if source is not None and not recipe_params(ctx) else None
+    if arrays is not None:  # a checkpoint: each positional array, one at a time
+        _identify_checkpoint(app, str(source), from_fmt, arrays, as_json)
+        return
     with table_input(ctx, source, params, from_fmt) as table:
         with app.progress(table.shape[0], "proving", as_json) as advance:
             found = find(table, nearest=top, progress=advance)
@@ -62,3 +68,16 @@ def identify(
         echo_json(found.to_dict(), allow_nan=False)
     else:
         app.show(identify_view(found))
+
+
+def _identify_checkpoint(app: App, source: str, fmt: str | None, arrays: list[Any], as_json: bool) -> None:
+    from pecli.checkpoints import scan
+    from pecli.render import checkpoint_view
+    from pecli.sources import split_file_key
+
+    with app.progress(len(arrays), "scanning", as_json) as advance:
+        entries = list(scan(split_file_key(source)[0], fmt, arrays, advance))
+    if as_json:
+        echo_json({"source": source, "arrays": [e.to_dict() for e in entries]}, allow_nan=False)
+    else:
+        app.show(checkpoint_view(source, entries))

@@ -82,7 +82,9 @@ def inspect(
             sample = heatmap_sample(table, max_rows=64, max_cols=max(8, width - 7))
             app.show(heatmap_view(table, sample, width))
         return
-    arrays = None if source is None or recipe_params(ctx) else _arrays_to_list(source, from_fmt)
+    from pecli.checkpoints import checkpoint_arrays
+
+    arrays = None if source is None or recipe_params(ctx) else checkpoint_arrays(source, from_fmt)
     if arrays is not None and pos is None:
         from pecli.errors import FormatError
         from pecli.sources import split_file_key
@@ -101,26 +103,6 @@ def inspect(
         app.out.print()
     with table_input(ctx, source, params, from_fmt) as table:
         _inspect(app, table, pos, rows, cols, decimals, as_json)
-
-
-def _arrays_to_list(source: str, fmt: str | None) -> list[Any] | None:
-    """The arrays of a multi-array file given without :KEY (None when there is nothing to list)."""
-    from pecli.formats import list_arrays
-    from pecli.sources import is_recipe_spec, is_stdin, split_file_key
-
-    if not source or is_recipe_spec(source) or is_stdin(source):
-        return None  # an empty SOURCE is refused when it is opened
-    path, key = split_file_key(source)
-    from pathlib import Path
-
-    if key is not None or not Path(path).exists():
-        return None
-    from pecli.model_files import settings_file
-
-    if settings_file(path, key, fmt):  # a model's settings: the cache they imply, not the GGUF's tensors
-        return None
-    arrays = list_arrays(path, fmt)
-    return arrays if arrays is not None and len(arrays) > 1 else None
 
 
 def _show_arrays(app: App, source: str, arrays: list[Any], as_json: bool) -> None:

@@ -12,6 +12,7 @@ import json
 import struct
 import sys
 from contextlib import ExitStack
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -86,7 +87,16 @@ def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progres
 
 
 def _header(path: Path) -> tuple[dict[str, Any], int]:
-    size = path.stat().st_size
+    """The header (checked) and where the data starts.  Kept for the file as it is now (its
+    inode, size and modification time): a checkpoint scan opens each of its N tensors, and
+    parsing the header each time cost N² entry checks (0.9 s for 200 tensors)."""
+    st = path.stat()
+    return _parsed_header(path, (st.st_ino, st.st_size, st.st_mtime_ns))
+
+
+@lru_cache(maxsize=4)
+def _parsed_header(path: Path, version: tuple[int, int, int]) -> tuple[dict[str, Any], int]:
+    size = version[1]
     with open(path, "rb") as fp:
         raw = fp.read(8)
         if len(raw) < 8:

@@ -1,0 +1,101 @@
+"""``pecli identify CHECKPOINT`` against the issue's target, side by side with reading the file once.
+
+    python benchmarks/checkpoints.py                  # 1 GB, 200 tensors, 3 runs (~1 min)
+    python benchmarks/checkpoints.py --size-mb 256 --runs 5
+
+Target (issue 42): "scanning a checkpoint of 1 GB with 200 tensors takes no longer than reading it once".
+
+- The checkpoint (``safetensors.numpy.save_file``): 197 weight matrices of random normal values
+  (``--size-mb`` in all), and three positional tables made by independent NumPy code: a learned
+  table drawn like GPT-2's ``wpe`` (1024×768, std 0.02), transformers' ``inv_freq`` (64 float32
+  values) and the paper's sinusoid (2048×1024, float64 cast once to float32) under a name that
+  says nothing (found by its first row).
+- The sides, each a fresh process, alternated ``--runs`` times after one untimed run of each and
+  after the file has been read once (page cache): (a) ``pecli identify CKPT`` (the report to
+  /dev/null); (b) a Python process that reads every tensor once with ``safetensors``'
+  ``safe_open`` (one at a time) and sums it: the cost of "reading it once".  Wall time medians;
+  peak RSS of each side's process (``wait4``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from _harness import Report, mb, pecli_cmd, read_through, warm_memory
+from performance import launch
+
+TARGET = 1.0  # pecli / reading once
+
+READ_ONCE = """
+import sys
+import numpy as np
+from safetensors import safe_open
+total = 0.0
+with safe_open(sys.argv[1], framework="np") as f:
+    for key in f.keys():
+        total += float(np.asarray(f.get_tensor(key), dtype=np.float64).sum())
+print(total)
+"""
+
+
+def make_checkpoint(path: Path, size_mb: int) -> int:
+    """The checkpoint described in the module docstring; its size in bytes."""
+    from safetensors.numpy import save_file
+
+    rng = np.random.default_rng(0)
+    rows = max(1, size_mb * (1 << 20) // (197 * 1024 * 4))
+    tensors = {f"layers.{i}.mlp.weight": rng.standard_normal((rows, 1024), dtype=np.float32) for i in range(197)}
+    tensors["wpe.weight"] = (rng.standard_normal((1024, 768)) * 0.02).astype(np.float32)
+    exponents = np.arange(0, 128, 2, dtype=np.int64).astype(np.float32) / np.float32(128)
+    tensors["model.rotary_emb.inv_freq"] = (np.float32(1) / np.float32(10000.0) ** exponents).astype(np.float32)
+    pos = np.arange(2048, dtype=np.float64)[:, None]
+    div = np.exp(np.arange(0, 1024, 2) * (-np.log(10000.0) / 1024))
+    table = np.zeros((2048, 1024))
+    table[:, 0::2], table[:, 1::2] = np.sin(pos * div), np.cos(pos * div)
+    tensors["encoder.table"] = table.astype(np.float32)
+    save_file(tensors, str(path))
+    return path.stat().st_size
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=int, default=1024, help="size of the weight matrices in all")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    report = Report("peak RSS pecli / baseline")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.safetensors"
+        size = make_checkpoint(path, args.size_mb)
+        read_through(path)
+        pecli = [*pecli_cmd(), "identify", str(path)]
+        baseline = [sys.executable, "-c", READ_ONCE, str(path)]
+        launch(pecli), launch(baseline)  # .pyc files, numba's cache: untimed
+        times: dict[str, list[float]] = {"pecli": [], "baseline": []}
+        rss: dict[str, int] = {"pecli": 0, "baseline": 0}
+        for _ in range(args.runs):
+            for side, cmd in (("pecli", pecli), ("baseline", baseline)):
+                warm_memory(size // 4)
+                wall, peak = launch(cmd)
+                times[side].append(wall)
+                rss[side] = max(rss[side], peak)
+        t_pecli, t_base = statistics.median(times["pecli"]), statistics.median(times["baseline"])
+        ratio = t_pecli / t_base
+        report.row(
+            f"identify {mb(size)}, 200 tensors",
+            f"{t_pecli:.2f} s",
+            f"{t_base:.2f} s (read once)",
+            f"{ratio:.2f}",
+            f"≤ {TARGET:g}",
+            ratio <= TARGET,
+            f"{mb(rss['pecli'])} / {mb(rss['baseline'])}",
+        )
+    report.print()
+
+
+if __name__ == "__main__":
+    main()
