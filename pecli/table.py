@@ -87,6 +87,7 @@ class Table:
 
     @classmethod
     def from_recipe(cls, recipe: Recipe) -> Table:
+        """The table ``recipe`` computes, row block by row block on request (nothing is built here)."""
         return cls(recipe, recipe, "recipe")
 
     @classmethod
@@ -372,6 +373,7 @@ class Table:
         return rows
 
     def block_rows(self) -> int:
+        """Rows in one block of :meth:`blocks` (about ``BLOCK_BYTES``, at least one row)."""
         return max(1, BLOCK_BYTES // max(1, self.shape[1] * self.dtype.itemsize))
 
     def block_spans(self) -> RowBlocks:

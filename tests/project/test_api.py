@@ -293,3 +293,20 @@ def test_a_recipe_error_names_keywords_in_python_and_options_on_the_command_line
     assert "needs --low-freq-factor and --high-freq-factor, e.g. --low-freq-factor 1" in printed
     with pytest.raises(pecli.RecipeError, match=r"e\.g\. length=4096"):  # the CLI's spelling ended with its run
         pecli.Rope(length=0, dim=8)
+
+
+@pytest.mark.parametrize("name", pecli.__all__)
+def test_every_export_and_its_public_methods_say_what_they_do(name: str) -> None:
+    """``help(pecli.NAME)`` explains it (issue 42: ``get_preset`` had no docstring); an override
+    shares its base's (``inspect.getdoc`` reads up the MRO), as ``help()`` does."""
+    import inspect
+
+    obj = getattr(pecli, name)
+    if not callable(obj):
+        return
+    assert inspect.getdoc(obj), f"pecli.{name} has no docstring"
+    if isinstance(obj, type):
+        for member in dir(obj):
+            value = getattr(obj, member)
+            if not member.startswith("_") and callable(value):
+                assert inspect.getdoc(value), f"pecli.{name}.{member} has no docstring"

@@ -195,6 +195,7 @@ class Sinusoidal(Recipe):
         return exponent_of(self.freq, self.frequency_width, i)
 
     def exponent_max(self) -> float:
+        """The largest frequency exponent ``n/d`` (the slowest column's: ``ω = base^(−n/d)``)."""
         num, den = self.exponent(self.sin_columns - 1)
         return num / den
 
