@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from pecli.kinds.sinusoidal import Sinusoidal
     from pecli.kinds.xpos import Xpos
     from pecli.presets import PRESETS, get_preset, make_recipe
+    from pecli.rotation import Rotation, apply_rotary, rotation_of
     from pecli.table import Table
 
 __all__ = [
@@ -54,12 +55,14 @@ __all__ = [
     "RecipeError",
     "Rope",
     "Rope2d",
+    "Rotation",
     "Sincos2d",
     "Sinusoidal",
     "Table",
     "TableTooLargeError",
     "Xpos",
     "__version__",
+    "apply_rotary",
     "compare",
     "decay",
     "describe",
@@ -72,6 +75,7 @@ __all__ = [
     "recipe_from_config",
     "recipe_from_metadata",
     "relative_residual",
+    "rotation_of",
     "row_details",
     "wavelengths",
     "write_table",
@@ -105,6 +109,7 @@ _LAZY = {
     "open_table": "pecli.formats",
     "write_table": "pecli.formats",
     "Table": "pecli.table",
+    **dict.fromkeys(("Rotation", "apply_rotary", "rotation_of"), "pecli.rotation"),
 }
 
 

@@ -19,6 +19,7 @@ cli.commands = LazyCommands(
     identify="pecli.cli.identify:identify",
     analyze="pecli.cli.analyze:analyze",
     plot="pecli.cli.plot:plot",
+    rotation="pecli.cli.rotation:rotation",
     help="pecli.cli.help:help_command",
 )
 

@@ -14,6 +14,8 @@ from click.testing import CliRunner
 
 from pecli.cli import cli
 from pecli.cli.options import AliasOption
+from pecli.kinds.rope import Rope
+from pecli.rotation import apply_rotary
 
 CTX = click.Context(cli, info_name="pecli")
 COMMANDS = {name: cli.get_command(CTX, name) for name in cli.list_commands(CTX)}
@@ -52,9 +54,9 @@ def test_the_vocabulary_page_lists_every_option_with_its_commands() -> None:
     assert r.exit_code == 0, r.output
     assert (
         "--to  (export, generate)" in r.output
-        and "--from  (analyze, diff, export, identify, inspect, plot)" in r.output
+        and "--from  (analyze, diff, export, identify, inspect, plot, rotation)" in r.output
     )
-    assert "-q / --quiet  (analyze, diff, export, generate, identify, inspect, plot)" in r.output
+    assert "-q / --quiet  (analyze, diff, export, generate, identify, inspect, plot, rotation)" in r.output
     assert "-n / --top  (diff, identify)" in r.output
 
 
@@ -63,6 +65,9 @@ def test_old_names_work_with_a_note_and_quietly_with_q(tmp_path: Path, command: 
     value = {"--format": "npy", "--precision": "3", "--nearest": "2"}[alias.opts[0]]
     table = tmp_path / "t.npy"
     np.save(table, paper(np.arange(32.0), 4).astype(np.float32))
+    rotated = tmp_path / "r.npy"  # the table as activations, rotated by a rope cache (pecli rotation's input)
+    cos, sin = (Rope(length=32, dim=4, part=part).build() for part in ("cos", "sin"))
+    np.save(rotated, apply_rotary(np.load(table), cos, sin).astype(np.float32))
 
     def args(out: str) -> list[str]:
         if alias.opts[0] == "--precision":
@@ -71,6 +76,7 @@ def test_old_names_work_with_a_note_and_quietly_with_q(tmp_path: Path, command: 
             "generate": ["generate", "--len", "3", "--dim", "4", "-o", str(tmp_path / f"{out}.bin")],
             "export": ["export", str(table), "-o", str(tmp_path / f"{out}.bin")],
             "plot": ["plot", str(table), "-o", str(tmp_path / f"{out}.png")],
+            "rotation": ["rotation", str(table), str(rotated)],
         }
         return made.get(command, [command, str(table)])
 

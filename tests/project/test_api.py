@@ -124,7 +124,7 @@ def test_commands_are_listed_without_loading_and_load_under_their_own_names() ->
     assert printed.split() == list(cli.commands)
     # The group and the option machinery load; no command's module does.
     machinery = {"pecli.cli.app", "pecli.cli.options", "pecli.cli.paramtypes"}
-    assert len(cli.commands) == 9 and {m for m in loaded if m.startswith("pecli.cli.")} == machinery
+    assert len(cli.commands) == 10 and {m for m in loaded if m.startswith("pecli.cli.")} == machinery
     for name in cli.commands:
         assert cli.commands[name].name == name
 
