@@ -123,7 +123,13 @@ def settings_table(spec: str, path: str, key: str | None) -> Table:
         changes = {}
     gguf = str(config.get("model_type", "")).startswith("gguf:")
     keys = setting_keys(config, recipe, set(changes))
-    info = {"format": "gguf" if gguf else "config.json", "keys": keys}
+    info: dict[str, Any] = {"format": "gguf" if gguf else "config.json", "keys": keys}
+    if gguf:  # its tensors are still there to read, one at a time
+        from pecli.formats import list_arrays
+
+        tensors = list_arrays(path, "gguf") or []
+        if tensors:
+            info["tensors"] = f"{len(tensors)}, read one as {path}:KEY (e.g. {path}:{tensors[0].key})"
     return Table(recipe, recipe, spec, info)
 
 

@@ -150,7 +150,7 @@ def _check_readable(p: Path) -> None:
     if not p.exists():
         raise FormatError(f"{p} does not exist: check the path")
     if p.is_dir():
-        raise FormatError(f"{p} is a directory: give a table file")
+        raise FormatError(f"{p} is a directory: give a table file (or a model directory, which holds a config.json)")
     if not os.access(p, os.R_OK):
         raise FormatError(f"cannot read {p} (permission denied)")
     if p.stat().st_size == 0:

@@ -70,6 +70,8 @@ def test_diff_of_a_gguf_and_a_config_names_the_key_that_differs(run, tmp_path: P
     r = run("inspect", f"{with_tensor}:pe", "--rows", "0:4", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["shape"] == [4, 6]
+    r = run("inspect", with_tensor, "--json")  # the cache, and where its tensors are
+    assert json.loads(r.output)["storage"]["tensors"] == f"1, read one as {with_tensor}:KEY (e.g. {with_tensor}:pe)"
 
 
 def test_a_gguf_scaling_and_length_are_named_by_their_gguf_keys(run, tmp_path: Path) -> None:
