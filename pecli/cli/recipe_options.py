@@ -193,7 +193,7 @@ recipe_options = shared_stack(
         default=None,
         help="rope, mrope, axial: cos (default), sin, angle (p·inv_freq) or inv_freq (one row); rope also "
         "cos-sin ([cos | sin] side by side: vLLM's cos_sin_cache, torchtune's Qwen2 cache) or cis ((cos, sin) "
-        "per frequency: freqs_cis viewed as real; --layout once); mrope, axial also ids (each token's "
+        "per frequency: freqs_cis viewed as real; its layout is once); mrope, axial also ids (each token's "
         "position ids, one token per row: get_rope_index's transposed, Flux's txt_ids and img_ids); alibi: slopes "
         "(default), bias (heads × keys) or matrix (the (heads, queries, keys) bias as heads·len rows: "
         "x-transformers'); xpos: q (default, the queries' scales) or k (the keys'); rope2d: cat (default, "

@@ -75,13 +75,16 @@ def test_a_picture_keeps_cis_pairs_together() -> None:
     assert not Rope(8, 8, part="cos-sin", layout="half").paired_columns()
 
 
-def test_cis_needs_the_once_layout() -> None:
+def test_cis_picks_the_once_layout_and_refuses_pairs() -> None:
+    """``Rope(part="cis")`` raised unless ``layout="once"`` was also given (issue 42): cis has one layout."""
+    assert Rope(8, 8, part="cis") == Rope(8, 8, part="cis", layout="once")
     with pytest.raises(RecipeError, match="give layout=once"):
-        Rope(8, 8, part="cis")
+        Rope(8, 8, part="cis", layout="pairs")
 
 
 def test_the_cli_refuses_cis_in_another_layout_with_one_line(run) -> None:  # type: ignore[no-untyped-def]
-    result = run("generate", "--kind", "rope", "--part", "cis", "--len", "4", "--dim", "8")
+    assert run("generate", "--kind", "rope", "--part", "cis", "--len", "4", "--dim", "8").exit_code == 0
+    result = run("generate", "--kind", "rope", "--part", "cis", "--layout", "pairs", "--len", "4", "--dim", "8")
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         "Error: part=cis holds each frequency once, as its (cos, sin) pair: give --layout once (--part cos-sin puts "

@@ -188,6 +188,8 @@ class Rope(Recipe):
             # yarn, longrope and dynamic take 1/base^(2i/dim) themselves (keras-hub's yarn too): the
             # form does nothing there, and the recipe says so.
             object.__setattr__(self, "form", "pow")
+        if self.part == "cis" and self.layout == "half":  # the default: cis has one layout, which it picks
+            object.__setattr__(self, "layout", "once")
         if self.part == "cis" and self.layout != "once":
             raise RecipeError(
                 "part=cis holds each frequency once, as its (cos, sin) pair: give --layout once "
