@@ -104,3 +104,12 @@ def test_every_source_path_the_docs_name_exists() -> None:
             if not (ROOT / path).exists():
                 missing.append(f"{page.name}: {path}")
     assert not missing, missing
+
+
+def test_the_commands_page_lists_every_command() -> None:
+    """docs/commands.md's table is written by hand: every registered command must have its row."""
+    from pecli.cli import cli
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text(encoding="utf-8")
+    missing = [name for name in cli.commands if name != "help" and f"| `pecli {name}` |" not in page]
+    assert not missing, f"docs/commands.md has no row for {missing}"
