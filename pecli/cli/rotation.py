@@ -60,6 +60,8 @@ def rotation(
       pecli rotation q.npy q_rot.npy
       pecli rotation q.npy q_rot.npy --expected rope:len=64,dim=128,base=500000
     """
+    import numpy as np
+
     from pecli.rotation import differences, rotation_of
     from pecli.sources import open_source, recipe_spec
 
@@ -67,7 +69,7 @@ def rotation(
     arrays = []
     for source in (before, after):
         with open_source(source, from_fmt) as table:
-            values = table.build() if table.recipe is not None else table.rows(0, table.shape[0])
+            values = np.asarray(table)  # the whole activations, refused when they cannot fit in memory
             arrays.append(_positions_heads_dims(values, table.info, heads))
     found = rotation_of(*arrays)
     said: list[str] = []

@@ -26,7 +26,9 @@ def rotated(q: np.ndarray, width: int, base: float, layout: str) -> np.ndarray:
     inv_freq = (np.float32(1) / np.float32(base) ** exponents).astype(np.float32)
     freqs = np.outer(np.arange(q.shape[0], dtype=np.float32), inv_freq).astype(np.float32)
     emb = np.concatenate([freqs, freqs], axis=1) if layout == "half" else np.repeat(freqs, 2, axis=1)
-    cos, sin = np.cos(emb).astype(np.float32)[:, None, :], np.sin(emb).astype(np.float32)[:, None, :]
+    # torch's float32 cos/sin, correctly rounded here (NumPy's own float32 sin differs between CPUs)
+    wide = emb.astype(np.float64)
+    cos, sin = np.cos(wide).astype(np.float32)[:, None, :], np.sin(wide).astype(np.float32)[:, None, :]
     part = q[..., :width]
     if layout == "half":
         turned = np.concatenate([-part[..., width // 2 :], part[..., : width // 2]], axis=-1)
