@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import f32_step
+
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 
 
@@ -32,7 +34,8 @@ def checkpoint(path: Path, base: float = 10000.0) -> Path:
     tensors["position_ids"] = np.arange(128, dtype=np.int64)[None, :]
     tensors["wpe.weight"] = (rng.standard_normal((128, 64)) * 0.02).astype(np.float32)
     exponents = np.arange(0, 64, 2, dtype=np.int64).astype(np.float32) / np.float32(64)
-    tensors["layers.0.attn.rotary_emb.inv_freq"] = (np.float32(1) / np.float32(10000.0) ** exponents).astype(np.float32)
+    powers = f32_step(np.power, np.float32(10000.0), exponents)  # the same bits on every CPU
+    tensors["layers.0.attn.rotary_emb.inv_freq"] = (np.float32(1) / powers).astype(np.float32)
     tensors["encoder.table"] = paper(128, 64, base)
     safetensors_numpy.save_file(tensors, str(path))
     return path

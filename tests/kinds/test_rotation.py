@@ -16,6 +16,7 @@ import pytest
 
 from pecli.errors import PecliInputError
 from pecli.rotation import apply_rotary, rotation_of
+from tests.helpers import f32_step
 
 N, HEADS, D = 64, 4, 128
 
@@ -23,12 +24,11 @@ N, HEADS, D = 64, 4, 128
 def rotated(q: np.ndarray, width: int, base: float, layout: str) -> np.ndarray:
     """q rotated on its first ``width`` dims, in float32 as transformers (half) or GPT-J (pairs) do it."""
     exponents = np.arange(0, width, 2, dtype=np.int64).astype(np.float32) / np.float32(width)
-    inv_freq = (np.float32(1) / np.float32(base) ** exponents).astype(np.float32)
+    inv_freq = (np.float32(1) / f32_step(np.power, np.float32(base), exponents)).astype(np.float32)
     freqs = np.outer(np.arange(q.shape[0], dtype=np.float32), inv_freq).astype(np.float32)
     emb = np.concatenate([freqs, freqs], axis=1) if layout == "half" else np.repeat(freqs, 2, axis=1)
-    # torch's float32 cos/sin, correctly rounded here (NumPy's own float32 sin differs between CPUs)
-    wide = emb.astype(np.float64)
-    cos, sin = np.cos(wide).astype(np.float32)[:, None, :], np.sin(wide).astype(np.float32)[:, None, :]
+    # torch's float32 cos/sin, the same bits on every CPU (NumPy's own float32 sin differs between them)
+    cos, sin = f32_step(np.cos, emb)[:, None, :], f32_step(np.sin, emb)[:, None, :]
     part = q[..., :width]
     if layout == "half":
         turned = np.concatenate([-part[..., width // 2 :], part[..., : width // 2]], axis=-1)
