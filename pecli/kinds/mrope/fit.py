@@ -66,7 +66,9 @@ def _fit_angles(kind: type[Mrope], sample: Sample) -> Iterator[Mrope]:
             continue
         ids = x / inv
         r = np.rint(ids)
-        if np.any(np.abs(ids - r) > np.maximum(0.02, 4 * sample.eps * ids)):
+        # float16 holds the slowest angles (1e-6 and less) as subnormals, each to 2⁻²⁴ absolute.
+        below = 2.0**-24 / inv if sample.dtype == "float16" else 0.0
+        if np.any(np.abs(ids - r) > np.maximum(0.02, 4 * sample.eps * ids) + below):
             continue
         moved = np.flatnonzero(np.any(r[:, 1:] != r[:, :-1], axis=0)) + 1
         guesses = [(f"{moved[0]};{moved[1] - moved[0]};{h - moved[1]}", False)] if moved.size == 2 else []

@@ -330,14 +330,14 @@ def _fit_both(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
     from pecli.table import Table
 
     n, d = sample.n, sample.d
-    if n < 3 or d < 4 or d % 2:
+    if d < 4 or d % 2:
         return
     head = sample.rows(0, min(n, sample.head_rows))
     for part, columns, words in _BOTH:
         cos_cols, sin_cols = columns(d)
         radius = head[:, cos_cols] ** 2 + head[:, sin_cols] ** 2
         if not np.all(np.isfinite(radius)) or not np.allclose(
-            radius, radius[0, 0], rtol=0, atol=1e-3 * max(1.0, radius[0, 0])
+            radius, radius[0, 0], rtol=0, atol=max(1e-3, 4 * sample.eps) * max(1.0, radius[0, 0])
         ):
             continue
         cos_table = Table(_Columns(sample, cos_cols), None, sample.table.source, {})
@@ -380,10 +380,15 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
     """
     n, d = sample.n, sample.d
     if n == 1:  # inv_freq: one row of dim/2 falling positive values
-        inv = sample.values[0]
+        inv = np.asarray(sample.values[0], dtype=np.float64)
         if d >= 2 and np.all(inv > 0) and np.all(np.diff(inv) <= 0):
-            for params in _scalings(inv, 2 * d, 1, 1.0):
-                yield from _variants(cls, sample, {"length": 1, "dim": 2 * d, "part": "inv_freq", **params})
+            found = [(2 * d, params) for params in _scalings(inv, 2 * d, 1, 1.0)]
+            found += [(2 * d + 1, params) for params in _odd_width(inv, 2 * d)]
+            found += [(w, params) for w in (2 * d, 2 * d + 1) for params in _grid_thetas(cls, inv, w)]
+            for width, params in found:
+                yield from _variants(cls, sample, {"length": 1, "dim": width, "part": "inv_freq", **params})
+    if n <= 2:
+        yield from _fit_short(cls, sample)
         return
     if d < 2:
         return
@@ -409,9 +414,15 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                 spec = {"length": n, "dim": dim, "layout": layout, "part": part, "base": theta, "compute": "bfloat16"}
                 yield from _variants(cls, sample, spec)
         steps = np.diff(x, axis=0)
-        # Angles grow linearly with the position; a float32 angle is rounded to 2⁻²⁴ of its size.
-        if x.shape[0] >= 3 and np.allclose(steps, steps[0], rtol=0, atol=2.0**-21 * np.abs(x).max()):
-            inv = (x[-1] - x[0]) / (x.shape[0] - 1)
+        # Angles grow linearly with the position; a float32 angle is rounded to 2⁻²⁴ of its size,
+        # one stored in 16 bits to the storage's unit (then the slope is a least-squares one).
+        coarse = max(2.0**-21, 2 * sample.eps)
+        if x.shape[0] >= 3 and np.allclose(steps, steps[0], rtol=0, atol=coarse * np.abs(x).max()):
+            inv = (
+                (x[-1] - x[0]) / (x.shape[0] - 1)
+                if coarse == 2.0**-21
+                else np.polyfit(np.arange(x.shape[0], dtype=np.float64), x.astype(np.float64), 1)[0]
+            )
             parts: list[tuple[RopePart, Arr, float]] = [("angle", inv, 1.0)] if np.all(inv > 0) else []
         else:
             omega = cosine_frequencies(x)
@@ -434,6 +445,8 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                 widths += [(dim, params) for params in _grid_thetas(cls, inv, dim)]
             if layout != "once" and amplitude == 1.0:
                 widths += [(dim + 1, params) for params in _odd_width(inv, dim)]
+            if part == "angle" and coarse > 2.0**-21:
+                widths += [(w, params) for w in (dim, dim + 1) for params in _coarse_thetas(inv, w, sample.eps)]
             for width, params in widths:
                 for start in _start_of(
                     x, np.asarray(_inv_of(cls, params, width, n), dtype=np.float64), part, amplitude
@@ -447,6 +460,43 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                             recipe,
                         )
                         yield recipe
+
+
+def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
+    """Caches of one or two rows: too few to measure a wave's frequency by (three rows at least, for
+    ``x[p+1] + x[p−1] = 2·x[p]·cos ω``).  The common θ are tried, each in every pipeline and form, at
+    the start row 0's phases give with that pipeline's own ``inv_freq`` (:func:`_start_of`); an
+    angle row is ``start·inv_freq`` (``ω₀ = 1``), so its own θ is measured as well.  Only
+    proposals: identify rebuilds each one and compares every value."""
+    n, d = sample.n, sample.d
+    row = np.asarray(sample.rows(0, 1), dtype=np.float64)
+    if d < 2 or not np.all(np.isfinite(row)):
+        return
+    for layout, cols, dim in _layouts(d):
+        if not _repeats(row, layout):
+            continue
+        x = row[:, cols]
+        angle = bool(x[0, 0] >= 1 and np.all(x > 0) and np.all(np.diff(x[0]) < 0))
+        parts: tuple[RopePart, ...] = (("angle",) if angle else ()) + (("cos", "sin") if np.all(np.abs(x) <= 1) else ())
+        for width, part in itertools.product((dim, dim + 1), parts):
+            measured = (
+                [p["base"] for p in _scalings(x[0] / x[0, 0], width, n, 1.0) if p["scaling"] == "default"]
+                if angle
+                else []
+            )
+            for theta, compute, form in itertools.product(
+                dict.fromkeys([*measured, *_COMMON_THETAS]), cls.computes, cls.forms
+            ):
+                spec = {"dim": width, "layout": layout, "part": part, "base": theta, "compute": compute, "form": form}
+                try:
+                    inv = np.asarray(cls(1, **spec).inv_freq(), dtype=np.float64)
+                except RecipeError:
+                    continue
+                for start in _start_of(x, inv, part, 1.0):
+                    try:
+                        yield cls(n, **spec, start=start, dtype=cast(DType, sample.dtype))
+                    except RecipeError:
+                        continue
 
 
 def _amplitude(x: Arr) -> float:
@@ -463,6 +513,17 @@ def _inv_of(cls: type[Rope], params: dict[str, Any], dim: int, n: int) -> Arr:
     except RecipeError:
         out: Arr = np.power(params["base"], -np.arange(dim // 2) * 2.0 / dim)
         return out
+
+
+def _coarse_thetas(inv: Arr, dim: int, eps: float) -> Iterator[dict[str, Any]]:
+    """θ (no scaling) for frequencies measured from angles stored in 16 bits (to about ``eps`` of
+    themselves): the roundest θ of the fit, and the common θ, that predict every one to ``eps``."""
+    e = np.arange(inv.size) * 2.0 / dim
+    estimate = fit_base(inv, e)
+    thetas = [*(_roundings(estimate, 4) if estimate is not None else []), *_COMMON_THETAS]
+    for theta in dict.fromkeys(t for t in thetas if t > 1):
+        if np.allclose(np.power(theta, -e), inv, rtol=eps, atol=0):
+            yield {"base": theta, "scaling": "default"}
 
 
 def _first_repeat(head: Arr) -> int | None:

@@ -34,12 +34,16 @@ def fit_sinusoid(kind: type[Sinusoidal], sample: Sample) -> Iterator[Sinusoidal]
     n, d = sample.n, sample.d
     if d < 4:
         return
-    from pecli.fitting import nonzero_runs, pair_frequencies
+    from pecli.fitting import nonzero_runs, on_circle, pair_frequencies
 
     runs = [r for a, rows in sample.windows() for r in nonzero_runs(a, rows)]
-    if not runs:
+    # One row has no angle step to measure: the bases frameworks use are tried (row 0's phases
+    # then give the start), and identify proves each on every value.
+    one_row = n == 1 and bool(np.all(np.isfinite(sample.values))) and bool(np.any(sample.values != 0))
+    if not runs and not one_row:
         return
-    span = float(runs[-1][1][-1] - runs[0][1][0]) or 1.0
+    span = float(runs[-1][1][-1] - runs[0][1][0]) if runs else 1.0
+    span = span or 1.0
     tol = sample.angle_tolerance(span)
     fits: list[tuple[int, Sinusoidal, Ids, Ids]] = []
     for layout, odd in itertools.product(
@@ -49,8 +53,15 @@ def fit_sinusoid(kind: type[Sinusoidal], sample: Sample) -> Iterator[Sinusoidal]
         sin_cols, cos_cols = shape.pairs()
         if odd == "zero" and np.any(sample.values[:, d - 1] != 0):
             continue
-        scale = _scale(runs[0][0], sin_cols, cos_cols, d, sample.eps)
+        scale = _scale(runs[0][0] if runs else sample.values, sin_cols, cos_cols, d, sample.eps)
         omega = pair_frequencies(runs, sin_cols, cos_cols, scale)
+        if omega is None and one_row and on_circle(sample.values, sin_cols, cos_cols, scale):
+            for freq, base in _one_row(kind):
+                try:
+                    fits.append((1, replace(shape, freq=freq, scale=scale, base=base), sin_cols, cos_cols))
+                except RecipeError:
+                    continue
+            continue
         if omega is None:
             continue
         # keras' bfloat16 pipeline rounds each frequency to bfloat16: up to 2⁻⁸ of it off over the span
@@ -108,6 +119,15 @@ def fit_sinusoid(kind: type[Sinusoidal], sample: Sample) -> Iterator[Sinusoidal]
                 continue
             sample.clue(text, recipe)
             yield recipe
+
+
+#: The bases the sinusoid presets use, tried for a table of one row (which has no angle step).
+_COMMON_BASES = (10000.0,)
+
+
+def _one_row(kind: type[Sinusoidal]) -> Iterator[tuple[Freq, float]]:
+    """Each frequency rule with each common base (a rule the kind refuses at a width is skipped later)."""
+    return itertools.product(_choices(kind, "freq"), _COMMON_BASES)
 
 
 #: (compute, form) pairs frameworks use: exact; float32 exp, exp-div (diffusers), pow or inv-pow
