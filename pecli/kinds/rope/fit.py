@@ -477,7 +477,8 @@ def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
             continue
         x = row[:, cols]
         angle = bool(x[0, 0] >= 1 and np.all(x > 0) and np.all(np.diff(x[0]) < 0))
-        parts: tuple[RopePart, ...] = (("angle",) if angle else ()) + (("cos", "sin") if np.all(np.abs(x) <= 1) else ())
+        waves: tuple[RopePart, ...] = ("cos", "sin") if np.all(np.abs(x) <= 1) else ()
+        parts: tuple[RopePart, ...] = ("angle", *waves) if angle else waves
         for width, part in itertools.product((dim, dim + 1), parts):
             measured = (
                 [p["base"] for p in _scalings(x[0] / x[0, 0], width, n, 1.0) if p["scaling"] == "default"]
