@@ -289,7 +289,7 @@ def identify(
         alternatives=alternatives,
         nearest=_nearest(candidates, verdict)[:nearest],
         names=_tie_names(best, alternatives),
-        notes=clues + sample.notes,
+        notes=list(dict.fromkeys(clues + sample.notes)),  # a second settle() says its notes again
         sample=sample.describe(),
         candidates_tried=len(found.found),
     )
@@ -336,10 +336,17 @@ def _decide(
     close = [c for c in candidates if c.max_abs <= c.close_tolerance][:1]
     if close:
         c = _prove(table, sample, close, [close[0].close_tolerance], progress)[0]
-        if c.verification is not None and c.verification.holds:
+        v = c.verification
+        if v is not None and v.holds:
+            short = (
+                f"not within {c.tolerance:.3g}"
+                if v.max_abs > c.tolerance or v.ulps_past_slack is None
+                else f"within {c.tolerance:.3g}, but a value is {v.ulps_past_slack:.3g} of its own ulps off (a match "
+                "holds every value to 1)"
+            )
             sample.notes.append(
-                f"within the rounding envelope of a float32 pipeline (max |Δ| {c.verification.max_abs:.3g} over the "
-                f"whole table), not within {c.tolerance:.3g}: the pipeline that made it is not one pecli emulates"
+                f"within the rounding envelope of a float32 pipeline (max |Δ| {v.max_abs:.3g} over the "
+                f"whole table), {short}: the pipeline that made it is not one pecli emulates"
             )
             return "close", c, []
     return "unknown", None, []

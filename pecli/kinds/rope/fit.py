@@ -205,15 +205,16 @@ def _odd_width(inv: Arr, d: int) -> Iterator[dict[str, Any]]:
     """θ of an odd rotary dim ``d + 1`` (rotary-embedding-torch's ``RotaryEmbedding(dim=7)``: ``d/2``
     frequencies ``θ^(−2i/(d+1))``, ``d`` columns), proposed only when a θ of at most 4 significant
     digits predicts the frequencies over ``d + 1`` (to 1e-4) better than any such θ over ``d``:
-    10000 over 7, not 2683 over 6."""
+    10000 over 7, not 2683 over 6.  The fast half only: a 16-bit table's slow waves are measured
+    to 1e-2 (identify proves the whole table)."""
     known = np.isfinite(inv)
     count = int(np.argmin(known)) if not known.all() else inv.size
     if count < 2:
         return
-    inv = inv[:count]
+    inv = inv[: max(2, (count + 1) // 2) if count > 4 else count]
     best: list[tuple[float, float] | None] = []
     for width in (d, d + 1):
-        e = np.arange(count) * 2.0 / width
+        e = np.arange(inv.size) * 2.0 / width
         x = fit_base(inv, e)
         misses = [] if x is None else [(float(np.abs(inv * np.power(t, e) - 1).max()), t) for t in _roundings(x, 4)]
         best.append(min(misses, default=None))
@@ -409,10 +410,17 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
         reduced = _collapsed_computes(x, sample.dtype) if repeat is not None else ()
         if "bfloat16" in reduced:
             # Angles rounded to bfloat16 are too coarse to measure a frequency by: the common θ are
-            # proposed as they are, at position 0 (a limit, docs/pipelines.md).
-            for theta, part in itertools.product(_COMMON_THETAS, ("cos", "sin")):
-                spec = {"length": n, "dim": dim, "layout": layout, "part": part, "base": theta, "compute": "bfloat16"}
-                yield from _variants(cls, sample, spec)
+            # proposed as they are, at the start row 0's phases give (0 if none; a limit,
+            # docs/pipelines.md).
+            waves: tuple[RopePart, ...] = ("cos", "sin")
+            for theta, part, width in itertools.product(_COMMON_THETAS, waves, (dim, dim + 1)):
+                spec = {"length": n, "dim": width, "layout": layout, "part": part, "base": theta, "compute": "bfloat16"}
+                try:
+                    inv = np.asarray(cls(1, width, base=theta, compute="bfloat16").inv_freq(), dtype=np.float64)
+                except RecipeError:
+                    continue
+                for start in _start_of(x[:1], inv, part, 1.0) or [0]:
+                    yield from _variants(cls, sample, {**spec, "start": start})
         steps = np.diff(x, axis=0)
         # Angles grow linearly with the position; a float32 angle is rounded to 2⁻²⁴ of its size,
         # one stored in 16 bits to the storage's unit (then the slope is a least-squares one).
