@@ -64,7 +64,8 @@ recipe_options = shared_stack(
         help="interleaved: sin,cos,sin,cos… (the paper); split: all sin columns, then all cos (HuggingFace); "
         "cos-first: all cos, then all sin (MusicGen).  rope (default half): half = [f0…f_{h−1}, f0…f_{h−1}] "
         "(HF rotate_half, GPT-NeoX); pairs = [f0, f0, f1, f1, …] (GPT-J, lucidrains); once = [f0…f_{h−1}] "
-        "(HF's freqs, Meta's freqs_cis).  rope2d: half = timm's rotate_half=True.",
+        "(HF's freqs, Meta's freqs_cis).  rope2d: half = timm's rotate_half=True.  xpos: pairs (default, "
+        "rotary-embedding-torch) or half (PaLM-rlhf-pytorch's torch.cat((scale, scale))).",
     ),
     recipe_option(
         "--start",

@@ -4,7 +4,9 @@ Transformer"), which multiply rotary queries and divide keys.
 ``ζ_i = (2i + 0.4·d) / (1.4·d)`` for the ``d/2`` rotary frequencies, and position ``p`` of a
 sequence of ``n`` scales frequency ``i`` by ``ζ_i^((p − ⌊n/2⌋)/B)``, ``B`` the scale base (512):
 rotary-embedding-torch's ``RotaryEmbedding(use_xpos=True)`` (``get_scale``, as
-``rotate_queries_and_keys`` calls it), each value repeated for the pair of dims it rotates.
+``rotate_queries_and_keys`` calls it), each value repeated for the pair of dims it rotates
+(``layout="pairs"``), or the ``d/2`` values written twice, ``[ζ…, ζ…]`` (``layout="half"``: lucidrains'
+PaLM-rlhf-pytorch, ``torch.cat((scale, scale), dim = -1)`` beside a ``rotate_half`` rotary cache).
 Queries are multiplied by the ``q`` table, keys by its inverse (``k``).  This module builds any
 row range (:meth:`Xpos.rows`) and fits a table back to its length, width, base and part
 (:meth:`Xpos.fit`).
@@ -12,6 +14,7 @@ row range (:meth:`Xpos.rows`) and fits a table back to its length, width, base a
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +33,7 @@ from pecli.params import choice, int_param, positive_float
 
 XposPart = Literal["q", "k"]
 XposCompute = Literal["float32", "float64"]
+XposLayout = Literal["pairs", "half"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +44,12 @@ class Xpos(Recipe):
     ``part``: ``q`` (the queries' scale) or ``k`` (the keys', its inverse).  ``compute``:
     ``float32`` is rotary-embedding-torch's pipeline (``ζ`` and the power in float32, the power
     function rounded once to float32); ``float64`` the same formula in float64 (within a few
-    float64 ulps of the real value: ``ζ``, the power and ``pow`` each round once).
+    float64 ulps of the real value: ``ζ``, the power and ``pow`` each round once).  ``layout``:
+    ``pairs`` repeats each value for the pair of dims it scales, ``[ζ0, ζ0, ζ1, ζ1, …]``
+    (rotary-embedding-torch, x-transformers: a ``rotate_every_two`` cache); ``half`` writes the
+    ``dim/2`` values twice, ``[ζ0 … ζ_{h−1}, ζ0 … ζ_{h−1}]`` (PaLM-rlhf-pytorch: a ``rotate_half``
+    cache).  The values are the same; a port that pairs one layout's scales with the other's rotation
+    scales each dim by another frequency's ζ.
     """
 
     length: int
@@ -49,6 +58,7 @@ class Xpos(Recipe):
     part: XposPart = "q"
     compute: XposCompute = "float32"
     dtype: DType = "float32"
+    layout: XposLayout = "pairs"
 
     kind: ClassVar[str] = "xpos"
     core: ClassVar[tuple[str, ...]] = ("length", "dim", "scale_base", "part", "dtype")
@@ -60,7 +70,7 @@ class Xpos(Recipe):
         set_(self, "dim", int_param("dim", self.dim, 2, "give the rotary dim, e.g. --dim 64"))
         hint = "rotary-embedding-torch's default is --scale-base 512"
         set_(self, "scale_base", positive_float("scale_base", self.scale_base, hint))
-        for name, literal in (("part", XposPart), ("compute", XposCompute), ("dtype", DType)):
+        for name, literal in (("part", XposPart), ("compute", XposCompute), ("dtype", DType), ("layout", XposLayout)):
             choice(name, getattr(self, name), get_args(literal))
         if self.dim % 2:
             raise RecipeError(
@@ -116,16 +126,27 @@ class Xpos(Recipe):
                 values = (zeta[None, :] ** power[:, None]).astype(f32)
                 if self.part == "k":
                     values = (1.0 / values.astype(np.float64)).astype(f32)
-            out[a:b, 0::2] = values
-            out[a:b, 1::2] = values
+            for view in self._views(out[a:b]):
+                view[...] = values
 
         run_blocks(block, row_blocks(r1 - r0, self.dim // 2))
         return out
 
+    def _views(self, out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The two column views of ``out`` each holding the ``dim/2`` values once, in the layout's places."""
+        h = self.dim // 2
+        return (out[:, 0::2], out[:, 1::2]) if self.layout == "pairs" else (out[:, :h], out[:, h:])
+
     def column_meaning(self, row: int) -> Any:
         zeta = self.zeta()
         power = (row - self.length // 2) / self.scale_base * (1 if self.part == "q" else -1)
-        return lambda j: {"i": j // 2, "zeta": float(zeta[j // 2]), "power": power}
+        h = self.dim // 2
+
+        def meaning(j: int) -> dict[str, Any]:
+            i = j // 2 if self.layout == "pairs" else j % h
+            return {"i": i, "zeta": float(zeta[i]), "power": power}
+
+        return meaning
 
     def max_position(self) -> float:
         return float(self.length)
@@ -133,16 +154,22 @@ class Xpos(Recipe):
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
     def fit(cls, sample: Sample) -> Iterator[Recipe]:
-        """Tables whose columns come in equal pairs of positive values, equal to 1 on the middle
-        row, with ``log`` linear in the row at slopes ``±ln ζ_i / B``: the base from the slope of
-        the first column (whose ``ζ_0 = 0.4/1.4`` is furthest from 1)."""
+        """Tables whose columns come in equal pairs (side by side, or a half apart) of positive values,
+        equal to 1 on the middle row, with ``log`` linear in the row at slopes ``±ln ζ_i / B``: the
+        base from the slope of the first column (whose ``ζ_0 = 0.4/1.4`` is furthest from 1)."""
         n, d = sample.n, sample.d
         if d % 2 or n < 2:
             return
         rows = sample.rows(0, n) if n <= 4096 else None
-        if rows is None:
+        if rows is None or not np.all(rows > 0):
             return
-        if not np.all(rows > 0) or not np.array_equal(rows[:, 0::2], rows[:, 1::2]):
+        h = d // 2
+        views: tuple[tuple[XposLayout, np.ndarray, np.ndarray], ...] = (
+            ("pairs", rows[:, 0::2], rows[:, 1::2]),
+            ("half", rows[:, :h], rows[:, h:]),
+        )
+        layouts = [layout for layout, one, two in views if np.array_equal(one, two)]
+        if not layouts:
             return
         center = n // 2
         if not np.allclose(rows[center], 1.0, rtol=0, atol=4 * sample.eps):
@@ -158,11 +185,11 @@ class Xpos(Recipe):
             f"the columns come in equal pairs of powers ζ_i^(±(p − {center})/B), 1 on row {center}: xPos scales, "
             f"B = {base:g}"
         )
-        for compute in ("float32", "float64"):
+        for compute, layout in itertools.product(("float32", "float64"), layouts):
             try:
-                yield cls(n, d, base, part, compute, sample.dtype)  # type: ignore[arg-type]
+                yield cls(n, d, base, part, compute, sample.dtype, layout)  # type: ignore[arg-type]
             except RecipeError:
                 continue
 
 
-__all__ = ["Xpos", "XposCompute", "XposPart"]
+__all__ = ["Xpos", "XposCompute", "XposLayout", "XposPart"]

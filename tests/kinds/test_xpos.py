@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from pecli.kinds.xpos import Xpos
+from tests.helpers import f32_step
 
 
 def closed_form(n: int, d: int, base: float, part: str) -> np.ndarray:
@@ -58,12 +59,38 @@ def test_identify_finds_the_base_and_the_part(run, tmp_path: Path, part: str, ba
     assert f"scale_base={base:g}" in doc["check"] and f"part={part}" in doc["check"] and "--atol" not in doc["check"]
 
 
+def palm_rlhf_scale(seq_len: int, dim: int, scale_base: float = 512.0) -> np.ndarray:
+    """lucidrains' PaLM-rlhf-pytorch ``RotaryEmbedding.forward`` (palm_rlhf_pytorch/palm.py), one
+    float32 step at a time: ``scale = (arange(0, dim, 2) + 0.4 * dim) / (1.4 * dim)``, ``power =
+    (t - seq_len // 2) / scale_base`` on a float32 ``t``, ``scale ** power``, then ``torch.cat((scale,
+    scale), dim = -1)``: the half layout."""
+    zeta = f32_step(np.divide, f32_step(np.add, np.arange(0, dim, 2), np.float32(0.4 * dim)), np.float32(1.4 * dim))
+    t = np.arange(seq_len, dtype=np.float32)
+    power = f32_step(np.divide, f32_step(np.subtract, t, np.float32(seq_len // 2)), np.float32(scale_base))
+    scale = f32_step(np.power, zeta[None, :], power[:, None])
+    return np.concatenate([scale, scale], axis=1)
+
+
+@pytest.mark.parametrize(("n", "d", "base"), [(300, 64, 512.0), (7, 8, 256.0)])
+def test_the_half_layout_is_palm_rlhf_s_cat_and_is_read_back(run, tmp_path: Path, n: int, d: int, base: float) -> None:
+    want = palm_rlhf_scale(n, d, base)
+    got = Xpos(n, d, base, layout="half").build()
+    assert got.dtype == np.float32 and np.array_equal(got, want)
+    np.save(tmp_path / "x.npy", want)
+    doc = json.loads(run("identify", tmp_path / "x.npy", "--json").stdout)
+    assert doc["verdict"] == "match" and "layout=half" in doc["check"] and "--atol" not in doc["check"]
+    # A port that pairs these scales with a rotate_every_two cache: diff names the layout.
+    r = run("diff", tmp_path / "x.npy", f"xpos:len={n},dim={d},scale_base={base:g}")
+    assert r.exit_code == 1 and "likely cause: layout half (A) vs pairs (B)" in r.stdout, r.output
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--dim", "7"], "dim 7 is odd, but xPos scales pairs of rotary dims"),
         (["--dim", "8", "--scale-base", "0"], "scale_base must be a finite number > 0"),
         (["--dim", "8", "--part", "cos"], "unknown part 'cos'"),
+        (["--dim", "8", "--layout", "once"], "unknown layout 'once': choose one of pairs, half"),
     ],
 )
 def test_bad_xpos_recipes(run, tmp_path: Path, args: list[str], message: str) -> None:
