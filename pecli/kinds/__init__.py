@@ -142,6 +142,8 @@ def implied_kind(params: dict[str, Any]) -> str:
             for k in owners
             if all(r in params or any(r in n for o, n in names.items() if o != k) for r in kinds()[k].required)
         ]
+    if len(owners) > 1:  # a value several kinds share (--layout half): the kinds it is the usual word of
+        owners = [k for k in owners if kinds()[k].implied_by_shared] or owners
     return DEFAULT_KIND if DEFAULT_KIND in owners or len(owners) != 1 else owners[0]
 
 

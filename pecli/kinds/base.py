@@ -298,6 +298,9 @@ class Recipe:
     #: Whether a formula makes the values (a learned table's are a random draw: diff compares
     #: their statistics instead of fitting parameters to them).
     formula: ClassVar[bool] = True
+    #: Whether a choice value this kind shares with another (``--layout half``: rope's and xpos')
+    #: implies this kind when no parameter of its own is given (:func:`pecli.kinds.implied_kind`).
+    implied_by_shared: ClassVar[bool] = True
     #: Parameters that set the table's size or storage, not its values' formula: diff reports
     #: them as shape or dtype differences, never as a recipe's cause.
     sizing: ClassVar[tuple[str, ...]] = ("length", "dim", "dtype")

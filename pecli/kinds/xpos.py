@@ -61,6 +61,8 @@ class Xpos(Recipe):
     layout: XposLayout = "pairs"
 
     kind: ClassVar[str] = "xpos"
+    #: ``--layout half`` alone is rope's: xPos is implied by its own ``--scale-base`` or ``--part q/k``.
+    implied_by_shared: ClassVar[bool] = False
     core: ClassVar[tuple[str, ...]] = ("length", "dim", "scale_base", "part", "dtype")
     example: ClassVar[str] = "--kind xpos --len 512 --dim 64"
 

@@ -114,7 +114,9 @@ def test_diff_brief_prints_nothing_and_quiet_keeps_stdout(tmp_path: Path) -> Non
 def test_help_shows_each_kinds_default_and_lists_one_kind_options_apart() -> None:
     page = run("inspect", "--help").output
     flat = " ".join(page.split())
-    assert "[default: interleaved (sinusoidal), pairs (axial), half (rope), pairs (rope2d)]" in flat  # --layout
+    assert (
+        "[default: interleaved (sinusoidal), pairs (axial), half (rope), pairs (rope2d), pairs (xpos)]" in flat
+    )  # --layout
     assert (
         "[default: exact (sinusoidal), float32 (alibi), float64 (axial), float32 (mrope), float32 (rope), float32 (rope2d), exact (sincos2d), float32 (xpos)]"
         in flat

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -14,8 +14,9 @@ import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.fitting import Sample, cosine_frequencies, fit_base, round_number
+from pecli.fitting import Sample, cosine_frequencies
 from pecli.kernels.rope_scaling import SCALINGS
+from pecli.kinds.rope.thetas import COMMON_THETAS, coarse_thetas, grid_thetas, odd_width, scalings
 from pecli.precision import held, pipeline_of
 
 if TYPE_CHECKING:
@@ -23,14 +24,6 @@ if TYPE_CHECKING:
     from pecli.kinds.rope import Rope, RopeCompute, RopeLayout, RopePart
 
 # ==================================================================================== fitting
-#: θ values models use, tried as round candidates besides the fitted one.
-_COMMON_THETAS = (10000.0, 500000.0, 1000000.0, 150000.0, 1e4 * 2**0.5)
-#: original_max_position_embeddings values tried for the scalings that need one.
-_COMMON_ORIGINAL = (1024, 2048, 4096, 8192, 16384, 32768)
-#: Original lengths a llama3 or YaRN ramp is checked against (the ramp's place tells them apart).
-_RAMP_ORIGINAL = tuple(sorted({*(2**k for k in range(6, 21)), *_COMMON_ORIGINAL, 4000, 6000, 40960}))
-#: Factors tried for NTK-aware θ rescaling, ``θ·f^(d/(d−2))`` (rotary-embedding-torch, dynamic NTK).
-_COMMON_FACTORS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
 #: Starts beyond this are not proposed (float32 positions stop being whole numbers at 2**24).
 _MAX_START = 2**24
 #: Whole turns of the slowest column tried for a start far from 0, and how many such starts a
@@ -58,179 +51,6 @@ def _repeats(values: Arr, layout: RopeLayout) -> bool:
     if layout == "pairs":
         return bool(np.array_equal(values[:, 0::2], values[:, 1::2], equal_nan=True))
     return True
-
-
-def _scalings(
-    inv: Arr, dim: int, seq_len: int, amplitude: float, predict: Callable[[dict[str, Any]], Arr] | None = None
-) -> Iterator[dict[str, Any]]:
-    """Scaling parameters the measured ``inv_freq`` (and cos/sin amplitude) suggest, each with its θ.
-
-    ``inv`` is fastest first; NaN where a frequency was too slow to measure.  θ and the scale come
-    from the fastest quarter (which llama3 and yarn leave alone); the ratio of the measured to the
-    default frequencies then tells the family: 1 everywhere (default), a constant (linear), 1 at
-    the fast end and ``1/factor`` at the slow end (llama3, yarn), a pure power law with another θ
-    (dynamic NTK).  Only proposals: identify rebuilds each one and compares.  ``predict`` gives a
-    candidate's exact ``inv_freq``: a ramp's original length is tried from a wide grid
-    (:data:`_RAMP_ORIGINAL`) and kept where its ramp is the measured one.
-    """
-    h = inv.size
-    e = np.arange(h) * 2.0 / dim
-    known = np.isfinite(inv)
-    count = int(np.argmin(known)) if not known.all() else h  # the measured prefix
-    if count < 2:
-        return
-    inv, e = inv[:count], e[:count]
-    fast = max(2, count // 4)
-    estimates = [x for x in (fit_base(inv[:fast], e[:fast]), fit_base(inv, e)) if x is not None]
-    scale = float(inv[0])
-    # The roundest θ each estimate allows, at two precisions (the fast quarter is measured to about
-    # 1e-6; a slow table's less well): 10000, not 10000.3, and 12345, not 12350.
-    thetas = [
-        next((t for t in _roundings(x) if _fits(inv[:fast], scale, t, e[:fast], rtol)), x)
-        for x in estimates
-        for rtol in (1e-5, 1e-4)
-    ]
-    # θ rescaled NTK-style, θ0·f^(d/(d−2)) (rotary-embedding-torch's theta_rescale_factor): not round.
-    thetas += [
-        t * f ** (dim / (dim - 2))
-        for t, f in itertools.product(_COMMON_THETAS, _COMMON_FACTORS)
-        if dim > 2 and any(abs(t * f ** (dim / (dim - 2)) / x - 1) < 1e-4 for x in estimates)
-    ]
-    thetas = [t for t in dict.fromkeys(thetas) if t > 1]
-    # A narrow YaRN or llama3 cache scales frequencies inside the fast quarter (dim 32, original
-    # length 1024: from the third on), so θ also comes from the two or three fastest alone; such a
-    # θ is tried only for a slow end divided by a factor, which the whole table then proves.
-    short = [
-        t
-        for k in (2, 3)
-        if count >= k and (x := fit_base(inv[:k], e[:k])) is not None
-        for t in [next((t for t in _roundings(x) if _fits(inv[:k], scale, t, e[:k], 1e-5)), None)]
-        if t is not None and t > 1 and t not in thetas  # a round θ only: two frequencies prove little
-    ]
-    # A ramp that starts at the second frequency (YaRN over a small original length) leaves only
-    # ω₀ = 1 to measure θ by: the common θ are tried for it, their ramp checked by ``predict``.
-    if predict is not None:
-        short += [t for t in _COMMON_THETAS if t not in thetas and t not in short]
-    for theta in [*thetas, *dict.fromkeys(short)]:
-        ratio = inv / (scale * np.power(theta, -e))
-        lead = (1 if theta in _COMMON_THETAS and predict is not None else 2) if theta in short else fast
-        if not np.allclose(ratio[:lead], 1, rtol=1e-3):
-            continue
-        if theta in short and (ratio[-1] > 1 / 1.5 or np.any(np.diff(ratio) > 1e-3)):
-            continue  # not a slow end divided by a factor (of 1.5 or more)
-        if np.allclose(ratio, 1, rtol=1e-3):
-            if math.isclose(scale, 1, rel_tol=1e-6):
-                yield {"base": theta, "scaling": "default"}
-            elif 0 < scale < 1:
-                yield {"base": theta, "scaling": "linear", "factor": round_number(1 / scale, 4)}
-                # keras-hub's "dynamic": every frequency divided by factor^(dim/(dim−2)), a round factor.
-                f = (1 / scale) ** (max(1, dim - 2) / dim)
-                nice = round(f * 4) / 4
-                if nice > 1 and abs(f - nice) <= 1e-3 * nice:
-                    yield {"base": theta, "scaling": "keras-dynamic", "factor": nice}
-            continue
-        if 0 < scale < 1 and ratio[-1] > 1.01:
-            # litgpt's YaRN: its ramp is reversed, so the fast end is divided by the factor and the
-            # slow end left alone (ratio 1/factor rising to 1, measured against the fast end's scale).
-            f = 1 / scale
-            for guess in sorted({round(f), round(f * 2) / 2} - {0, 1}):
-                for orig in _COMMON_ORIGINAL:
-                    yield {
-                        "base": theta,
-                        "scaling": "litgpt-yarn",
-                        "factor": float(guess),
-                        "original_max_position_embeddings": orig,
-                    }
-            continue
-        if not math.isclose(scale, 1, rel_tol=1e-6) or ratio[-1] > 0.99 or ratio[-1] <= 0:
-            continue
-        # The slow end divided by a factor: llama3, or yarn (whose cos/sin amplitude also tells it).
-        slow = 1 / float(ratio[-1])
-        guesses: set[float] = (
-            {round(slow), round(slow * 2) / 2} if count == h else {2, 4, 8, 16, 32, 40, 64, round(slow)}
-        )
-        if amplitude != 1.0:  # yarn's attention factor 0.1·ln(f) + 1
-            guesses.add(round_number(math.exp(10 * (amplitude - 1)), 3))
-        # The ramp's first scaled frequency says the original length o: llama3 scales the wavelengths
-        # past o/4, YaRN the frequencies past its beta_fast = 32 rotations in o; each is
-        # d·ln(o/(2π·r))/(2·ln θ) columns in (r = 4, 32).  Only lengths within two columns of the
-        # measured one are proposed, each checked by ``predict`` on the measured frequencies.
-        first = int(np.argmax(ratio < 1 - 1e-3))
-
-        def near(orig: int, rotations: float, theta: float = theta, first: int = first) -> bool:
-            return abs(dim * math.log(orig / (2 * math.pi * rotations)) / (2 * math.log(theta)) - first) <= 2
-
-        ramps: tuple[tuple[dict[str, Any], float], ...] = (
-            ({"scaling": "llama3", "low_freq_factor": 1.0, "high_freq_factor": 4.0}, 4.0),
-            ({"scaling": "yarn"}, 32.0),
-        )
-        for f, orig, (ramp, rotations) in itertools.product(
-            sorted(g for g in guesses if g > 1), _RAMP_ORIGINAL if predict is not None else _COMMON_ORIGINAL, ramps
-        ):
-            if predict is not None and not near(orig, rotations):
-                continue
-            params = {"base": theta, "factor": float(f), "original_max_position_embeddings": orig, **ramp}
-            if predict is None or np.allclose(predict(params)[:count], inv, rtol=5e-3, atol=0):
-                yield params
-    # longrope: a factor per frequency, measured (every frequency must be): round ones rebuild it.
-    plain = bool(thetas) and np.allclose(inv / (scale * np.power(thetas[0], -e)), 1, rtol=1e-3)
-    if count == h and not plain:
-        for theta in dict.fromkeys([*thetas[:2], *_COMMON_THETAS]):
-            ext = np.power(theta, -e) / inv
-            if np.all(ext >= 0.999) and np.all(ext < 1e4):
-                factors = ";".join(repr(round_number(float(f), 4)) for f in ext)
-                longrope = {"base": theta, "scaling": "longrope", "short_factor": factors, "long_factor": factors}
-                # The attention factor HF derives, sqrt(1 + ln f / ln o), for a round factor and a
-                # common original length at or past the table (short factors there): the
-                # amplitude, measured to ~1e-5, cannot tell 1.0801234 from 1.0801135.
-                for f, orig in itertools.product((2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0), _COMMON_ORIGINAL):
-                    own = math.sqrt(1 + math.log(f) / math.log(orig))
-                    if orig >= seq_len and abs(own - amplitude) <= 5e-5 * amplitude:
-                        yield {**longrope, "factor": f, "original_max_position_embeddings": orig}
-                yield {**longrope, "original_max_position_embeddings": seq_len, "attention_factor": amplitude}
-    # dynamic NTK: θ' = θ·(f·s/o − (f − 1))^(d/(d−2)) for a round θ, a common o and a round f.
-    if estimates and math.isclose(scale, 1, rel_tol=1e-6) and dim >= 4:
-        full = estimates[-1]
-        for theta, orig in itertools.product(_COMMON_THETAS, _COMMON_ORIGINAL):
-            if seq_len <= orig or full <= theta:
-                continue
-            r = (full / theta) ** ((dim - 2) / dim)
-            f = (r - 1) / (seq_len / orig - 1)
-            nice = round(f * 4) / 4
-            if nice > 1 and abs(f - nice) <= 1e-2 * nice:
-                yield {"base": theta, "scaling": "dynamic", "factor": nice, "original_max_position_embeddings": orig}
-
-
-def _odd_width(inv: Arr, d: int) -> Iterator[dict[str, Any]]:
-    """θ of an odd rotary dim ``d + 1`` (rotary-embedding-torch's ``RotaryEmbedding(dim=7)``: ``d/2``
-    frequencies ``θ^(−2i/(d+1))``, ``d`` columns), proposed only when a θ of at most 4 significant
-    digits predicts the frequencies over ``d + 1`` (to 1e-4) better than any such θ over ``d``:
-    10000 over 7, not 2683 over 6.  The fast half only: a 16-bit table's slow waves are measured
-    to 1e-2 (identify proves the whole table)."""
-    known = np.isfinite(inv)
-    count = int(np.argmin(known)) if not known.all() else inv.size
-    if count < 2:
-        return
-    inv = inv[: max(2, (count + 1) // 2) if count > 4 else count]
-    best: list[tuple[float, float] | None] = []
-    for width in (d, d + 1):
-        e = np.arange(inv.size) * 2.0 / width
-        x = fit_base(inv, e)
-        misses = [] if x is None else [(float(np.abs(inv * np.power(t, e) - 1).max()), t) for t in _roundings(x, 4)]
-        best.append(min(misses, default=None))
-    even, odd = best
-    if odd is not None and odd[0] <= 1e-4 and (even is None or odd[0] < even[0]) and odd[1] > 1:
-        yield {"base": odd[1], "scaling": "default"}
-
-
-def _roundings(x: float, digits: int = 8) -> Iterator[float]:
-    """``x`` to 1, 2, … ``digits`` significant digits."""
-    return (round_number(x, k) for k in range(1, digits + 1))
-
-
-def _fits(inv: Arr, scale: float, theta: float, e: Arr, rtol: float) -> bool:
-    """Whether ``scale·θ^(−e)`` predicts the measured frequencies to ``rtol``."""
-    return theta > 1 and bool(np.allclose(inv / (scale * np.power(theta, -e)), 1, rtol=rtol, atol=0))
 
 
 def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int]:
@@ -375,7 +195,7 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
     2. Part: a single row of falling positive values is ``inv_freq``; rows linear in the position
        are ``angle``; otherwise ``cos``/``sin``, whose amplitude is the attention factor (yarn,
        longrope) and whose frequencies follow from ``x[p+k] + x[p−k] = 2·x[p]·cos kω``.
-    3. The frequencies give θ and the scaling (:func:`_scalings`); the phases of row 0 the start.
+    3. The frequencies give θ and the scaling (:func:`scalings`); the phases of row 0 the start.
     Every candidate is only proposed: identify rebuilds it and compares.  ``cls`` is the kind
     (given, not imported: the kind's module imports this one).
     """
@@ -383,9 +203,9 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
     if n == 1:  # inv_freq: one row of dim/2 falling positive values
         inv = np.asarray(sample.values[0], dtype=np.float64)
         if d >= 2 and np.all(inv > 0) and np.all(np.diff(inv) <= 0):
-            found = [(2 * d, params) for params in _scalings(inv, 2 * d, 1, 1.0)]
-            found += [(2 * d + 1, params) for params in _odd_width(inv, 2 * d)]
-            found += [(w, params) for w in (2 * d, 2 * d + 1) for params in _grid_thetas(cls, inv, w)]
+            found = [(2 * d, params) for params in scalings(inv, 2 * d, 1, 1.0)]
+            found += [(2 * d + 1, params) for params in odd_width(inv, 2 * d)]
+            found += [(w, params) for w in (2 * d, 2 * d + 1) for params in grid_thetas(cls, inv, w)]
             for width, params in found:
                 yield from _variants(cls, sample, {"length": 1, "dim": width, "part": "inv_freq", **params})
     if n <= 2:
@@ -413,7 +233,7 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
             # proposed as they are, at the start row 0's phases give (0 if none; a limit,
             # docs/pipelines.md).
             waves: tuple[RopePart, ...] = ("cos", "sin")
-            for theta, part, width in itertools.product(_COMMON_THETAS, waves, (dim, dim + 1)):
+            for theta, part, width in itertools.product(COMMON_THETAS, waves, (dim, dim + 1)):
                 spec = {"length": n, "dim": width, "layout": layout, "part": part, "base": theta, "compute": "bfloat16"}
                 try:
                     inv = np.asarray(cls(1, width, base=theta, compute="bfloat16").inv_freq(), dtype=np.float64)
@@ -448,13 +268,13 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
             )
             where = "stand once" if layout == "once" else f"repeat in the {layout} layout"
             predict = functools.partial(_inv_of, cls, dim=dim, n=n)
-            widths = [(dim, params) for params in _scalings(inv, dim, sample.n, amplitude, predict)]
+            widths = [(dim, params) for params in scalings(inv, dim, sample.n, amplitude, predict)]
             if repeat is None:
-                widths += [(dim, params) for params in _grid_thetas(cls, inv, dim)]
+                widths += [(dim, params) for params in grid_thetas(cls, inv, dim)]
             if layout != "once" and amplitude == 1.0:
-                widths += [(dim + 1, params) for params in _odd_width(inv, dim)]
+                widths += [(dim + 1, params) for params in odd_width(inv, dim)]
             if part == "angle" and coarse > 2.0**-21:
-                widths += [(w, params) for w in (dim, dim + 1) for params in _coarse_thetas(inv, w, sample.eps)]
+                widths += [(w, params) for w in (dim, dim + 1) for params in coarse_thetas(inv, w, sample.eps)]
             for width, params in widths:
                 for start in _start_of(
                     x, np.asarray(_inv_of(cls, params, width, n), dtype=np.float64), part, amplitude
@@ -489,12 +309,12 @@ def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
         parts: tuple[RopePart, ...] = ("angle", *waves) if angle else waves
         for width, part in itertools.product((dim, dim + 1), parts):
             measured = (
-                [p["base"] for p in _scalings(x[0] / x[0, 0], width, n, 1.0) if p["scaling"] == "default"]
+                [p["base"] for p in scalings(x[0] / x[0, 0], width, n, 1.0) if p["scaling"] == "default"]
                 if angle
                 else []
             )
             for theta, compute, form in itertools.product(
-                dict.fromkeys([*measured, *_COMMON_THETAS]), cls.computes, cls.forms
+                dict.fromkeys([*measured, *COMMON_THETAS]), cls.computes, cls.forms
             ):
                 spec = {"dim": width, "layout": layout, "part": part, "base": theta, "compute": compute, "form": form}
                 try:
@@ -524,17 +344,6 @@ def _inv_of(cls: type[Rope], params: dict[str, Any], dim: int, n: int) -> Arr:
         return out
 
 
-def _coarse_thetas(inv: Arr, dim: int, eps: float) -> Iterator[dict[str, Any]]:
-    """θ (no scaling) for frequencies measured from angles stored in 16 bits (to about ``eps`` of
-    themselves): the roundest θ of the fit, and the common θ, that predict every one to ``eps``."""
-    e = np.arange(inv.size) * 2.0 / dim
-    estimate = fit_base(inv, e)
-    thetas = [*(_roundings(estimate, 4) if estimate is not None else []), *_COMMON_THETAS]
-    for theta in dict.fromkeys(t for t in thetas if t > 1):
-        if np.allclose(np.power(theta, -e), inv, rtol=eps, atol=0):
-            yield {"base": theta, "scaling": "default"}
-
-
 def _first_repeat(head: Arr) -> int | None:
     """The first row equal to the row before it (positions collapsed by a 16-bit dtype), else None."""
     same = np.flatnonzero(np.all(head[1:] == head[:-1], axis=1))
@@ -546,33 +355,6 @@ def _collapsed_computes(x: Arr, dtype: str) -> tuple[str, ...]:
     and every step in bfloat16 too when the values are bfloat16 numbers."""
     on_grid = dtype == "bfloat16" or bool(np.array_equal(held(x, "bfloat16"), x.astype(np.float32)))
     return ("positions-bfloat16", "bfloat16") if on_grid else ("positions-bfloat16",)
-
-
-def _grid_thetas(cls: type[Rope], inv: Arr, dim: int) -> Iterator[dict[str, Any]]:
-    """θ (no scaling) for a cast ``inv_freq``, when the measured fast frequencies lie on the float16
-    or bfloat16 grid of a round or common θ's float32 ``inv_freq`` (bfloat16's rounding, 2⁻⁹, is
-    more than :func:`_scalings` allows a θ's frequencies).  Proposals only: identify proves them."""
-    h = inv.size
-    fast = max(2, h // 4)
-    measured = inv[:fast]
-    if not np.all(np.isfinite(measured)) or dim < 4:
-        return
-    estimate = fit_base(measured, np.arange(fast) * 2.0 / dim)
-    thetas = [*(_roundings(estimate) if estimate is not None else []), *_COMMON_THETAS]
-    casts = [c for c in cls.computes if pipeline_of(c).positions == "float32" and pipeline_of(c).reduced]
-    for compute in casts:
-        grid = pipeline_of(compute).frequencies
-        if not np.allclose(held(measured, grid), measured, rtol=3e-5, atol=0):
-            continue  # the tell: the fast frequencies are float16/bfloat16 numbers
-        for theta in dict.fromkeys(t for t in thetas if t > 1):
-            try:
-                own = cls(2, dim, base=theta, compute=compute).inv_freq()
-            except RecipeError:
-                continue
-            if np.allclose(own[:fast], measured, rtol=3e-5, atol=0) and not np.allclose(
-                cls(2, dim, base=theta).inv_freq()[:fast], measured, rtol=3e-5, atol=0
-            ):
-                yield {"base": theta, "scaling": "default", "compute": compute}
 
 
 def _variants(
