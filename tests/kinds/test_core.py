@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -85,3 +87,22 @@ def test_two_pi_constant_is_right() -> None:
 def test_rows_outside_table_refused() -> None:
     with pytest.raises(RecipeError, match="outside"):
         Sinusoidal(10, 4).rows(5, 11)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split", "cos-first"])
+def test_pairs_are_the_columns_each_function_says(layout: str) -> None:
+    """``pairs()`` (all columns at once) against ``column(j)`` (the definition, one column at a
+    time) for every width to 39, odd-width policy and frequency rule the kind accepts."""
+    checked = 0
+    for d, odd, freq in itertools.product(range(1, 40), ("sin", "zero", "truncate", "error"), ("paper", "half", "t2t")):
+        try:
+            r = Sinusoidal(1, d, layout=layout, odd=odd, freq=freq)  # type: ignore[arg-type]
+        except RecipeError:
+            continue
+        sin_of = {i: j for j in range(d) for i, fn in [r.column(j)] if fn == "sin"}
+        cos_of = {i: j for j in range(d) for i, fn in [r.column(j)] if fn == "cos"}
+        both = sorted(sin_of.keys() & cos_of.keys())
+        s, c = r.pairs()
+        assert s.tolist() == [sin_of[i] for i in both] and c.tolist() == [cos_of[i] for i in both], (d, odd, freq)
+        checked += 1
+    assert checked > 300

@@ -222,14 +222,21 @@ class Sinusoidal(Recipe):
         return frequencies(self.base, self.min_timescale, self.exponents())[0]
 
     def pairs(self) -> tuple[Ids, Ids]:
-        """The sin and the cos column of every frequency that has both, as this layout places them."""
-        sin_of: dict[int, int] = {}
-        cos_of: dict[int, int] = {}
-        for j in range(self.dim):
-            i, fn = self.column(j)
-            (sin_of if fn == "sin" else cos_of if fn == "cos" else {})[i] = j
-        both = sorted(sin_of.keys() & cos_of.keys())
-        return np.array([sin_of[i] for i in both], dtype=np.intp), np.array([cos_of[i] for i in both], dtype=np.intp)
+        """The sin and the cos column of every frequency that has both, as this layout places them
+        (:meth:`column` for every column at once: a 300,000-wide table asked it 900,000 times)."""
+        j = np.arange(min(self.dim, self.sin_columns + self.cos_columns), dtype=np.intp)
+        if self.layout == "interleaved":
+            i, is_sin = j // 2, j % 2 == 0
+        else:
+            head = self.sin_columns if self.layout == "split" else self.cos_columns
+            first = j < head
+            i = np.where(first, j, j - head)
+            is_sin = first if self.layout == "split" else ~first
+        # Each function's frequencies rise with the column in every layout: pair them by number.
+        both = np.intersect1d(i[is_sin], i[~is_sin])
+        sin_cols = j[is_sin][np.searchsorted(i[is_sin], both)]
+        cos_cols = j[~is_sin][np.searchsorted(i[~is_sin], both)]
+        return sin_cols.astype(np.intp), cos_cols.astype(np.intp)
 
     def wavelengths(self) -> np.ndarray:
         out = np.full(self.dim, np.nan)
