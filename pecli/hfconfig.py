@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pecli.errors import PecliInputError, RecipeError
 from pecli.kernels.rope_scaling import SCALINGS, scaling_named
@@ -249,9 +249,17 @@ def _completed(config: dict[str, Any], where: str) -> dict[str, Any] | None:
         raise PecliInputError(f"{where}: transformers' {cls.__name__} cannot read it ({line})") from None
     finally:
         logging.set_verbosity(verbosity)
-    rope = getattr(text, "rope_parameters", None)
-    heads, hidden = getattr(text, "num_attention_heads", None), getattr(text, "hidden_size", None)
-    head_dim = getattr(text, "head_dim", None) or (hidden // heads if hidden and heads else None)
+    fields = text.to_dict()
+
+    def attr(name: str) -> Any:
+        try:
+            return getattr(text, name, None)
+        except Exception:  # a config whose layers differ (Gemma 4's per_layer_config) refuses the attribute
+            return fields.get(name)
+
+    rope = attr("rope_parameters")
+    heads, hidden = attr("num_attention_heads"), attr("hidden_size")
+    head_dim = attr("head_dim") or (hidden // heads if hidden and heads else None)
     if not isinstance(rope, dict) or not head_dim:
         return None  # no RoPE settings (a Mamba, a BERT): the own reader says what is missing
     # The rotary classes take ``head_dim`` or ``hidden_size // num_attention_heads``, and the
@@ -260,12 +268,16 @@ def _completed(config: dict[str, Any], where: str) -> dict[str, Any] | None:
         settings: dict[str, Any] = {k: {"partial_rotary_factor": 1.0, **v} for k, v in rope.items()}
     else:
         settings = {"partial_rotary_factor": 1.0, **rope}
-    return {
+    completed = {
         "model_type": model_type,
-        "max_position_embeddings": getattr(text, "max_position_embeddings", None),
+        "max_position_embeddings": attr("max_position_embeddings"),
         "head_dim": head_dim,
         "rope_parameters": settings,
     }
+    # A layer type's own head_dim (Gemma 4's full-attention layers: per_layer_config, by layer index).
+    if fields.get("per_layer_config"):
+        completed.update(per_layer_config=fields["per_layer_config"], layer_types=fields.get("layer_types"))
+    return completed
 
 
 def _one_layer_type(config: dict[str, Any], where: str, layer_type: str | None) -> dict[str, Any]:
@@ -290,7 +302,31 @@ def _one_layer_type(config: dict[str, Any], where: str, layer_type: str | None) 
     if not nested:
         return config
     chosen = {k: v for k, v in rope[str(layer_type)].items() if v is not None}
-    return {**config, "rope_parameters": chosen, "rope_scaling": None}
+    own = _layer_head_dim(config, str(layer_type), where)
+    return {**config, "rope_parameters": chosen, "rope_scaling": None, **({"head_dim": own} if own else {})}
+
+
+def _layer_head_dim(config: dict[str, Any], layer_type: str, where: str) -> int | None:
+    """A layer type's own ``head_dim`` where it has one: transformers' ``per_layer_config``
+    (``{"5": {"head_dim": 512}}``, by layer index, ``layer_types`` naming each layer's type), or
+    Gemma 4's ``global_head_dim`` for its ``full_attention`` layers; None: the config's ``head_dim``."""
+    per_layer, types = config.get("per_layer_config"), config.get("layer_types")
+    if isinstance(per_layer, dict) and isinstance(types, list):
+        dims = {
+            v.get("head_dim")
+            for k, v in per_layer.items()
+            if isinstance(v, dict) and str(k).isdigit() and int(k) < len(types) and types[int(k)] == layer_type
+        } - {None}
+        if len(dims) > 1:
+            raise PecliInputError(
+                f"{where}: the {layer_type} layers have different head_dim in per_layer_config "
+                f"({', '.join(map(str, sorted(dims, key=str)))}): pecli builds one cache per layer type"
+            )
+        if dims:
+            return cast(int, dims.pop())
+    if layer_type == "full_attention" and config.get("global_head_dim") is not None:
+        return cast(int, config["global_head_dim"])
+    return None
 
 
 def _rope_dict(config: dict[str, Any], where: str) -> dict[str, Any]:
@@ -391,7 +427,9 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
     if not isinstance(head_dim, int) or isinstance(head_dim, bool) or head_dim <= 0:
         raise PecliInputError(f"{where}: head_dim must be a whole number > 0, got {head_dim!r}")
     try:
-        dim = int(head_dim * float(partial))
+        # Proportional RoPE (Gemma 4) keeps the head's width and zeroes the frequencies past the share.
+        dim = head_dim if rope_type == "proportional" else int(head_dim * float(partial))
+        float(partial)
     except (TypeError, ValueError):
         raise PecliInputError(f"{where}: partial_rotary_factor must be a number, got {partial!r}") from None
     max_pos = config.get("max_position_embeddings")
@@ -405,6 +443,8 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
             "rotary classes cannot apply: check head_dim and partial_rotary_factor"
         )
     params: dict[str, Any] = {"length": max_pos, "dim": dim, "base": theta, "scaling": rope_type}
+    if rope_type == "proportional":
+        params["partial_rotary_factor"] = float(partial)
     for key in scaling.reads:
         if rope.get(key) is not None:
             params[key] = rope[key]

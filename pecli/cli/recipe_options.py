@@ -228,6 +228,14 @@ recipe_options = shared_stack(
         help="rope yarn/longrope/litgpt-yarn: cos and sin multiplier (default from --factor).",
     ),
     recipe_option("--mscale", type=float, default=None, metavar="M", help="rope yarn, litgpt-yarn (DeepSeek)."),
+    recipe_option(
+        "--partial-rotary-factor",
+        type=float,
+        default=None,
+        metavar="P",
+        help="rope proportional (Gemma 4: 0.25): the share of the dim/2 frequencies that turn, int(P·dim // 2); "
+        "the others are zero, and the exponents stay 2i/dim.",
+    ),
     recipe_option("--mscale-all-dim", type=float, default=None, metavar="M", help="rope yarn, litgpt-yarn (DeepSeek)."),
     recipe_option("--short-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),
     recipe_option("--long-factor", metavar="F,F,…", default=None, help="rope longrope: dim/2 factors."),

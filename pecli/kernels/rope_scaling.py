@@ -25,7 +25,9 @@ from pecli.kernels.exact import frequencies
 from pecli.kernels.pipelines import f32, pow32
 
 #: The scaling types, as ``--scaling`` and a config's ``rope_type`` name them (the keys of :data:`SCALINGS`).
-Scaling = Literal["default", "linear", "dynamic", "yarn", "longrope", "llama3", "keras-dynamic", "litgpt-yarn"]
+Scaling = Literal[
+    "default", "linear", "dynamic", "yarn", "longrope", "llama3", "keras-dynamic", "litgpt-yarn", "proportional"
+]
 
 
 class RotaryParams(Protocol):
@@ -61,6 +63,8 @@ class RotaryParams(Protocol):
     def short_factor(self) -> str | None: ...
     @property
     def long_factor(self) -> str | None: ...
+    @property
+    def partial_rotary_factor(self) -> float | None: ...
     @property
     def truncate(self) -> bool: ...
     @property
@@ -345,6 +349,49 @@ def _unscaled32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.
     return default
 
 
+def proportional_angles(r: RotaryParams) -> int:
+    """The frequencies proportional RoPE rotates, HF's ``int(partial_rotary_factor * head_dim // 2)``
+    (Gemma 4's full-attention layers): the others are 0, columns that never turn."""
+    share = r.partial_rotary_factor if r.partial_rotary_factor is not None else 1.0
+    return int(share * r.dim // 2)
+
+
+def _proportional32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+    # _compute_proportional_rope_parameters: 1 / base^(2i/head_dim) for the rotated ones (the
+    # default's own), torch.zeros after them, then inv_freq /= factor.
+    out = np.array(default, dtype=f32)
+    out[proportional_angles(r) :] = 0
+    return out / factor
+
+
+def _proportional64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:
+    out = np.array(default, dtype=np.float64)
+    out[proportional_angles(r) :] = 0
+    return out / factor
+
+
+def _proportional_said(a: RotaryParams, b: RotaryParams) -> tuple[str, tuple[str, ...]] | None:
+    """``rotary on 16 of 64 frequencies (A) vs 64 (B)``: how many pairs turn, each side's."""
+    mine, theirs = proportional_angles(a), proportional_angles(b)
+    if mine == theirs or a.dim != b.dim:
+        return None
+    share = a.partial_rotary_factor if mine < theirs else b.partial_rotary_factor
+    words = (
+        f"rotary on {mine} of {a.dim // 2} frequencies (A) vs {theirs} (B), the others zero: "
+        f"partial_rotary_factor {share if share is not None else 1.0:g} in {'A' if mine < theirs else 'B'}"
+    )
+    return words, ("partial_rotary_factor",)
+
+
+def _check_proportional(r: RotaryParams) -> None:
+    share = r.partial_rotary_factor
+    if share is not None and not 0 < share <= 1:
+        raise RecipeError(
+            f"partial_rotary_factor must be in (0, 1], the share of the dim/2 frequencies rotated, got {share!r}: "
+            "Gemma 4 uses 0.25"
+        )
+
+
 @dataclass(frozen=True)
 class ScalingType:
     """One scaling type of ``modeling_rope_utils.py``: every fact pecli knows of it."""
@@ -466,6 +513,17 @@ SCALINGS: dict[str, ScalingType] = {
             check=_check_llama3,
             original_from_config=True,
         ),
+        # Gemma 4's full-attention layers: the first partial_rotary_factor·dim/2 frequencies of the
+        # whole head's exponents, then zero frequencies (the table keeps the head's width).
+        ScalingType(
+            "proportional",
+            ("factor", "partial_rotary_factor"),
+            (),
+            _proportional32,
+            _proportional64,
+            check=_check_proportional,
+            said=_proportional_said,
+        ),
         # keras-hub's RotaryEmbedding(rope_type="dynamic"): not HF's dynamic NTK (which rescales the
         # base past the original length) but inv_freq / factor^(dim/(dim−2)) at every length.
         ScalingType(
@@ -501,6 +559,7 @@ __all__ = [
     "factors",
     "inv_freq_float32",
     "inv_freq_float64",
+    "proportional_angles",
     "scaling_named",
     "yarn_mscale",
     "yarn_range",

@@ -296,6 +296,30 @@ COMPLETED: dict[str, tuple[dict[str, Any], str, str | None]] = {
         )
         for layer in ("full_attention", "sliding_attention")
     },
+    # google/gemma-4's text model (sizes shrunk): full-attention layers rotate 1/4 of global_head_dim's
+    # frequencies (rope_type proportional, θ 10⁶), sliding ones all of head_dim's (θ 10⁴)
+    **{
+        f"gemma-4-{layer}": (
+            {
+                "model_type": "gemma4_text",
+                "hidden_size": 256,
+                "num_attention_heads": 2,
+                "num_key_value_heads": 1,
+                "head_dim": 64,
+                "global_head_dim": 128,
+                "max_position_embeddings": 4096,
+                "num_hidden_layers": 6,
+                "layer_types": ["sliding_attention"] * 5 + ["full_attention"],
+                "rope_parameters": {
+                    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                    "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1e6},
+                },
+            },
+            "gemma4.modeling_gemma4.Gemma4TextRotaryEmbedding",
+            layer,
+        )
+        for layer in ("full_attention", "sliding_attention")
+    },
 }
 
 

@@ -129,6 +129,7 @@ class Rope(Recipe):
     mscale_all_dim: float | None = None
     short_factor: str | None = None
     long_factor: str | None = None
+    partial_rotary_factor: float | None = None
     truncate: bool = True
     compute: RopeCompute = "float32"
     form: RopeForm = "pow"
@@ -164,7 +165,15 @@ class Rope(Recipe):
             )
         set_(self, "truncate", flag("truncate", self.truncate))
         hint = "a number > 0"
-        for name in ("factor", "low_freq_factor", "high_freq_factor", "beta_fast", "beta_slow", "attention_factor"):
+        for name in (
+            "factor",
+            "low_freq_factor",
+            "high_freq_factor",
+            "beta_fast",
+            "beta_slow",
+            "attention_factor",
+            "partial_rotary_factor",
+        ):
             set_(self, name, optional_float(name, getattr(self, name), hint))
         for name in ("mscale", "mscale_all_dim"):
             set_(self, name, optional_float(name, getattr(self, name), "DeepSeek uses 1.0", positive=False))
@@ -260,7 +269,9 @@ class Rope(Recipe):
 
     def wavelengths(self) -> np.ndarray:
         """``2π/inv_freq`` of each column's frequency (in positions)."""
-        waves = 2 * math.pi / np.asarray(self.inv_freq(), dtype=np.float64)
+        inv = np.asarray(self.inv_freq(), dtype=np.float64)
+        # A zero frequency (proportional RoPE's unrotated pairs) never turns: no wavelength (NaN).
+        waves = np.divide(2 * math.pi, inv, out=np.full(inv.shape, np.nan), where=inv != 0)
         if self.part == "cis":
             return np.repeat(waves, 2)
         if self.part != "inv_freq" and self.layout != "once":

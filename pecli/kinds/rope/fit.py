@@ -14,7 +14,7 @@ import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.fitting import Sample, cosine_frequencies
+from pecli.fitting import Sample, cosine_frequencies, round_number
 from pecli.kernels.rope_scaling import SCALINGS
 from pecli.kinds.rope.thetas import COMMON_THETAS, coarse_thetas, grid_thetas, odd_width, scalings
 from pecli.precision import held, pipeline_of
@@ -241,53 +241,80 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                     continue
                 for start in _start_of(x[:1], inv, part, 1.0) or [0]:
                     yield from _variants(cls, sample, {**spec, "start": start})
-        steps = np.diff(x, axis=0)
-        # Angles grow linearly with the position; a float32 angle is rounded to 2⁻²⁴ of its size,
-        # one stored in 16 bits to the storage's unit (then the slope is a least-squares one).
-        coarse = max(2.0**-21, 2 * sample.eps)
-        if x.shape[0] >= 3 and np.allclose(steps, steps[0], rtol=0, atol=coarse * np.abs(x).max()):
-            inv = (
-                (x[-1] - x[0]) / (x.shape[0] - 1)
-                if coarse == 2.0**-21
-                else np.polyfit(np.arange(x.shape[0], dtype=np.float64), x.astype(np.float64), 1)[0]
-            )
-            parts: list[tuple[RopePart, Arr, float]] = [("angle", inv, 1.0)] if np.all(inv > 0) else []
-        else:
-            omega = cosine_frequencies(x)
-            if omega is None:
-                continue
-            amplitude = _amplitude(x)
-            parts = [("cos", omega, amplitude), ("sin", omega, amplitude)]
-        for part, inv, amplitude in parts:
-            wave = (
-                "rows grow linearly with the position (rotary angles)"
-                if part == "angle"
-                # One clue for both parts: the waves alone cannot tell cos from sin (row 0's phase
-                # does, per candidate), and two notes naming each would contradict each other.
-                else f"the rows are waves (cos or sin) of amplitude {amplitude:.6g}"
-            )
-            where = "stand once" if layout == "once" else f"repeat in the {layout} layout"
-            predict = functools.partial(_inv_of, cls, dim=dim, n=n)
-            widths = [(dim, params) for params in scalings(inv, dim, sample.n, amplitude, predict)]
-            if repeat is None:
-                widths += [(dim, params) for params in grid_thetas(cls, inv, dim)]
-            if layout != "once" and amplitude == 1.0:
-                widths += [(dim + 1, params) for params in odd_width(inv, dim)]
-            if part == "angle" and coarse > 2.0**-21:
-                widths += [(w, params) for w in (dim, dim + 1) for params in coarse_thetas(inv, w, sample.eps)]
-            for width, params in widths:
-                for start in _start_of(
-                    x, np.asarray(_inv_of(cls, params, width, n), dtype=np.float64), part, amplitude
-                ):
-                    spec = {"length": n, "dim": width, "layout": layout, "part": part, "start": start, **params}
-                    for recipe in _variants(cls, sample, spec, amplitude, reduced):
-                        sample.clue(
-                            f"the {dim // 2} distinct columns {where}; {wave}; their frequencies fit θ = "
-                            f"{recipe.base:.10g}"
-                            + (f" with {recipe.scaling} scaling" if recipe.scaling != "default" else ""),
-                            recipe,
-                        )
-                        yield recipe
+        # Proportional RoPE (Gemma 4) leaves its last pairs unturned: measured without them too.
+        measured = list(_turning(x, dim))  # the columns that turn, and their share
+        for x, share in measured:
+            steps = np.diff(x, axis=0)
+            # Angles grow linearly with the position; a float32 angle is rounded to 2⁻²⁴ of its size,
+            # one stored in 16 bits to the storage's unit (then the slope is a least-squares one).
+            coarse = max(2.0**-21, 2 * sample.eps)
+            if x.shape[0] >= 3 and np.allclose(steps, steps[0], rtol=0, atol=coarse * np.abs(x).max()):
+                inv = (
+                    (x[-1] - x[0]) / (x.shape[0] - 1)
+                    if coarse == 2.0**-21
+                    else np.polyfit(np.arange(x.shape[0], dtype=np.float64), x.astype(np.float64), 1)[0]
+                )
+                parts: list[tuple[RopePart, Arr, float]] = [("angle", inv, 1.0)] if np.all(inv > 0) else []
+            else:
+                omega = cosine_frequencies(x)
+                if omega is None:
+                    continue
+                amplitude = _amplitude(x)
+                parts = [("cos", omega, amplitude), ("sin", omega, amplitude)]
+            for part, inv, amplitude in parts:
+                wave = (
+                    "rows grow linearly with the position (rotary angles)"
+                    if part == "angle"
+                    # One clue for both parts: the waves alone cannot tell cos from sin (row 0's phase
+                    # does, per candidate), and two notes naming each would contradict each other.
+                    else f"the rows are waves (cos or sin) of amplitude {amplitude:.6g}"
+                )
+                where = "stand once" if layout == "once" else f"repeat in the {layout} layout"
+                predict = functools.partial(_inv_of, cls, dim=dim, n=n)
+                widths = [(dim, params) for params in scalings(inv, dim, sample.n, amplitude, predict)]
+                if repeat is None:
+                    widths += [(dim, params) for params in grid_thetas(cls, inv, dim)]
+                if layout != "once" and amplitude == 1.0:
+                    widths += [(dim + 1, params) for params in odd_width(inv, dim)]
+                if part == "angle" and coarse > 2.0**-21:
+                    widths += [(w, params) for w in (dim, dim + 1) for params in coarse_thetas(inv, w, sample.eps)]
+                if share is not None:  # the scaling's share of the frequencies, at the head's width
+                    widths = [
+                        (width, {**params, "scaling": "proportional", "partial_rotary_factor": share})
+                        for width, params in widths
+                        if width == dim and params["scaling"] in ("default", "linear")
+                    ]
+                for width, params in widths:
+                    for start in _start_of(
+                        x, np.asarray(_inv_of(cls, params, width, n), dtype=np.float64)[: x.shape[1]], part, amplitude
+                    ):
+                        spec = {"length": n, "dim": width, "layout": layout, "part": part, "start": start, **params}
+                        for recipe in _variants(cls, sample, spec, amplitude, reduced):
+                            sample.clue(
+                                f"the {dim // 2} distinct columns {where}; {wave}; their frequencies fit θ = "
+                                f"{recipe.base:.10g}"
+                                + (f" with {recipe.scaling} scaling" if recipe.scaling != "default" else ""),
+                                recipe,
+                            )
+                            yield recipe
+
+
+def _turning(x: Arr, dim: int) -> Iterator[tuple[Arr, float | None]]:
+    """The distinct columns as measured (share None), and, when the last ones never turn (every row
+    cos 1, or sin and angle 0: proportional RoPE's zero frequencies), the ones before them with the
+    share ``partial_rotary_factor`` that rotates just those (the roundest with HF's
+    ``int(share·dim // 2)`` equal to their count)."""
+    yield x, None
+    h = x.shape[1]
+    flat = np.all(x == x[:1], axis=0) & ((x[0] == 0) | (x[0] == 1))
+    turning = h - int(np.argmin(flat[::-1])) if not flat.all() else 0
+    if x.shape[0] < 3 or not 2 <= turning < h or dim % 2:
+        return
+    for digits in range(1, 9):
+        share = round_number(2 * turning / dim, digits)
+        if 0 < share <= 1 and int(share * dim // 2) == turning:
+            yield x[:, :turning], share
+            return
 
 
 def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
