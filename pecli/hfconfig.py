@@ -427,8 +427,9 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
     if not isinstance(head_dim, int) or isinstance(head_dim, bool) or head_dim <= 0:
         raise PecliInputError(f"{where}: head_dim must be a whole number > 0, got {head_dim!r}")
     try:
-        # Proportional RoPE (Gemma 4) keeps the head's width and zeroes the frequencies past the share.
-        dim = head_dim if rope_type == "proportional" else int(head_dim * float(partial))
+        # A scaling that reads the share itself (proportional, Gemma 4) keeps the head's width and
+        # zeroes the frequencies past it; elsewhere the share narrows the rotary dim.
+        dim = head_dim if "partial_rotary_factor" in scaling.reads else int(head_dim * float(partial))
         float(partial)
     except (TypeError, ValueError):
         raise PecliInputError(f"{where}: partial_rotary_factor must be a number, got {partial!r}") from None
@@ -443,7 +444,7 @@ def _rope(config: dict[str, Any], model_type: Any, where: str) -> Recipe:
             "rotary classes cannot apply: check head_dim and partial_rotary_factor"
         )
     params: dict[str, Any] = {"length": max_pos, "dim": dim, "base": theta, "scaling": rope_type}
-    if rope_type == "proportional":
+    if "partial_rotary_factor" in scaling.reads:
         params["partial_rotary_factor"] = float(partial)
     for key in scaling.reads:
         if rope.get(key) is not None:

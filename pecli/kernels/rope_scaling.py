@@ -26,7 +26,7 @@ from pecli.kernels.pipelines import f32, pow32
 
 #: The scaling types, as ``--scaling`` and a config's ``rope_type`` name them (the keys of :data:`SCALINGS`).
 Scaling = Literal[
-    "default", "linear", "dynamic", "yarn", "longrope", "llama3", "keras-dynamic", "litgpt-yarn", "proportional"
+    "default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional", "keras-dynamic", "litgpt-yarn"
 ]
 
 

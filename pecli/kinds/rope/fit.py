@@ -280,9 +280,9 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                     widths += [(w, params) for w in (dim, dim + 1) for params in coarse_thetas(inv, w, sample.eps)]
                 if share is not None:  # the scaling's share of the frequencies, at the head's width
                     widths = [
-                        (width, {**params, "scaling": "proportional", "partial_rotary_factor": share})
+                        (width, {**params, "scaling": _ZEROING.name, "partial_rotary_factor": share})
                         for width, params in widths
-                        if width == dim and params["scaling"] in ("default", "linear")
+                        if width == dim and set(params) - {"base", "scaling"} <= set(_ZEROING.reads)
                     ]
                 for width, params in widths:
                     for start in _start_of(
@@ -297,6 +297,11 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                                 recipe,
                             )
                             yield recipe
+
+
+#: The scaling that reads the share of frequencies that turn (proportional RoPE): its other
+#: parameters (a factor) combine with a measured θ; a ramp or a list does not.
+_ZEROING = next(t for t in SCALINGS.values() if "partial_rotary_factor" in t.reads)
 
 
 def _turning(x: Arr, dim: int) -> Iterator[tuple[Arr, float | None]]:
