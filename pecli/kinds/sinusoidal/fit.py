@@ -73,6 +73,10 @@ def fit_sinusoid(kind: type[Sinusoidal], sample: Sample) -> Iterator[Sinusoidal]
                 continue
             exponents = np.array([num / den for num, den in (rule.exponent(i) for i in range(omega.size))])
             rounded_base = sample.fit_round_base(omega, exponents, tol + drift, span)
+            if rounded_base is None and span < _SHORT_SPAN:
+                # A few rows far from position 0: a float32 angle there is rounded by up to p·2⁻²⁴,
+                # which so short a span cannot average out (positions to 10⁵ allowed for).
+                rounded_base = sample.fit_round_base(omega, exponents, tol + drift + 2.0**-23 * 1e5 / span, span)
             if rounded_base is None and _bfloat16_values(sample):
                 # Angles from positions and frequencies held in bfloat16 follow no rule closely
                 # enough to measure a base by (rows repeat past 256): the paper's base is tried as it is.
@@ -121,6 +125,8 @@ def fit_sinusoid(kind: type[Sinusoidal], sample: Sample) -> Iterator[Sinusoidal]
             yield recipe
 
 
+#: Rows spanned below which the angle steps are measured too loosely to exclude a start far from 0.
+_SHORT_SPAN = 16
 #: The bases the sinusoid presets use, tried for a table of one row (which has no angle step).
 _COMMON_BASES = (10000.0,)
 
