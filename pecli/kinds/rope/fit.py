@@ -288,6 +288,8 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                     for start in _start_of(
                         x, np.asarray(_inv_of(cls, params, width, n), dtype=np.float64)[: x.shape[1]], part, amplitude
                     ):
+                        if share is not None and _unturned_anyway(params, x.shape[1], width, start + n, part, sample):
+                            continue  # the default RoPE leaves those columns flat too: no sign of zeros
                         spec = {"length": n, "dim": width, "layout": layout, "part": part, "start": start, **params}
                         for recipe in _variants(cls, sample, spec, amplitude, reduced):
                             sample.clue(
@@ -320,6 +322,14 @@ def _turning(x: Arr, dim: int) -> Iterator[tuple[Arr, float | None]]:
         if 0 < share <= 1 and int(share * dim // 2) == turning:
             yield x[:, :turning], share
             return
+
+
+def _unturned_anyway(params: dict[str, Any], turning: int, dim: int, end: int, part: str, sample: Sample) -> bool:
+    """Whether the first column proportional RoPE leaves unturned would stay flat (within the
+    values' rounding) with its default frequency ``θ^(−2·turning/dim)`` up to position ``end``: a
+    short or slow cache whose last columns are 1 is then no evidence of zero frequencies."""
+    reach = end * float(params["base"]) ** (-2 * turning / dim) / float(params.get("factor") or 1.0)
+    return bool((reach * reach / 2 if part == "cos" else reach) <= sample.eps)
 
 
 def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
