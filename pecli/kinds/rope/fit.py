@@ -342,6 +342,18 @@ def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
     row = np.asarray(sample.rows(0, 1), dtype=np.float64)
     if d < 2 or not np.all(np.isfinite(row)):
         return
+    invs: dict[tuple[Any, ...], Arr | None] = {}  # each pipeline's inv_freq once, whatever the layout or part
+    starts: dict[tuple[bytes, bytes, str], list[int]] = {}
+
+    def inv_of(width: int, theta: float, compute: str, form: str) -> Arr | None:
+        key = (width, theta, compute, form)
+        if key not in invs:
+            try:
+                invs[key] = np.asarray(cls(1, width, base=theta, compute=compute, form=form).inv_freq(), np.float64)  # type: ignore[arg-type]
+            except RecipeError:
+                invs[key] = None
+        return invs[key]
+
     for layout, cols, dim in _layouts(d):
         if not _repeats(row, layout):
             continue
@@ -359,11 +371,13 @@ def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                 dict.fromkeys([*measured, *COMMON_THETAS]), cls.computes, cls.forms
             ):
                 spec = {"dim": width, "layout": layout, "part": part, "base": theta, "compute": compute, "form": form}
-                try:
-                    inv = np.asarray(cls(1, **spec).inv_freq(), dtype=np.float64)
-                except RecipeError:
+                inv = inv_of(width, theta, compute, form)
+                if inv is None:
                     continue
-                for start in _start_of(x, inv, part, 1.0):
+                key = (x.tobytes(), inv.tobytes(), part)  # pipelines that round the product share an inv_freq
+                if key not in starts:
+                    starts[key] = _start_of(x, inv, part, 1.0)
+                for start in starts[key]:
                     try:
                         yield cls(n, **spec, start=start, dtype=cast(DType, sample.dtype))
                     except RecipeError:
