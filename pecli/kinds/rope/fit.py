@@ -342,17 +342,23 @@ def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
     row = np.asarray(sample.rows(0, 1), dtype=np.float64)
     if d < 2 or not np.all(np.isfinite(row)):
         return
-    invs: dict[tuple[Any, ...], Arr | None] = {}  # each pipeline's inv_freq once, whatever the layout or part
-    starts: dict[tuple[bytes, bytes, str], list[int]] = {}
+    # The start is searched once per dtype the pipelines hold inv_freq in (float32 and float64 ones
+    # differ by an ulp, which moves no start; a cast to float16 or bfloat16 does), then proposed in
+    # each pipeline and form of the group.
+    groups: dict[str, list[RopeCompute]] = {}
+    for pipeline in cls.computes:
+        held_in = pipeline_of(pipeline).frequencies
+        groups.setdefault(held_in if held_in in ("float16", "bfloat16") else "float32", []).append(pipeline)
+    invs: dict[tuple[Any, ...], Arr | None] = {}
 
-    def inv_of(width: int, theta: float, compute: str, form: str) -> Arr | None:
-        key = (width, theta, compute, form)
-        if key not in invs:
+    def inv_of(width: int, theta: float, pipeline: RopeCompute) -> Arr | None:
+        if (width, theta, pipeline) not in invs:
             try:
-                invs[key] = np.asarray(cls(1, width, base=theta, compute=compute, form=form).inv_freq(), np.float64)  # type: ignore[arg-type]
+                made = cls(1, width, base=theta, compute=pipeline)
+                invs[width, theta, pipeline] = np.asarray(made.inv_freq(), np.float64)
             except RecipeError:
-                invs[key] = None
-        return invs[key]
+                invs[width, theta, pipeline] = None
+        return invs[width, theta, pipeline]
 
     for layout, cols, dim in _layouts(d):
         if not _repeats(row, layout):
@@ -367,21 +373,36 @@ def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                 if angle
                 else []
             )
-            for theta, compute, form in itertools.product(
-                dict.fromkeys([*measured, *COMMON_THETAS]), cls.computes, cls.forms
-            ):
-                spec = {"dim": width, "layout": layout, "part": part, "base": theta, "compute": compute, "form": form}
-                inv = inv_of(width, theta, compute, form)
+            for theta, members in itertools.product(dict.fromkeys([*measured, *COMMON_THETAS]), groups.values()):
+                inv = inv_of(width, theta, members[0])
                 if inv is None:
                     continue
-                key = (x.tobytes(), inv.tobytes(), part)  # pipelines that round the product share an inv_freq
-                if key not in starts:
-                    starts[key] = _start_of(x, inv, part, 1.0)
-                for start in starts[key]:
-                    try:
-                        yield cls(n, **spec, start=start, dtype=cast(DType, sample.dtype))
-                    except RecipeError:
-                        continue
+                for start in _start_of(x, inv, part, 1.0):
+                    # _start_of always offers a position; only those that predict row 0 are proposed
+                    # (each pipeline within its own rounding: bfloat16 angles drift 2⁻⁸ of themselves).
+                    off = _row_off(x[0], inv, part, start)
+                    fits = [c for c in members if off <= _short_tolerance(c, start, sample.eps)]
+                    for compute, form in itertools.product(fits, cls.forms):
+                        spec = {"dim": width, "layout": layout, "part": part, "base": theta, "start": start}
+                        try:
+                            yield cls(n, **spec, compute=compute, form=form, dtype=cast(DType, sample.dtype))
+                        except RecipeError:
+                            continue
+
+
+def _row_off(row: Arr, inv: Arr, part: RopePart, start: int) -> float:
+    """How far ``row`` is from the part's values at ``start`` with ``inv`` (float64; relative for angles)."""
+    angle = start * inv
+    if part == "angle":
+        return float(np.max(np.abs(angle - row) / np.maximum(1.0, np.abs(row))))
+    return float(np.max(np.abs((np.cos(angle) if part == "cos" else np.sin(angle)) - row)))
+
+
+def _short_tolerance(compute: str, start: int, eps: float) -> float:
+    """What a pipeline's rounding and the storage's may move row 0 by at ``start``: a float32 angle
+    by ``start·2⁻²³``, one held in bfloat16 by ``(1 + start)·2⁻⁸``."""
+    drift = 2.0**-8 if pipeline_of(compute).angle == "bfloat16" else 2.0**-23
+    return 0.01 + 4 * eps + drift * (1 + start)
 
 
 def _amplitude(x: Arr) -> float:
