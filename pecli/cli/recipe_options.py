@@ -48,7 +48,7 @@ recipe_options = shared_stack(
         "--dim",
         type=int,
         metavar="D",
-        help="Model width d_model (columns); odd D is allowed (rope: D−1 columns).",
+        help="Model width d_model (columns); odd D is allowed (rope: D−1 columns, D with --odd truncate).",
     ),
     recipe_option(
         "--base",
@@ -110,7 +110,9 @@ recipe_options = shared_stack(
         type=LazyChoice(field_choices("odd")),
         default=None,
         help="Odd D: sin = one more sin column (HF); zero = zero last column (fairseq); "
-        "truncate = build D+1, drop the last (positional-encodings); error = refuse.",
+        "truncate = build D+1, drop the last (positional-encodings); error = refuse.  "
+        "rope: drop = D//2 frequencies over D−1 columns, the last feature unrotated (rotary-embedding-torch); "
+        "truncate = ⌈D/2⌉ frequencies base^(−2i/D), the layout's last column cut (litgpt).",
     ),
     recipe_option(
         "--padding-idx",

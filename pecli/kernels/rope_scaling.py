@@ -36,6 +36,8 @@ class RotaryParams(Protocol):
     @property
     def dim(self) -> int: ...
     @property
+    def frequency_count(self) -> int: ...
+    @property
     def base(self) -> float: ...
     @property
     def scaling(self) -> str: ...
@@ -256,8 +258,8 @@ def inv_freq_float32(r: RotaryParams) -> np.ndarray:
     evaluated in float64 and rounded once; ``x / t`` with a Python ``x`` is torch's
     ``t.reciprocal() * x``)."""
     # torch.arange(0, dim, 2, dtype=int64).float() / dim; an odd dim's dim // 2 frequencies, as
-    # rotary-embedding-torch takes them (torch.arange(0, dim, 2)[:(dim // 2)]).
-    e = np.arange(0, 2 * (r.dim // 2), 2).astype(f32) / f32(r.dim)
+    # rotary-embedding-torch takes them (torch.arange(0, dim, 2)[:(dim // 2)]), or all ⌈dim/2⌉ (litgpt).
+    e = np.arange(0, 2 * r.frequency_count, 2).astype(f32) / f32(r.dim)
     # HF: 1.0 / (base ** e); keras-hub: ops.power(float32(base), -e), one rounding.
     default = f32(1) / pow32(r.base, e) if r.form == "pow" else pow32(r.base, -e)
     factor = f32(r.factor) if r.factor is not None else f32(1)
@@ -267,7 +269,7 @@ def inv_freq_float32(r: RotaryParams) -> np.ndarray:
 # -- the same formulas in float64, from the correctly rounded default inv_freq -------------------------
 def _powers(r: RotaryParams, base: float) -> np.ndarray:
     """``base^(−2i/dim)``, correctly rounded."""
-    return np.array(frequencies(base, 1.0, tuple((2 * i, r.dim) for i in range(r.dim // 2)))[0])
+    return np.array(frequencies(base, 1.0, tuple((2 * i, r.dim) for i in range(r.frequency_count)))[0])
 
 
 def _dynamic64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:

@@ -337,9 +337,11 @@ class Recipe:
                 others = [None]
             for other in others:
                 try:
-                    yield replace(self, **{f.name: other})  # type: ignore[type-var]
+                    made = replace(self, **{f.name: other})  # type: ignore[type-var]
                 except (RecipeError, TypeError, ValueError):
                     continue
+                if made != self:  # a value the recipe has no use for (rope's odd on an even dim) is none
+                    yield made
 
     def slips(self) -> Iterator[Recipe]:
         """The slips ports make, tried by diff one step from this recipe and never combined with

@@ -269,7 +269,7 @@ CASES: list[tuple[list[str], str]] = [
     (["generate", "--grid", "2x2x2", "--dim", "8"], "needs order=tatp"),
     (
         ["generate", "--kind", "rope", "--len", "8", "--dim", "7", "--scaling", "linear", "--factor", "2"],
-        "dim 7 is odd, which only rotary-embedding-torch builds, without a scaling",
+        "dim 7 is odd, which only rotary-embedding-torch and litgpt build, without a scaling",
     ),
     (["generate", "--kind", "rope", "--len", "8", "--dim", "8", "--scaling", "yarn"], "scaling=yarn needs"),
     (["generate", "--kind", "rope", "--len", "8", "--dim", "8", "--low-freq-factor", "1"], "does not use"),
@@ -399,7 +399,10 @@ CASES: list[tuple[list[str], str]] = [
     (["inspect", "good.npy", "--len", "5"], "not both (--len given with good.npy)"),
     (["inspect", "good.npy", "good.npy"], "Got unexpected extra argument (good.npy)"),
     # recipes written as operands
-    (["inspect", "rope:len=8,dim=7,scaling=yarn,factor=4"], "dim 7 is odd, which only rotary-embedding-torch builds"),
+    (
+        ["inspect", "rope:len=8,dim=7,scaling=yarn,factor=4"],
+        "dim 7 is odd, which only rotary-embedding-torch and litgpt build",
+    ),
     (["inspect", "sinusoidal:len=0,dim=4"], "length must be at least 1, got 0"),
     (["inspect", "sinusoidal:len=8,dim=4,base=1"], "base must be a finite number > 0 and ≠ 1"),
     (["inspect", "alibi:heads=0"], "heads must be at least 1, got 0"),

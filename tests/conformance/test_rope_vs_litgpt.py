@@ -1,5 +1,5 @@
 """The rope kind against litgpt 0.5.13's own ``build_rope_cache`` (``litgpt/model.py``): the default
-cache, its Llama 3.1 adjustment, its linear fallback, ``condense_ratio`` (positions divided, which
+cache, an odd ``n_elem`` (``--odd truncate``), its Llama 3.1 adjustment, its linear fallback, ``condense_ratio`` (positions divided, which
 pecli's linear scaling matches within rounding), and its YaRN, whose ramp weighs the extrapolated
 frequencies where transformers' weighs the interpolated ones and whose attention factor applies
 only with ``mscale``: pecli's ``--scaling litgpt-yarn`` (transformers' ``yarn`` is 2.1 away).
@@ -57,6 +57,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
             "factor": 32.0,
             "original_max_position_embeddings": 8192,
         },
+    ),
+    # An odd n_elem (rotary_percentage × head_size): ⌈n/2⌉ frequencies, idx_theta.repeat(1, 2)[..., :n_elem].
+    ("odd-33", {"seq_len": 2048, "n_elem": 33}, {"length": 2048, "dim": 33, "odd": "truncate"}),
+    (
+        "odd-7-500k",
+        {"seq_len": 300, "n_elem": 7, "base": 500000},
+        {"length": 300, "dim": 7, "base": 5e5, "odd": "truncate"},
     ),
     (
         "linear",

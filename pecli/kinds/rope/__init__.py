@@ -40,6 +40,10 @@ RopeCompute = Literal["float32", "exact", "inv-float16", "inv-bfloat16", "positi
 #: How the float32 pipeline takes ``base^(−2i/dim)``: ``1 / base^(2i/dim)`` (HF, vLLM, Meta, torchtune) or
 #: ``base^(−2i/dim)`` in one float32 pow (keras-hub's ``RotaryEmbedding``).
 RopeForm = Literal["pow", "neg-pow"]
+#: What an odd ``dim`` rotates: ``dim // 2`` frequencies over ``dim − 1`` columns, the last feature
+#: left as it is (rotary-embedding-torch), or ``⌈dim/2⌉`` frequencies whose layout's last column is
+#: cut (litgpt's ``build_rope_cache``).
+RopeOdd = Literal["drop", "truncate"]
 
 #: Every scaling parameter, once (the block a dropped ``rope_scaling`` loses).
 _SCALING_KEYS = tuple(dict.fromkeys(k for t in SCALINGS.values() for k in t.reads if k != "truncate"))
@@ -98,8 +102,11 @@ class Rope(Recipe):
     (HF rotate_half, GPT-NeoX); ``pairs`` as ``[f0, f0, f1, f1, …]`` (GPT-J, lucidrains);
     ``once`` keeps them once, ``dim/2`` columns (HF's ``freqs`` before ``cat``, the real or
     imaginary part of Meta's complex ``freqs_cis``).
-    An odd ``dim`` (rotary-embedding-torch's ``RotaryEmbedding(dim=7)``) has ``dim // 2`` frequencies
-    ``base^(−2i/dim)`` and ``dim − 1`` columns: the last feature is not rotated.
+    ``odd``: an odd ``dim`` takes the frequencies ``base^(−2i/dim)`` for ``i < dim // 2`` over
+    ``dim − 1`` columns, the last feature not rotated (``drop``: rotary-embedding-torch's
+    ``RotaryEmbedding(dim=7)``), or for ``i < ⌈dim/2⌉`` with the layout's last column cut, ``dim``
+    columns (``truncate``: litgpt 0.5's ``build_rope_cache``, ``idx_theta.repeat(1, 2)[..., :n_elem]``
+    for a ``rotary_percentage`` that leaves ``n_elem`` odd).  An even ``dim`` has no choice to make.
     ``form``: ``pow`` takes the inverse frequencies as ``1 / base^(2i/dim)`` (HF, vLLM, Meta,
     torchtune), ``neg-pow`` as ``base^(−2i/dim)`` in one float32 pow (keras-hub's
     ``RotaryEmbedding``); the float32 values differ by the second rounding.
@@ -134,6 +141,7 @@ class Rope(Recipe):
     compute: RopeCompute = "float32"
     form: RopeForm = "pow"
     dtype: DType = "float32"
+    odd: RopeOdd = "drop"
 
     kind: ClassVar[str] = "rope"
     core: ClassVar[tuple[str, ...]] = ("length", "dim", "base", "layout", "part", "scaling", "dtype")
@@ -156,12 +164,15 @@ class Rope(Recipe):
             ("compute", RopeCompute),
             ("form", RopeForm),
             ("dtype", DType),
+            ("odd", RopeOdd),
         ):
             choice(name, getattr(self, name), get_args(literal))
+        if self.dim % 2 == 0:  # an even dim has no odd column to treat: one recipe per table
+            set_(self, "odd", "drop")
         if self.dim % 2 and self.scaling != "default":
             raise RecipeError(
-                f"dim {self.dim} is odd, which only rotary-embedding-torch builds, without a scaling: use an even "
-                f"--dim for scaling={self.scaling}, e.g. {self.dim - 1} or {self.dim + 1}"
+                f"dim {self.dim} is odd, which only rotary-embedding-torch and litgpt build, without a scaling: "
+                f"use an even --dim for scaling={self.scaling}, e.g. {self.dim - 1} or {self.dim + 1}"
             )
         set_(self, "truncate", flag("truncate", self.truncate))
         hint = "a number > 0"
@@ -234,15 +245,23 @@ class Rope(Recipe):
             )
         for name in ("short_factor", "long_factor"):
             if name in scaling.reads:
-                object.__setattr__(self, name, factor_list(name, getattr(self, name), self.dim // 2))
+                object.__setattr__(self, name, factor_list(name, getattr(self, name), self.frequency_count))
         if scaling.check is not None:
             scaling.check(self)
 
     @property
+    def frequency_count(self) -> int:
+        """How many frequencies: ``dim // 2``, or ``⌈dim/2⌉`` for an odd dim truncated (litgpt)."""
+        return (self.dim + 1) // 2 if self.odd == "truncate" else self.dim // 2
+
+    @property
     def shape(self) -> tuple[int, int]:
+        count = self.frequency_count
         if self.part == "inv_freq":
-            return (1, self.dim // 2)
-        width = self.dim // 2 if self.layout == "once" else 2 * (self.dim // 2)  # an odd dim's last is not rotated
+            return (1, count)
+        # An odd dim: drop leaves the last feature unrotated (dim − 1 columns), truncate cuts the
+        # layout's last column (dim columns).
+        width = count if self.layout == "once" else min(2 * count, self.dim)
         return (self.length, 2 * width if self.part in BOTH_PARTS else width)
 
     @property
@@ -275,7 +294,7 @@ class Rope(Recipe):
         if self.part == "cis":
             return np.repeat(waves, 2)
         if self.part != "inv_freq" and self.layout != "once":
-            waves = np.tile(waves, 2) if self.layout == "half" else np.repeat(waves, 2)
+            waves = (np.tile(waves, 2) if self.layout == "half" else np.repeat(waves, 2))[: self.dim]
         return np.tile(waves, 2) if self.part == "cos-sin" else waves
 
     def pipeline(self) -> str:
@@ -369,6 +388,11 @@ class Rope(Recipe):
                 f"rotary on {self.dim} of {whole} dims (A) vs {other.dim} (B): partial_rotary_factor "
                 f"{part / whole:g} in {who}"
             )
+        if self.odd != other.odd and self.dim == other.dim:
+            first, second = (self, other) if self.odd == "truncate" else (other, self)
+            names = ("A", "B") if first is self else ("B", "A")
+            out.append(f"odd dim {self.dim}: {first.odd_words(names[0])} vs {second.odd_words(names[1])}")
+            skip.append("odd")
         out += self.parameter_changes(other, skip)
         mine, theirs = self.attention_scaling(), other.attention_scaling()
         if mine != theirs and (self.scaling == other.scaling or mine != 1.0 != theirs):
@@ -406,6 +430,12 @@ class Rope(Recipe):
                 return f"{value:.10g} ({theta:g}·{factor:g}^({self.dim}/{self.dim - 2}))"
         return Recipe.value_words(self, name, value)
 
+    def odd_words(self, who: str) -> str:
+        """What an odd dim rotates, said for table ``who``: ``4 frequencies, the last column cut (A, litgpt)``."""
+        if self.odd == "truncate":
+            return f"{self.frequency_count} frequencies, the last column cut ({who}, odd=truncate: litgpt)"
+        return f"{self.frequency_count}, the last feature not rotated ({who}, odd=drop: rotary-embedding-torch)"
+
     def scaling_words(self) -> str:
         """The scaling type with its parameters: ``llama3 (factor 8, low-freq-factor 1, …)``."""
         if self.scaling == "default":
@@ -438,8 +468,10 @@ class Rope(Recipe):
         if sample.n > 1:
             # A model's cos cache, sin cache and angles are all that model's table, in any layout.
             for part in get_args(RopePart)[:3]:
-                if sample.d % 2 == 0:
-                    yield {"length": sample.n, "dim": sample.d, "dtype": sample.dtype, "part": part}
+                # An odd width is litgpt's odd rotary dim, its layout's last column cut.
+                odd: dict[str, Any] = {"odd": "truncate"} if sample.d % 2 else {}
+                if sample.d > 1:
+                    yield {"length": sample.n, "dim": sample.d, "dtype": sample.dtype, "part": part, **odd}
                 yield {"length": sample.n, "dim": 2 * sample.d, "dtype": sample.dtype, "part": part, "layout": "once"}
 
 
@@ -462,7 +494,7 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
             out[:, 0::2], out[:, 1::2] = cos, sin
         return out
     inv = r.inv_freq()
-    half = r.dim // 2
+    half = r.frequency_count
     if r.part == "inv_freq":
         return np.asarray(inv[None, :], dtype=r.dtype)[r0:r1]
     out = np.empty((r1 - r0, r.shape[1]), dtype=r.dtype)
@@ -507,13 +539,13 @@ def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
         # Assignment casts to the output dtype: float32 values as HF's ``.to(x.dtype)``,
         # float64 (exact) values rounded once.
         for target in targets:
-            target[...] = values
+            target[...] = values[:, : target.shape[1]]  # an odd dim truncated: the last copy is one short
 
     run_blocks(block, row_blocks(r1 - r0, half))
     return out
 
 
-__all__ = ["Rope", "RopeCompute", "RopeForm", "RopeLayout", "RopePart", "Scaling", "factor_list", "fit_rope"]
+__all__ = ["Rope", "RopeCompute", "RopeForm", "RopeLayout", "RopeOdd", "RopePart", "Scaling", "factor_list", "fit_rope"]
 
 
 def __getattr__(name: str) -> Any:

@@ -21,7 +21,7 @@ from pecli.precision import held, pipeline_of
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr
-    from pecli.kinds.rope import Rope, RopeCompute, RopeLayout, RopePart
+    from pecli.kinds.rope import Rope, RopeCompute, RopeLayout, RopeOdd, RopePart
 
 # ==================================================================================== fitting
 #: Starts beyond this are not proposed (float32 positions stop being whole numbers at 2**24).
@@ -36,20 +36,28 @@ _SCALAR_CANDIDATES = 16
 
 
 def _layouts(d: int) -> list[tuple[RopeLayout, np.ndarray, int]]:
-    """Each layout a ``d``-wide table could have: its distinct columns and the rotary dim."""
+    """Each layout a ``d``-wide table could have: its distinct columns and the rotary dim (an odd
+    ``d`` is litgpt's odd rotary dim, ``⌈d/2⌉`` frequencies with the layout's last column cut)."""
     out: list[tuple[RopeLayout, np.ndarray, int]] = []
-    if d % 2 == 0 and d >= 4:
-        out += [("half", np.arange(d // 2), d), ("pairs", np.arange(0, d, 2), d)]
+    if d >= 4 or d == 3:
+        out += [("half", np.arange((d + 1) // 2), d), ("pairs", np.arange(0, d, 2), d)]
     return [*out, ("once", np.arange(d), 2 * d)]
 
 
+def _odd(dim: int) -> RopeOdd:
+    """How a rotary dim that a table's width shows whole treats an odd dim: the layout cut (litgpt)."""
+    return "truncate" if dim % 2 else "drop"
+
+
 def _repeats(values: Arr, layout: RopeLayout) -> bool:
-    """Whether the table repeats its ``d/2`` distinct columns as the layout says."""
-    h = values.shape[1] // 2
+    """Whether the table repeats its ``⌈d/2⌉`` distinct columns as the layout says (an odd width's
+    second copy one short)."""
+    d = values.shape[1]
+    h = (d + 1) // 2
     if layout == "half":
-        return bool(np.array_equal(values[:, :h], values[:, h:], equal_nan=True))
+        return bool(np.array_equal(values[:, : d - h], values[:, h:], equal_nan=True))
     if layout == "pairs":
-        return bool(np.array_equal(values[:, 0::2], values[:, 1::2], equal_nan=True))
+        return bool(np.array_equal(values[:, 0::2][:, : d // 2], values[:, 1::2], equal_nan=True))
     return True
 
 
@@ -233,10 +241,20 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
             # proposed as they are, at the start row 0's phases give (0 if none; a limit,
             # docs/pipelines.md).
             waves: tuple[RopePart, ...] = ("cos", "sin")
-            for theta, part, width in itertools.product(COMMON_THETAS, waves, (dim, dim + 1)):
-                spec = {"length": n, "dim": width, "layout": layout, "part": part, "base": theta, "compute": "bfloat16"}
+            for theta, part, width in itertools.product(COMMON_THETAS, waves, (dim, dim + 1)[: 2 - dim % 2]):
+                spec = {
+                    "length": n,
+                    "dim": width,
+                    "layout": layout,
+                    "part": part,
+                    "base": theta,
+                    "compute": "bfloat16",
+                    "odd": _odd(dim),
+                }
                 try:
-                    inv = np.asarray(cls(1, width, base=theta, compute="bfloat16").inv_freq(), dtype=np.float64)
+                    inv = np.asarray(
+                        cls(1, width, base=theta, compute="bfloat16", odd=_odd(dim)).inv_freq(), dtype=np.float64
+                    )
                 except RecipeError:
                     continue
                 for start in _start_of(x[:1], inv, part, 1.0) or [0]:
@@ -274,10 +292,12 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                 widths = [(dim, params) for params in scalings(inv, dim, sample.n, amplitude, predict)]
                 if repeat is None:
                     widths += [(dim, params) for params in grid_thetas(cls, inv, dim)]
-                if layout != "once" and amplitude == 1.0:
+                if layout != "once" and amplitude == 1.0 and dim % 2 == 0:
                     widths += [(dim + 1, params) for params in odd_width(inv, dim)]
                 if part == "angle" and coarse > 2.0**-21:
                     widths += [(w, params) for w in (dim, dim + 1) for params in coarse_thetas(inv, w, sample.eps)]
+                if dim % 2:  # the whole odd width shows: litgpt's cut layout
+                    widths = [(width, {**params, "odd": "truncate"}) for width, params in widths]
                 if share is not None:  # the scaling's share of the frequencies, at the head's width
                     widths = [
                         (width, {**params, "scaling": _ZEROING.name, "partial_rotary_factor": share})
@@ -293,7 +313,7 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                         spec = {"length": n, "dim": width, "layout": layout, "part": part, "start": start, **params}
                         for recipe in _variants(cls, sample, spec, amplitude, reduced):
                             sample.clue(
-                                f"the {dim // 2} distinct columns {where}; {wave}; their frequencies fit θ = "
+                                f"the {len(cols)} distinct columns {where}; {wave}; their frequencies fit θ = "
                                 f"{recipe.base:.10g}"
                                 + (f" with {recipe.scaling} scaling" if recipe.scaling != "default" else ""),
                                 recipe,
@@ -351,14 +371,14 @@ def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
         groups.setdefault(held_in if held_in in ("float16", "bfloat16") else "float32", []).append(pipeline)
     invs: dict[tuple[Any, ...], Arr | None] = {}
 
-    def inv_of(width: int, theta: float, pipeline: RopeCompute) -> Arr | None:
-        if (width, theta, pipeline) not in invs:
+    def inv_of(width: int, theta: float, pipeline: RopeCompute, odd: RopeOdd) -> Arr | None:
+        key = (width, theta, pipeline, odd)
+        if key not in invs:
             try:
-                made = cls(1, width, base=theta, compute=pipeline)
-                invs[width, theta, pipeline] = np.asarray(made.inv_freq(), np.float64)
+                invs[key] = np.asarray(cls(1, width, base=theta, compute=pipeline, odd=odd).inv_freq(), np.float64)
             except RecipeError:
-                invs[width, theta, pipeline] = None
-        return invs[width, theta, pipeline]
+                invs[key] = None
+        return invs[key]
 
     for layout, cols, dim in _layouts(d):
         if not _repeats(row, layout):
@@ -367,14 +387,14 @@ def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
         angle = bool(x[0, 0] >= 1 and np.all(x > 0) and np.all(np.diff(x[0]) < 0))
         waves: tuple[RopePart, ...] = ("cos", "sin") if np.all(np.abs(x) <= 1) else ()
         parts: tuple[RopePart, ...] = ("angle", *waves) if angle else waves
-        for width, part in itertools.product((dim, dim + 1), parts):
+        for width, part in itertools.product((dim, dim + 1)[: 2 - dim % 2], parts):
             measured = (
                 [p["base"] for p in scalings(x[0] / x[0, 0], width, n, 1.0) if p["scaling"] == "default"]
                 if angle
                 else []
             )
             for theta, members in itertools.product(dict.fromkeys([*measured, *COMMON_THETAS]), groups.values()):
-                inv = inv_of(width, theta, members[0])
+                inv = inv_of(width, theta, members[0], _odd(dim))
                 if inv is None:
                     continue
                 for start in _start_of(x, inv, part, 1.0):
@@ -384,6 +404,7 @@ def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                     fits = [c for c in members if off <= _short_tolerance(c, start, sample.eps)]
                     for compute, form in itertools.product(fits, cls.forms):
                         spec = {"dim": width, "layout": layout, "part": part, "base": theta, "start": start}
+                        spec["odd"] = _odd(dim)
                         try:
                             yield cls(n, **spec, compute=compute, form=form, dtype=cast(DType, sample.dtype))
                         except RecipeError:
@@ -417,7 +438,7 @@ def _inv_of(cls: type[Rope], params: dict[str, Any], dim: int, n: int) -> Arr:
     try:
         return cls(n, dim, **{**params, "compute": "exact"}).inv_freq()
     except RecipeError:
-        out: Arr = np.power(params["base"], -np.arange(dim // 2) * 2.0 / dim)
+        out: Arr = np.power(params["base"], -np.arange((dim + 1) // 2 if dim % 2 else dim // 2) * 2.0 / dim)
         return out
 
 
