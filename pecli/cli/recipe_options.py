@@ -88,7 +88,8 @@ recipe_options = shared_stack(
         type=LazyChoice(field_choices("freq")),
         default=None,
         help="Frequency rule: paper B^(−2i/D); t2t B^(−i/(half−1)) (tensor2tensor, fairseq, Whisper); "
-        "half B^(−i/half).",
+        "half B^(−i/half).  sincos2d, each axis's q frequencies: paper B^(−k/q) (MAE, timm); "
+        "t2t B^(−k/(q−1)) (vit-pytorch).",
     ),
     recipe_option(
         "--min-timescale",
@@ -147,12 +148,15 @@ recipe_options = shared_stack(
         help="axial video: the grid the model was trained at (CogVideoX 1.0: 30x45); another video grid's rows and "
         "columns take the fractional positions of its centered crop into it, as CogVideoXPipeline gives them.",
     ),
-    recipe_option("--grid", metavar="HxW", help="sincos2d: the grid, e.g. 14x14 (XxYxZ: --order tatp or cogvideox)."),
+    recipe_option(
+        "--grid", metavar="HxW", help="sincos2d: the grid, e.g. 14x14 (FxHxW: --order mae, tatp or cogvideox)."
+    ),
     recipe_option(
         "--order",
         type=LazyChoice(field_choices("order")),
         default=None,
-        help="sincos2d: row and column order (mae, timm…, tatp = positional-encodings, cogvideox = diffusers 3-D).",
+        help="sincos2d: row and column order (mae, timm…, tatp = positional-encodings, cogvideox = diffusers 3-D; "
+        "mae on FxHxW = vit-pytorch 3-D: six blocks of D//6, zero columns after).",
     ),
     recipe_option("--cls/--no-cls", default=False, help="sincos2d: a zero class-token row first."),
     recipe_option(

@@ -30,8 +30,12 @@ if TYPE_CHECKING:
 
 Compute = Literal["exact", "float64", "float32"]
 Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp", "cogvideox"]
-#: The orders of 3-D grids (tatp also takes 2-D ones).
-_ORDERS_3D = ("tatp", "cogvideox")
+#: The frequency rule of each axis's ``q`` frequencies: ``base^(−k/q)`` (the paper's ``2i/d`` over an
+#: axis's ``2q`` columns: MAE, timm, diffusers) or ``base^(−k/(q−1))`` (tensor2tensor's rule, which
+#: vit-pytorch's ``posemb_sincos_2d``/``_3d`` use: the slowest frequency is ``1/base`` itself).
+Freq = Literal["paper", "t2t"]
+#: The orders of 3-D grids (tatp and mae also take 2-D ones, cogvideox one frame).
+_ORDERS_3D = ("tatp", "cogvideox", "mae")
 
 #: |value − cell-0 value| above this means an axis coordinate changed (sin 1 ≈ 0.84 at ω_0 = 1).
 _CHANGED = 1e-3
@@ -45,9 +49,12 @@ class Sincos2d(Recipe):
     """A 2-D (or 3-D) grid table: one row per grid cell, per-axis sinusoids side by side.
 
     ``grid`` is ``HxW`` (or ``XxYxZ`` for ``order=tatp``).  Each axis gets ``q`` frequencies
-    ``ω_k = base^(−k/q)`` (``base`` is the temperature).  ``order`` fixes rows and columns:
+    ``ω_k = base^(−k/q)`` (``base`` is the temperature), or ``base^(−k/(q−1))`` with ``freq=t2t``
+    (vit-pytorch's ``omega = arange(q) / (q − 1)``).  ``order`` fixes rows and columns:
 
-    - ``mae``: rows h-major; columns ``[sin w | cos w | sin h | cos h]`` (MAE's ``emb_h`` is w);
+    - ``mae``: rows h-major; columns ``[sin w | cos w | sin h | cos h]`` (MAE's ``emb_h`` is w); a
+      ``TxHxW`` grid: rows t-major, ``[sin w | cos w | sin h | cos h | sin t | cos t]`` of ``dim // 6``
+      frequencies each and zero columns after (vit-pytorch's ``posemb_sincos_3d``);
     - ``timm``: rows h-major; ``[sin h | sin w | cos h | cos w]``;
     - ``timm-interleave``: rows h-major; ``[sin h | cos h | sin w | cos w]`` (HF ViTMAE raw);
     - ``timm-reverse``: rows w-major; ``[sin w | sin h | cos w | cos h]``;
@@ -79,6 +86,7 @@ class Sincos2d(Recipe):
     max_size: int | None = None
     temporal_interpolation_scale: float = 1.0
     extra_tokens: int | None = None
+    freq: Freq = "paper"
 
     kind: ClassVar[str] = "sincos2d"
     core: ClassVar[tuple[str, ...]] = ("grid", "dim", "base", "order", "dtype")
@@ -90,7 +98,7 @@ class Sincos2d(Recipe):
         set_(self, "grid", listed(self.grid, "x"))  # (14, 14) from a script: "14x14"
         set_(self, "dim", int_param("dim", self.dim, 1, "give the embedding width, e.g. --dim 768"))
         set_(self, "base", positive_float("base", self.base, "the temperature, usually 10000", not_one=True))
-        for name, literal in (("order", Order), ("dtype", DType), ("compute", Compute)):
+        for name, literal in (("order", Order), ("dtype", DType), ("compute", Compute), ("freq", Freq)):
             choice(name, getattr(self, name), get_args(literal))
         set_(self, "cls", flag("cls", self.cls))
         if self.extra_tokens is not None:
@@ -108,15 +116,24 @@ class Sincos2d(Recipe):
                 set_(self, name, int_param(name, getattr(self, name), 1, hint))
         axes = self.axes
         if len(axes) == 3 and self.order not in _ORDERS_3D:
-            raise RecipeError(f"a 3-D grid {self.grid} needs order=tatp (positional-encodings 3D) or cogvideox")
+            raise RecipeError(
+                f"a 3-D grid {self.grid} needs order=mae (vit-pytorch 3D), tatp (positional-encodings 3D) or cogvideox"
+            )
         if self.order == "cogvideox" and self.dim % 16:
             raise RecipeError(f"dim {self.dim} must be a multiple of 16 for order=cogvideox: dim/4 time, 3·dim/4 space")
         if self.temporal_interpolation_scale != 1 and self.order != "cogvideox":
             raise RecipeError("temporal_interpolation_scale needs order=cogvideox: drop --temporal-interpolation-scale")
         if self.max_size is not None and (len(axes) != 2 or max(axes) > self.max_size):
             raise RecipeError(f"grid {self.grid} must be an HxW crop of max_size {self.max_size}: raise --max-size")
-        if self.order != "tatp" and self.dim % 4:
+        if self.order != "tatp" and self.dim % 4 and not self._six_blocks:
             raise RecipeError(f"dim {self.dim} must be a multiple of 4 for order={self.order}: four blocks of dim/4")
+        if self._six_blocks and self.dim < 6:
+            raise RecipeError(f"dim {self.dim} is too narrow for a 3-D mae grid: six blocks of dim // 6, e.g. --dim 48")
+        if self.freq == "t2t" and self.per_axis < 2:
+            raise RecipeError(
+                f"freq=t2t spaces an axis's frequencies by 1/(q−1), but dim {self.dim} gives q = {self.per_axis}: "
+                "give a wider --dim or freq=paper"
+            )
         if self.shape[0] >= 2**53:
             raise RecipeError(f"grid {self.grid} has too many cells")
 
@@ -142,13 +159,22 @@ class Sincos2d(Recipe):
         return self.extra_tokens or int(self.cls)
 
     @property
+    def _six_blocks(self) -> bool:
+        """A 3-D grid in the mae order: six blocks of ``dim // 6`` columns, zero columns after."""
+        return self.order == "mae" and len(self.axes) == 3
+
+    @property
     def per_axis(self) -> int:
         """Frequencies per axis ``q``."""
         if self.order == "tatp":
             return math.ceil(self.dim / (2 * len(self.axes)))
         if self.order == "cogvideox":
             return 3 * self.dim // 16
-        return self.dim // 4
+        return self.dim // 6 if self._six_blocks else self.dim // 4
+
+    def spacing(self, q: int) -> int:
+        """The denominator of the exponents ``k/…`` of an axis of ``q`` frequencies (``freq``)."""
+        return q - 1 if self.freq == "t2t" else q
 
     @property
     def cell_axes(self) -> tuple[int, ...]:
@@ -176,24 +202,34 @@ class Sincos2d(Recipe):
             out = out / np.float32(built / base_size)
         return (out / np.float32(scale)).astype(np.float64)
 
+    def value_words(self, name: str, value: Any) -> str:
+        """The frequency rule with its exponents: ``t2t, ω_k = base^(−k/63)``."""
+        if name == "freq" and value in get_args(Freq):
+            q = self.per_axis
+            return f"{value}, ω_k = base^(−k/{q - 1 if value == 't2t' else q})"
+        return Recipe.value_words(self, name, value)
+
     # -- facts -------------------------------------------------------------------------------
     def omega(self) -> np.ndarray:
-        """``ω_k = base^(−k/q)`` of each axis's ``q`` frequencies, float64 (correctly rounded)."""
+        """``ω_k = base^(−k/q)`` (``freq=t2t``: ``k/(q−1)``) of each axis's ``q`` frequencies, float64
+        (correctly rounded)."""
         q = self.per_axis
-        return frequencies(self.base, 1.0, tuple((k, q) for k in range(q)))[0]
+        return frequencies(self.base, 1.0, tuple((k, self.spacing(q)) for k in range(q)))[0]
 
     def wavelengths(self) -> np.ndarray:
         """``2π/ω`` of each column's axis sinusoid, in units of that axis's coordinate."""
         q = self.per_axis
         if self.order == "cogvideox":
             q_t = self.axis_frequencies(0)
-            omega_t = frequencies(self.base, 1.0, tuple((k, q_t) for k in range(q_t)))[0]
+            omega_t = frequencies(self.base, 1.0, tuple((k, self.spacing(q_t)) for k in range(q_t)))[0]
             spatial = 2 * math.pi / self.omega()[np.arange(self.dim - 2 * q_t) % q]
             return np.concatenate([2 * math.pi / omega_t[np.arange(2 * q_t) % q_t], spatial])
         # tatp: 2q interleaved columns per axis (sin, cos of ω_0, then ω_1, …); the other orders:
         # four blocks of q columns, each running through ω_0..ω_{q−1}.
         index = (np.arange(self.dim) % (2 * q)) // 2 if self.order == "tatp" else np.arange(self.dim) % q
         out: np.ndarray = 2 * math.pi / self.omega()[index]
+        if self._six_blocks:
+            out[6 * q :] = np.nan  # the zero columns after the six blocks never turn
         return out
 
     def max_position(self) -> float:
@@ -255,7 +291,7 @@ class Sincos2d(Recipe):
             # A square grid's axes have the same coordinates and frequencies: one table serves both.
             key = (q, coords.tobytes(), lo, count)
             if key not in made:
-                args = (self.base, self.compute, self.dtype, q)
+                args = (self.base, self.compute, self.dtype, q, self.spacing(q))
                 run = coords[(lo + np.arange(count)) % size]
                 made[key] = kept_axis_table(*args, key[1]) if small else axis_table(*args, run)
             tables.append(made[key])
@@ -270,6 +306,9 @@ class Sincos2d(Recipe):
         if self.order == "cogvideox":  # axes (t, h, w)
             (s_t, c_t), (s_h, c_h), (s_w, c_w) = tables
             listed_ = [(s_t, 0), (c_t, 0), (s_w, 2), (c_w, 2), (s_h, 1), (c_h, 1)]
+        elif self._six_blocks:  # axes (t, h, w), the fastest first
+            (s_t, c_t), (s_h, c_h), (s_w, c_w) = tables
+            listed_ = [(s_w, 2), (c_w, 2), (s_h, 1), (c_h, 1), (s_t, 0), (c_t, 0)]
         else:
             (s_h, c_h), (s_w, c_w) = tables  # axes (h, w)
             listed_ = {
@@ -290,7 +329,7 @@ class Sincos2d(Recipe):
 
     def _coordinates_of(self, cells: np.ndarray) -> tuple[np.ndarray, ...]:
         """Each cell's coordinate along every axis of :meth:`_column_groups`."""
-        if self.order in ("tatp", "cogvideox"):
+        if self.order in ("tatp", "cogvideox") or self._six_blocks:
             return np.unravel_index(cells, self.cell_axes)
         height, width = self.axes
         if self.order.startswith("timm-reverse"):  # w-major rows
@@ -315,8 +354,8 @@ class Sincos2d(Recipe):
         for order, naxes, prefix in itertools.product(
             get_args(Order), (2, 3), dict.fromkeys((0, min(zeros, 1), zeros))
         ):
-            if (naxes == 3) != (order in _ORDERS_3D) and order != "tatp":
-                continue
+            if (naxes == 3 and order not in _ORDERS_3D) or (naxes == 2 and order == "cogvideox"):
+                continue  # (cogvideox's one frame is a 3-D grid of one frame)
             layout = grid_layout(order, d, naxes)
             grid = detect_grid(sample, layout, prefix) if layout is not None else None
             if layout is None or grid is None:
@@ -328,23 +367,25 @@ class Sincos2d(Recipe):
             sin, cos = layout.axes[-1]
             second = sample.rows(prefix + 1, prefix + 2)[0]
             omega = np.arctan2(second[sin], second[cos])
-            exponents = np.arange(omega.size) / layout.per_axis
             # The fastest column's ω is 1, so its angle is the coordinate step: 1, or diffusers'
             # base_size / (m · interpolation_scale) for an axis of m cells.
             step = float(omega[0]) if omega.size else 1.0
             scaled = omega.size > 0 and 0 < step < 3 and abs(step - 1) > 1e-3  # beyond π the angle wraps
             measured = omega / step if scaled else omega
-            fitted = sample.fit_round_base(measured, exponents, sample.angle_tolerance(1.0), 1.0)
-            bases = sorted({10000.0} | ({fitted[0]} if fitted else set()))
             m = grid[layout.recipe_axis[-1]]
             coordinates = _coordinate_scales(step, m) if scaled else [{}]
-            for base, compute, scales in itertools.product(bases, get_args(Compute), coordinates):
+            for (freq, base), compute, scales in itertools.product(
+                _rule_bases(sample, measured, layout.per_axis), get_args(Compute), coordinates
+            ):
                 try:
                     dtype = cast(DType, sample.dtype)
-                    recipe = Sincos2d(text, d, base, order, prefix > 0, dtype, compute, **scales, extra_tokens=prefix)
+                    recipe = Sincos2d(
+                        text, d, base, order, prefix > 0, dtype, compute, **scales, extra_tokens=prefix, freq=freq
+                    )
                 except RecipeError:
                     continue
                 words = [f"its second cell's angles fit base {base:g}"] if base != 10000 else []
+                words += ["its frequencies spaced by 1/(q−1) (freq=t2t)"] if freq == "t2t" else []
                 words += (
                     [f"coordinates step by {step:.6g} ({', '.join(f'{k} {v:g}' for k, v in scales.items())})"]
                     if scales
@@ -379,21 +420,37 @@ class Sincos2d(Recipe):
                 yield {"grid": g, "dim": sample.d, "dtype": sample.dtype, **extra}
 
 
+def _rule_bases(sample: Sample, omega: Arr, q: int) -> list[tuple[Freq, float]]:
+    """The frequency rules and bases the measured ``ω_k`` of an axis of ``q`` fit: the paper's
+    ``k/q`` with 10000 and the roundest base that predicts them; tensor2tensor's ``k/(q−1)``
+    (vit-pytorch) only with a base of at most 4 significant digits (an MAE table fits it too, with
+    10000^((q−1)/q))."""
+    fitted = sample.fit_round_base(omega, np.arange(omega.size) / q, sample.angle_tolerance(1.0), 1.0)
+    out: list[tuple[Freq, float]] = [("paper", b) for b in sorted({10000.0} | ({fitted[0]} if fitted else set()))]
+    if q >= 2:
+        spaced = sample.fit_round_base(omega, np.arange(omega.size) / (q - 1), sample.angle_tolerance(1.0), 1.0)
+        if spaced is not None and spaced[1] <= 4:
+            out.append(("t2t", spaced[0]))
+    return out
+
+
 #: diffusers' base_size values tried (a sample size over a patch size), beside the axis's own size.
 _BASE_SIZES = (16, 32, 64, 96, 128, 192, 256)
 
 
-def axis_table(base: float, compute: str, dtype: str, q: int, coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """sin and cos of ``c·ω_k``, ``ω_k = base^(−k/q)``, for coordinates ``coords`` (float64) and
-    ``k < q``, rounded to ``dtype`` (each value on its own: any subset of coordinates gives the
+def axis_table(
+    base: float, compute: str, dtype: str, q: int, spacing: int, coords: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """sin and cos of ``c·ω_k``, ``ω_k = base^(−k/spacing)``, for coordinates ``coords`` (float64)
+    and ``k < q``, rounded to ``dtype`` (each value on its own: any subset of coordinates gives the
     same values as the whole axis)."""
     if compute == "exact":
-        _, w_hi, w_lo = frequencies(base, 1.0, tuple((k, q) for k in range(q)))
+        _, w_hi, w_lo = frequencies(base, 1.0, tuple((k, spacing) for k in range(q)))
         s, c = sincos(coords.astype(np.float64), w_hi, w_lo)
         return s.astype(dtype), c.astype(dtype)
     dt: Any = compute_dtype(compute)
-    # timm/MAE/HF: omega = 1 / T^(k/q), angle = c·omega.
-    e: Any = np.arange(q, dtype=dt) / dt(q)
+    # timm/MAE/HF: omega = 1 / T^(k/q), angle = c·omega; vit-pytorch: arange(q) / (q − 1).
+    e: Any = np.arange(q, dtype=dt) / dt(spacing)
     omega: Any = dt(1) / rounded(np.power, dt, dt(base), e)
     s, c = sin_cos_rounded(coords.astype(dt)[:, None] * omega[None, :], dt)
     return s.astype(dtype), c.astype(dtype)
@@ -405,10 +462,12 @@ KEPT_PAIRS = 1 << 17
 
 
 @lru_cache(maxsize=8)
-def kept_axis_table(base: float, compute: str, dtype: str, q: int, coords: bytes) -> tuple[np.ndarray, np.ndarray]:
+def kept_axis_table(
+    base: float, compute: str, dtype: str, q: int, spacing: int, coords: bytes
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`axis_table` of a small axis's every coordinate (``coords``: their float64 bytes),
     kept for the next call, read-only."""
-    s, c = axis_table(base, compute, dtype, q, np.frombuffer(coords, dtype=np.float64))
+    s, c = axis_table(base, compute, dtype, q, spacing, np.frombuffer(coords, dtype=np.float64))
     s.flags.writeable = c.flags.writeable = False
     return s, c
 
@@ -525,4 +584,4 @@ def _detect(sample: Sample, layout: GridLayout, prefix: int) -> tuple[int, ...] 
     return tuple(ordered)
 
 
-__all__ = ["Compute", "DType", "GridLayout", "Order", "Sincos2d", "detect_grid", "grid_layout"]
+__all__ = ["Compute", "DType", "Freq", "GridLayout", "Order", "Sincos2d", "detect_grid", "grid_layout"]

@@ -266,7 +266,7 @@ CASES: list[tuple[list[str], str]] = [
     ([*G, "--base", "5e-324", "--min-timescale", "2"], "base 5e-324 makes angles too large to compute accurately"),
     (["generate", "--grid", "14", "--dim", "768"], "grid must look like HxW"),
     (["generate", "--grid", "4x4", "--dim", "6"], "dim 6 must be a multiple of 4"),
-    (["generate", "--grid", "2x2x2", "--dim", "8"], "needs order=tatp"),
+    (["generate", "--grid", "2x2x2", "--dim", "8", "--order", "timm"], "needs order=mae (vit-pytorch 3D), tatp"),
     (
         ["generate", "--kind", "rope", "--len", "8", "--dim", "7", "--scaling", "linear", "--factor", "2"],
         "dim 7 is odd, which only rotary-embedding-torch and litgpt build, without a scaling",

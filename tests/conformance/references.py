@@ -47,6 +47,7 @@ CHECKED_WITH = {
     "keras-hub": "0.32.0",
     "litgpt": "0.5.13",
     "x-transformers": "2.31.10",
+    "vit-pytorch": "1.26.11",
 }
 
 
@@ -1458,12 +1459,18 @@ def timm_rotary_embedding_cat(
 def _torchtune_module(relative: str) -> Any:
     """A module of torchtune (0.6.1) loaded from its file: the rotary modules import only torch,
     while ``import torchtune`` needs torchao and the datasets stack (installed ``--no-deps``)."""
-    name = "_pecli_torchtune_" + relative.replace("/", "_").removesuffix(".py")
+    return _module_file("torchtune", relative)
+
+
+def _module_file(package: str, relative: str) -> Any:
+    """Module ``relative`` of ``package`` loaded from its file, without the package's ``__init__``
+    (which imports what the module itself does not need)."""
+    name = f"_pecli_{package}_" + relative.replace("/", "_").removesuffix(".py")
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.find_spec("torchtune")  # locates the distribution without running its __init__
+    spec = importlib.util.find_spec(package)  # locates the distribution without running its __init__
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("No module named 'torchtune'", name="torchtune")
+        raise ModuleNotFoundError(f"No module named {package!r}", name=package)
     path = Path(next(iter(spec.submodule_search_locations))) / relative
     loader = importlib.util.spec_from_file_location(name, path)
     assert loader is not None and loader.loader is not None
@@ -1642,3 +1649,22 @@ def x_transformers_rotary(
     if use_xpos:
         out["scale"] = _np(scale[0])
     return out
+
+
+def vit_pytorch_posemb_2d(h: int, w: int, dim: int, temperature: int = 10000) -> Arrays:
+    """vit-pytorch 1.26.11 ``simple_vit.py::posemb_sincos_2d(h, w, dim, temperature)``: ``table``
+    ``(h·w, dim)`` float32, ``[sin x | cos x | sin y | cos y]``, ``omega = arange(dim // 4) / (dim // 4 − 1)``.
+    The module is loaded from its file: ``import vit_pytorch`` needs torchvision (installed ``--no-deps``)."""
+    module = _module_file("vit_pytorch", "simple_vit.py")
+    with _torch().no_grad():
+        return {"table": _np(module.posemb_sincos_2d(h, w, dim, temperature=temperature))}
+
+
+def vit_pytorch_posemb_3d(f: int, h: int, w: int, dim: int, temperature: int = 10000) -> Arrays:
+    """vit-pytorch 1.26.11 ``simple_vit_3d.py::posemb_sincos_3d(patches, temperature)`` of patches
+    ``(1, f, h, w, dim)``: ``table`` ``(f·h·w, dim)`` float32, ``[sin x | cos x | sin y | cos y | sin z | cos z]``
+    of ``dim // 6`` frequencies each, zero-padded to ``dim``."""
+    module = _module_file("vit_pytorch", "simple_vit_3d.py")
+    torch = _torch()
+    with torch.no_grad():
+        return {"table": _np(module.posemb_sincos_3d(torch.zeros(1, f, h, w, dim), temperature=temperature))}

@@ -218,9 +218,9 @@ def test_a_long_axis_is_built_for_the_cells_a_row_range_touches(
     built: list[int] = []
     real = grid_kind.axis_table
 
-    def counted(base: float, compute: str, dtype: str, q: int, coords: np.ndarray) -> Any:
+    def counted(base: float, compute: str, dtype: str, q: int, spacing: int, coords: np.ndarray) -> Any:
         built.append(len(coords))
-        return real(base, compute, dtype, q, coords)
+        return real(base, compute, dtype, q, spacing, coords)
 
     monkeypatch.setattr(grid_kind, "KEPT_PAIRS", 16)  # every axis here counts as long
     monkeypatch.setattr(grid_kind, "axis_table", counted)
@@ -366,7 +366,7 @@ def test_recipe_operands_round_trip_with_presets_and_new_parameters() -> None:
         (None, {"grid": "2x2"}, "needs dim"),
         (None, {"grid": "2x2", "dim": 6}, "multiple of 4"),
         (None, {"grid": "2", "dim": 8}, "HxW"),
-        (None, {"grid": "2x2x2", "dim": 8}, "order=tatp"),
+        (None, {"grid": "2x2x2", "dim": 8, "order": "timm"}, "needs order=mae"),
     ],
 )
 def test_bad_grid_recipes(kind: str | None, params: dict, message: str) -> None:

@@ -118,7 +118,10 @@ BAD = [
         "temporal_interpolation_scale needs order=cogvideox: drop --temporal-interpolation-scale",
     ),
     (["--grid", "2x2x2", "--dim", "24", "--order", "cogvideox"], "dim 24 must be a multiple of 16 for order=cogvideox"),
-    (["--grid", "2x2x2", "--dim", "16"], "a 3-D grid 2x2x2 needs order=tatp (positional-encodings 3D) or cogvideox"),
+    (
+        ["--grid", "2x2x2", "--dim", "16", "--order", "timm"],
+        "a 3-D grid 2x2x2 needs order=mae (vit-pytorch 3D), tatp (positional-encodings 3D) or cogvideox",
+    ),
     (["--grid", "2x2x2", "--dim", "16", "--order", "tatp", "--max-size", "4"], "must be an HxW crop of max_size 4"),
 ]
 

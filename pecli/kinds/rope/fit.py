@@ -213,6 +213,7 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
         if d >= 2 and np.all(inv > 0) and np.all(np.diff(inv) <= 0):
             found = [(2 * d, params) for params in scalings(inv, 2 * d, 1, 1.0)]
             found += [(2 * d + 1, params) for params in odd_width(inv, 2 * d)]
+            found += [(2 * d - 1, {**p, "odd": "truncate"}) for p in odd_width(inv, 2 * d, 2 * d - 1)]
             found += [(w, params) for w in (2 * d, 2 * d + 1) for params in grid_thetas(cls, inv, w)]
             for width, params in found:
                 yield from _variants(cls, sample, {"length": 1, "dim": width, "part": "inv_freq", **params})
@@ -292,8 +293,10 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
                 widths = [(dim, params) for params in scalings(inv, dim, sample.n, amplitude, predict)]
                 if repeat is None:
                     widths += [(dim, params) for params in grid_thetas(cls, inv, dim)]
-                if layout != "once" and amplitude == 1.0 and dim % 2 == 0:
+                if amplitude == 1.0 and dim % 2 == 0:
                     widths += [(dim + 1, params) for params in odd_width(inv, dim)]
+                if amplitude == 1.0 and layout == "once":  # litgpt's odd dim, its frequencies once
+                    widths += [(dim - 1, {**p, "odd": "truncate"}) for p in odd_width(inv, dim, dim - 1)]
                 if part == "angle" and coarse > 2.0**-21:
                     widths += [(w, params) for w in (dim, dim + 1) for params in coarse_thetas(inv, w, sample.eps)]
                 if dim % 2:  # the whole odd width shows: litgpt's cut layout

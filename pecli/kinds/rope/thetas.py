@@ -172,19 +172,20 @@ def scalings(
                 yield {"base": theta, "scaling": "dynamic", "factor": nice, "original_max_position_embeddings": orig}
 
 
-def odd_width(inv: Arr, d: int) -> Iterator[dict[str, Any]]:
-    """θ of an odd rotary dim ``d + 1`` (rotary-embedding-torch's ``RotaryEmbedding(dim=7)``: ``d/2``
-    frequencies ``θ^(−2i/(d+1))``, ``d`` columns), proposed only when a θ of at most 4 significant
-    digits predicts the frequencies over ``d + 1`` (to 1e-4) better than any such θ over ``d``:
-    10000 over 7, not 2683 over 6.  The fast half only: a 16-bit table's slow waves are measured
-    to 1e-2 (identify proves the whole table)."""
+def odd_width(inv: Arr, d: int, odd_dim: int | None = None) -> Iterator[dict[str, Any]]:
+    """θ of an odd rotary dim ``odd_dim`` (``d + 1`` unless given: rotary-embedding-torch's
+    ``RotaryEmbedding(dim=7)``, ``d/2`` frequencies ``θ^(−2i/(d+1))``; ``d − 1``: litgpt's, ``d/2``
+    frequencies ``θ^(−2i/(d−1))``), proposed only when a θ of at most 4 significant digits predicts
+    the frequencies over ``odd_dim`` (to 1e-4) better than any such θ over ``d``: 10000 over 7, not
+    2683 over 6.  The fast half only: a 16-bit table's slow waves are measured to 1e-2 (identify
+    proves the whole table)."""
     known = np.isfinite(inv)
     count = int(np.argmin(known)) if not known.all() else inv.size
     if count < 2:
         return
     inv = inv[: max(2, (count + 1) // 2) if count > 4 else count]
     best: list[tuple[float, float] | None] = []
-    for width in (d, d + 1):
+    for width in (d, d + 1 if odd_dim is None else odd_dim):
         e = np.arange(inv.size) * 2.0 / width
         x = fit_base(inv, e)
         misses = [] if x is None else [(float(np.abs(inv * np.power(t, e) - 1).max()), t) for t in _roundings(x, 4)]
