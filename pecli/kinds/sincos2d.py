@@ -424,10 +424,12 @@ def _rule_bases(sample: Sample, omega: Arr, q: int) -> list[tuple[Freq, float]]:
     """The frequency rules and bases the measured ``ω_k`` of an axis of ``q`` fit: the paper's
     ``k/q`` with 10000 and the roundest base that predicts them; tensor2tensor's ``k/(q−1)``
     (vit-pytorch) only with a base of at most 4 significant digits (an MAE table fits it too, with
-    10000^((q−1)/q))."""
+    10000^((q−1)/q)), or with 10000 where one frequency alone was measured."""
     fitted = sample.fit_round_base(omega, np.arange(omega.size) / q, sample.angle_tolerance(1.0), 1.0)
     out: list[tuple[Freq, float]] = [("paper", b) for b in sorted({10000.0} | ({fitted[0]} if fitted else set()))]
-    if q >= 2:
+    if q >= 2 and omega.size < 2:  # one frequency measured (a narrow table): no rule to tell, both tried
+        out.append(("t2t", 10000.0))
+    elif q >= 2:
         spaced = sample.fit_round_base(omega, np.arange(omega.size) / (q - 1), sample.angle_tolerance(1.0), 1.0)
         if spaced is not None and spaced[1] <= 4:
             out.append(("t2t", spaced[0]))

@@ -17,10 +17,11 @@ roundtrip = load_script("identify_roundtrip")
 #: 570 (93.5 %) once axial, rope2d, M-RoPE angle and bfloat16 tables, bfloat16 sinusoids, short
 #: xPos and CogVideoX grids and pecli's own learned draws were read back; 560 of 570 (98.2 %) once
 #: one- and two-row tables, odd-width and cast inv_freq rows, 16-bit angle tables and float16
-#: M-RoPE angles were (560 again once xPos's layout and the proportional scaling changed the draws); 0 false
-#: matches.  The misses are in docs/diff-identify.md ("What identify
-#: does not reach").  A floor, not a goal (issue 41 asks for 98 %; the floor leaves two draws of room).
-NAMED_FLOOR = 0.975
+#: M-RoPE angles were (560 again once xPos's layout and the proportional scaling changed the draws); 563
+#: of 570 (98.8 %) once litgpt's odd dims, vit-pytorch's grids and caches whose bfloat16 position ids
+#: repeat the first rows were; 0 false matches.  The misses are in docs/diff-identify.md ("What identify
+#: does not reach").  A floor, not a goal (issue 41 asks for 98 %; the floor leaves four draws of room).
+NAMED_FLOOR = 0.98
 
 
 @pytest.mark.slow

@@ -136,3 +136,22 @@ def test_m_rope_angles_in_float16_with_subnormal_slow_columns() -> None:
     recipe = recipe_of(table)
     assert (recipe.kind, recipe.part, recipe.base) == ("mrope", "angle", 1e6)
     assert recipe.sequence == "text=2;image=1x2x2;text=1"
+
+
+@pytest.mark.parametrize(
+    ("start", "rows"), [(1001, 300), pytest.param(1000, 40, marks=SLOW), pytest.param(5000, 2, marks=SLOW)]
+)
+def test_positions_held_in_bfloat16_from_far_repeat_the_first_rows(start: int, rows: int) -> None:
+    # flash-attn's rotary with position ids in bfloat16 (issue 41): from 1000 on, ids 4 or 8 apart
+    # share a value, so the first rows repeat and no wave can be measured before the first repeat.
+    # Row 0 is the held id; the start is the one whose first run of equal rows is the table's.
+    positions = bfloat16(np.arange(start, start + rows, dtype=np.float32))
+    cache = hf_rows(positions, 64)
+    assert np.array_equal(cache[0], cache[1]) or start % 4 == 3  # the tell: row 0 repeated
+    recipe = recipe_of(cache)
+    assert (recipe.base, recipe.compute) == (10000.0, "positions-bfloat16"), recipe.describe()
+    np.testing.assert_array_equal(recipe.build(), cache)
+    if rows > 2:  # a long enough first run pins the start; two equal rows only its bfloat16 value
+        assert recipe.start == start, recipe.describe()
+    else:
+        assert bfloat16(np.float32([recipe.start]))[0] == positions[0], recipe.describe()

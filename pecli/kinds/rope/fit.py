@@ -223,6 +223,11 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
     if d < 2:
         return
     top = sample.rows(0, min(n, sample.head_rows))
+    first = _first_repeat(top)
+    if first is not None and first < 3:
+        # Positions held in 16 bits from a start past 256 repeat the first rows: too few to measure a
+        # wave by, so the common θ are tried at the held start row 0's phases give.
+        yield from _fit_short(cls, sample, _collapsed_computes(top[:first], sample.dtype))
     repeated = False
     for layout, cols, dim in _layouts(d):
         # Columns that repeat are half or pairs, never once.
@@ -355,21 +360,27 @@ def _unturned_anyway(params: dict[str, Any], turning: int, dim: int, end: int, p
     return bool((reach * reach / 2 if part == "cos" else reach) <= sample.eps)
 
 
-def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
+def _fit_short(cls: type[Rope], sample: Sample, pipelines: tuple[str, ...] | None = None) -> Iterator[Rope]:
     """Caches of one or two rows: too few to measure a wave's frequency by (three rows at least, for
     ``x[p+1] + x[p−1] = 2·x[p]·cos ω``).  The common θ are tried, each in every pipeline and form, at
     the start row 0's phases give with that pipeline's own ``inv_freq`` (:func:`_start_of`); an
     angle row is ``start·inv_freq`` (``ω₀ = 1``), so its own θ is measured as well.  Only
-    proposals: identify rebuilds each one and compares every value."""
+    proposals: identify rebuilds each one and compares every value.
+
+    Also a longer table whose position ids, held in 16 bits, repeat its first rows (``pipelines``: the
+    reduced ones that hold them so): row 0 is the held position, and the start is the one within
+    its rounding that repeats row 0 as many times as the table does."""
     n, d = sample.n, sample.d
     row = np.asarray(sample.rows(0, 1), dtype=np.float64)
+    head = np.asarray(sample.rows(0, min(n, 64)))
+    run = next((k for k in range(1, len(head)) if not np.array_equal(head[k], head[0])), len(head))
     if d < 2 or not np.all(np.isfinite(row)):
         return
     # The start is searched once per dtype the pipelines hold inv_freq in (float32 and float64 ones
     # differ by an ulp, which moves no start; a cast to float16 or bfloat16 does), then proposed in
     # each pipeline and form of the group.
     groups: dict[str, list[RopeCompute]] = {}
-    for pipeline in cls.computes:
+    for pipeline in cls.computes if pipelines is None else [c for c in cls.computes if c in pipelines]:
         held_in = pipeline_of(pipeline).frequencies
         groups.setdefault(held_in if held_in in ("float16", "bfloat16") else "float32", []).append(pipeline)
     invs: dict[tuple[Any, ...], Arr | None] = {}
@@ -390,28 +401,58 @@ def _fit_short(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
         angle = bool(x[0, 0] >= 1 and np.all(x > 0) and np.all(np.diff(x[0]) < 0))
         waves: tuple[RopePart, ...] = ("cos", "sin") if np.all(np.abs(x) <= 1) else ()
         parts: tuple[RopePart, ...] = ("angle", *waves) if angle else waves
-        for width, part in itertools.product((dim, dim + 1)[: 2 - dim % 2], parts):
+        # The layout's own dim; an even one also as an odd dim one wider (rotary-embedding-torch's) and,
+        # its frequencies once, one narrower (litgpt's).
+        widths: list[tuple[int, RopeOdd]] = [(dim, _odd(dim))]
+        widths += [(dim + 1, "drop")] if dim % 2 == 0 else []
+        widths += [(dim - 1, "truncate")] if layout == "once" else []
+        for (width, odd), part in itertools.product(widths, parts):
             measured = (
                 [p["base"] for p in scalings(x[0] / x[0, 0], width, n, 1.0) if p["scaling"] == "default"]
                 if angle
                 else []
             )
             for theta, members in itertools.product(dict.fromkeys([*measured, *COMMON_THETAS]), groups.values()):
-                inv = inv_of(width, theta, members[0], _odd(dim))
+                inv = inv_of(width, theta, members[0], odd)
                 if inv is None:
                     continue
-                for start in _start_of(x, inv, part, 1.0):
+                for position in _start_of(x, inv, part, 1.0):
                     # _start_of always offers a position; only those that predict row 0 are proposed
                     # (each pipeline within its own rounding: bfloat16 angles drift 2⁻⁸ of themselves).
-                    off = _row_off(x[0], inv, part, start)
-                    fits = [c for c in members if off <= _short_tolerance(c, start, sample.eps)]
-                    for compute, form in itertools.product(fits, cls.forms):
-                        spec = {"dim": width, "layout": layout, "part": part, "base": theta, "start": start}
-                        spec["odd"] = _odd(dim)
-                        try:
-                            yield cls(n, **spec, compute=compute, form=form, dtype=cast(DType, sample.dtype))
-                        except RecipeError:
-                            continue
+                    off = _row_off(x[0], inv, part, position)
+                    for compute in members:
+                        held_in = pipeline_of(compute).positions
+                        for start in _held_starts(position, run, held_in, len(head)):
+                            if off > _short_tolerance(compute, start, sample.eps):
+                                continue
+                            spec = {"dim": width, "layout": layout, "part": part, "base": theta, "start": start}
+                            for form in cls.forms:
+                                try:
+                                    yield cls(n, **spec, odd=odd, compute=compute, form=form, dtype=sample.dtype)  # type: ignore[arg-type]
+                                except RecipeError:
+                                    continue
+
+
+def _held_starts(position: int, run: int, dtype: str, rows: int) -> list[int]:
+    """The starts whose position ids, held in ``dtype``, give row 0 ``position`` and repeat it for
+    ``run`` rows (at least, when every one of the table's ``rows`` read is row 0): ``[position]``
+    where the ids are whole numbers (then rows never repeat)."""
+    if dtype not in ("float16", "bfloat16"):
+        return [position] if run == 1 else []
+    ids = np.arange(max(0, position - 2 * _HELD_REACH), position + 2 * _HELD_REACH + run)
+    values = held(ids.astype(np.float32), dtype)
+    out = []
+    for i in np.flatnonzero(values == position):
+        length = int(np.argmin(values[i:] == position)) if not np.all(values[i:] == position) else len(ids) - i
+        if length == run or (run == rows and length >= run):
+            out.append(int(ids[i]))
+    return out
+
+
+#: How far (in positions) a 16-bit rounding may move a position id that pecli proposes a start for:
+#: bfloat16 keeps 8 significant bits, so ids up to 2¹³ move by 16 at most (a table further out has
+#: no start to tell by its first run of rows).
+_HELD_REACH = 16
 
 
 def _row_off(row: Arr, inv: Arr, part: RopePart, start: int) -> float:
