@@ -247,7 +247,7 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
             # proposed as they are, at the start row 0's phases give (0 if none; a limit,
             # docs/pipelines.md).
             waves: tuple[RopePart, ...] = ("cos", "sin")
-            for theta, part, width in itertools.product(COMMON_THETAS, waves, (dim, dim + 1)[: 2 - dim % 2]):
+            for theta, part, width in itertools.product(COMMON_THETAS, waves, (dim,) if dim % 2 else (dim, dim + 1)):
                 spec = {
                     "length": n,
                     "dim": width,
@@ -372,10 +372,10 @@ def _fit_short(cls: type[Rope], sample: Sample, pipelines: tuple[str, ...] | Non
     its rounding that repeats row 0 as many times as the table does."""
     n, d = sample.n, sample.d
     row = np.asarray(sample.rows(0, 1), dtype=np.float64)
-    head = np.asarray(sample.rows(0, min(n, 64)))
-    run = next((k for k in range(1, len(head)) if not np.array_equal(head[k], head[0])), len(head))
     if d < 2 or not np.all(np.isfinite(row)):
         return
+    head = np.asarray(sample.rows(0, min(n, 64)))
+    run = next((k for k in range(1, len(head)) if not np.array_equal(head[k], head[0])), len(head))
     # The start is searched once per dtype the pipelines hold inv_freq in (float32 and float64 ones
     # differ by an ulp, which moves no start; a cast to float16 or bfloat16 does), then proposed in
     # each pipeline and form of the group.
@@ -428,7 +428,8 @@ def _fit_short(cls: type[Rope], sample: Sample, pipelines: tuple[str, ...] | Non
                             spec = {"dim": width, "layout": layout, "part": part, "base": theta, "start": start}
                             for form in cls.forms:
                                 try:
-                                    yield cls(n, **spec, odd=odd, compute=compute, form=form, dtype=sample.dtype)  # type: ignore[arg-type]
+                                    dtype = cast(DType, sample.dtype)
+                                    yield cls(n, **spec, odd=odd, compute=compute, form=form, dtype=dtype)
                                 except RecipeError:
                                     continue
 
@@ -482,7 +483,8 @@ def _inv_of(cls: type[Rope], params: dict[str, Any], dim: int, n: int) -> Arr:
     try:
         return cls(n, dim, **{**params, "compute": "exact"}).inv_freq()
     except RecipeError:
-        out: Arr = np.power(params["base"], -np.arange((dim + 1) // 2 if dim % 2 else dim // 2) * 2.0 / dim)
+        count = (dim + 1) // 2 if params.get("odd") == "truncate" else dim // 2
+        out: Arr = np.power(params["base"], -np.arange(count) * 2.0 / dim)
         return out
 
 
