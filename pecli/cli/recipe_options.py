@@ -349,6 +349,20 @@ recipe_options = shared_stack(
         help="xpos: the scale base B of ζ_i^((p − len/2)/B) (rotary-embedding-torch's xpos_scale_base: 512).",
     ),
     recipe_option(
+        "--rotary",
+        type=LazyChoice(field_choices("rotary")),
+        default=None,
+        help="xpos: none = the scale alone (default); cos or sin = the scale times the rotary cos or sin of "
+        "p·10000^(−2i/D), the one table torchscale's XPOS multiplies by (duplicate_interleave(cos·scale)).",
+    ),
+    recipe_option(
+        "--center",
+        type=LazyChoice(field_choices("center")),
+        default=None,
+        help="xpos: the row whose scale is 1, floor = ⌊len/2⌋ (rotary-embedding-torch, default) or "
+        "ceil = ⌈len/2⌉ (torchscale: −(length + offset) // 2); they differ for an odd --len.",
+    ),
+    recipe_option(
         "--bands",
         type=LazyChoice(field_choices("bands")),
         default=None,

@@ -48,6 +48,7 @@ CHECKED_WITH = {
     "litgpt": "0.5.13",
     "x-transformers": "2.31.10",
     "vit-pytorch": "1.26.11",
+    "torchscale": "0.3.0",
 }
 
 
@@ -1668,3 +1669,18 @@ def vit_pytorch_posemb_3d(f: int, h: int, w: int, dim: int, temperature: int = 1
     torch = _torch()
     with torch.no_grad():
         return {"table": _np(module.posemb_sincos_3d(torch.zeros(1, f, h, w, dim), temperature=temperature))}
+
+
+def torchscale_xpos(length: int, head_dim: int, scale_base: int = 512, downscale: bool = False) -> Arrays:
+    """torchscale 0.3.0 ``component/xpos_relative_position.py::XPOS(head_dim, scale_base)(x,
+    downscale=…)`` on ``x = [1, 0, 1, 0, …]``: its even outputs are ``cos·scale`` and its odd ones
+    ``sin·scale`` exactly (``x·cos + rotate_every_two(x)·sin`` with one of the two terms 0), returned
+    as the ``(length, head_dim)`` float32 tables it multiplies by, ``duplicate_interleave(cos · scale)``
+    (``cos``) and ``duplicate_interleave(sin · scale)`` (``sin``).  The module is loaded from its file."""
+    module = _module_file("torchscale", "component/xpos_relative_position.py")
+    torch = _torch()
+    with torch.no_grad():
+        x = torch.zeros(1, length, head_dim)
+        x[..., 0::2] = 1.0
+        out = _np(module.XPOS(head_dim, scale_base=scale_base)(x, downscale=downscale)[0])
+    return {"cos": np.repeat(out[:, 0::2], 2, axis=1), "sin": np.repeat(out[:, 1::2], 2, axis=1)}
