@@ -129,12 +129,12 @@ def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progres
 
 
 CHEADER = Format(
-    "h",
-    (".h", ".hpp"),
-    "C/C++ header: static const array + ROWS/COLS macros (write only)",
-    "stream",
-    _write,
-    None,
-    "inline",
-    lambda dt: 10.0,
+    name="h",
+    extensions=(".h", ".hpp"),
+    summary="C/C++ header: static const array + ROWS/COLS macros (write only)",
+    writes_to="stream",
+    write=_write,
+    read=None,
+    metadata="inline",
+    bytes_per_value=lambda dt: 10.0,
 )

@@ -362,14 +362,14 @@ def _llama3_from_factors(factors: np.ndarray, base: float, dim: int, path: Path)
 
 
 GGUF = Format(
-    "gguf",
-    (".gguf",),
-    "llama.cpp's GGUF, read only (needs the gguf package): a tensor by --key or FILE:NAME",
-    "path",
-    None,
-    _read,
-    "none",
-    lambda dt: dt.itemsize,
+    name="gguf",
+    extensions=(".gguf",),
+    summary="llama.cpp's GGUF, read only (needs the gguf package): a tensor by --key or FILE:NAME",
+    writes_to="path",
+    write=None,
+    read=_read,
+    metadata="none",
+    bytes_per_value=lambda dt: dt.itemsize,
     list_keys=_list,
     requires="gguf",
     sniff=lambda head: head.startswith(GGUF_MAGIC),

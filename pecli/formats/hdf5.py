@@ -455,14 +455,14 @@ def _read_h5_unchecked(path: Path, key: str | None, stack: ExitStack) -> Table:
 
 
 H5 = Format(
-    "h5",
-    (".h5", ".hdf5"),
-    "HDF5 dataset (default /pe) with the recipe as attributes; --compress gzip",
-    "path",
-    _write_h5,
-    _read_h5,
-    "inline",
-    lambda dt: dt.itemsize,
+    name="h5",
+    extensions=(".h5", ".hdf5"),
+    summary="HDF5 dataset (default /pe) with the recipe as attributes; --compress gzip",
+    writes_to="path",
+    write=_write_h5,
+    read=_read_h5,
+    metadata="inline",
+    bytes_per_value=lambda dt: dt.itemsize,
     list_keys=_list_h5,
     aliases=("hdf5",),
     sniff=lambda head: head.startswith(HDF5_MAGIC),

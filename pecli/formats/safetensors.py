@@ -212,14 +212,14 @@ def _header_size_first(head: bytes) -> bool:
 
 
 SAFETENSORS = Format(
-    "safetensors",
-    (".safetensors",),
-    "Hugging Face safetensors; tensor name from --key, recipe in __metadata__",
-    "stream",
-    _write,
-    _read,
-    "inline",
-    lambda dt: dt.itemsize,
+    name="safetensors",
+    extensions=(".safetensors",),
+    summary="Hugging Face safetensors; tensor name from --key, recipe in __metadata__",
+    writes_to="stream",
+    write=_write,
+    read=_read,
+    metadata="inline",
+    bytes_per_value=lambda dt: dt.itemsize,
     list_keys=_list,
     sniff=_header_size_first,
     streamable=True,

@@ -135,14 +135,14 @@ def _is_torch_file(head: bytes) -> bool:
 
 
 TORCH = Format(
-    "pt",
-    (".pt", ".pth"),
-    "PyTorch file (needs torch); read with weights_only=True",
-    "stream",
-    _write,
-    _read,
-    "inline",
-    lambda dt: dt.itemsize,
+    name="pt",
+    extensions=(".pt", ".pth"),
+    summary="PyTorch file (needs torch); read with weights_only=True",
+    writes_to="stream",
+    write=_write,
+    read=_read,
+    metadata="inline",
+    bytes_per_value=lambda dt: dt.itemsize,
     list_keys=_list,
     requires="torch",
     sniff=_is_torch_file,

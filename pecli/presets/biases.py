@@ -7,38 +7,38 @@ from __future__ import annotations
 
 from pecli.presets.base import Preset
 
-_p = Preset  # one call per preset, positionally: name, kind, params, size, framework, source, summary
+_p = Preset  # one call per preset, every field by its name
 _A = "alibi"
 
 PRESETS = [
     _p(
-        "alibi",
-        _A,
-        {},
-        {"heads": 8},
-        "ofirpress/attention_with_linear_biases (fairseq transformer_lm_wiki103)",
-        "fairseq/models/transformer.py::get_slopes",
-        "slopes 2^(−8k/n), Python float64 list cast to float32",
-        "one row: a slope per head",
+        name="alibi",
+        kind=_A,
+        params={},
+        size={"heads": 8},
+        framework="ofirpress/attention_with_linear_biases (fairseq transformer_lm_wiki103)",
+        source="fairseq/models/transformer.py::get_slopes",
+        summary="slopes 2^(−8k/n), Python float64 list cast to float32",
+        offsets="one row: a slope per head",
     ),
     _p(
-        "bloom-alibi",
-        _A,
-        {"part": "bias", "form": "pow"},
-        {"heads": 112, "length": 2048},
-        "transformers 5.23 (BLOOM 176B: 112 heads)",
-        "models/bloom/modeling_bloom.py::build_alibi_tensor",
-        "bias slope·j, j = 0..len−1, slopes float32(2^(−8/c))^k in float32",
-        "rows = heads, columns = key positions",
+        name="bloom-alibi",
+        kind=_A,
+        params={"part": "bias", "form": "pow"},
+        size={"heads": 112, "length": 2048},
+        framework="transformers 5.23 (BLOOM 176B: 112 heads)",
+        source="models/bloom/modeling_bloom.py::build_alibi_tensor",
+        summary="bias slope·j, j = 0..len−1, slopes float32(2^(−8/c))^k in float32",
+        offsets="rows = heads, columns = key positions",
     ),
     _p(
-        "mpt-alibi",
-        _A,
-        {"part": "bias", "form": "recip", "origin": "last"},
-        {"heads": 32, "length": 2048},
-        "transformers 5.23 (MPT-7B: 32 heads, alibi_bias_max 8)",
-        "models/mpt/modeling_mpt.py::build_mpt_alibi_tensor",
-        "bias slope·(j − len + 1) ≤ 0, slopes 1/2^(8k/n2) in float32",
-        "rows = heads, columns = key positions",
+        name="mpt-alibi",
+        kind=_A,
+        params={"part": "bias", "form": "recip", "origin": "last"},
+        size={"heads": 32, "length": 2048},
+        framework="transformers 5.23 (MPT-7B: 32 heads, alibi_bias_max 8)",
+        source="models/mpt/modeling_mpt.py::build_mpt_alibi_tensor",
+        summary="bias slope·(j − len + 1) ≤ 0, slopes 1/2^(8k/n2) in float32",
+        offsets="rows = heads, columns = key positions",
     ),
 ]

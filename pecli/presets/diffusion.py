@@ -17,42 +17,44 @@ from __future__ import annotations
 
 from pecli.presets.base import Preset
 
-_p = Preset  # one call per preset, positionally: name, kind, params, size, framework, source, summary
+_p = Preset  # one call per preset, every field by its name
 _ROWS = "rows = tokens of --tokens"
 
 PRESETS = [
     _p(
-        "flux",
-        "axial",
-        {"axes_dim": "16;56;56", "base": 10000.0},
-        {"tokens": "text=512;image=64x64"},
-        "diffusers 0.42.1 (FLUX.1-dev transformer config)",
-        "models/transformers/transformer_flux.py::FluxPosEmbed + FluxPipeline._prepare_latent_image_ids",
-        "per-axis RoPE cos: axes 16|56|56 of ids (0, row, col), 1/10000^(2i/a), [c0, c0, c1, c1, …], "
+        name="flux",
+        kind="axial",
+        params={"axes_dim": "16;56;56", "base": 10000.0},
+        size={"tokens": "text=512;image=64x64"},
+        framework="diffusers 0.42.1 (FLUX.1-dev transformer config)",
+        source="models/transformers/transformer_flux.py::FluxPosEmbed + FluxPipeline._prepare_latent_image_ids",
+        summary="per-axis RoPE cos: axes 16|56|56 of ids (0, row, col), 1/10000^(2i/a), [c0, c0, c1, c1, …], "
         "float64 then float32",
-        _ROWS,
+        offsets=_ROWS,
     ),
     _p(
-        "krea2",
-        "axial",
-        {"axes_dim": "32;48;48", "base": 1000.0},
-        {"tokens": "text=512;image=64x64"},
-        "diffusers 0.42.1 (Krea2Transformer2DModel defaults)",
-        "models/transformers/transformer_krea2.py::Krea2RotaryPosEmbed + Krea2Pipeline.prepare_position_ids",
-        "Flux's per-axis RoPE cos with axes 32|48|48 and θ 1000: ids (0, row, col), [c0, c0, c1, c1, …], "
+        name="krea2",
+        kind="axial",
+        params={"axes_dim": "32;48;48", "base": 1000.0},
+        size={"tokens": "text=512;image=64x64"},
+        framework="diffusers 0.42.1 (Krea2Transformer2DModel defaults)",
+        source="models/transformers/transformer_krea2.py::Krea2RotaryPosEmbed + Krea2Pipeline.prepare_position_ids",
+        summary="Flux's per-axis RoPE cos with axes 32|48|48 and θ 1000: ids (0, row, col), [c0, c0, c1, c1, …], "
         "float64 then float32",
-        _ROWS,
+        offsets=_ROWS,
     ),
     _p(
-        "cogvideox-5b-rope",
-        "axial",
-        {"axes_dim": "16;24;24", "base": 10000.0, "compute": "float32", "base_grid": "30x45"},
-        {"tokens": "video=13x30x45"},
-        "diffusers 0.42.1 (CogVideoX-5b: attention_head_dim 64, 49 frames → 13 latent, 720×480 → 30×45 patches)",
-        "models/embeddings.py::get_3d_rotary_pos_embed (CogVideoXPipeline._prepare_rotary_positional_embeddings)",
-        "3-D RoPE cos of ids (frame, row, col): axes t 16 | h 24 | w 24 (dim/4, 3·dim/8), 1/10000^(2i/a), "
+        name="cogvideox-5b-rope",
+        kind="axial",
+        params={"axes_dim": "16;24;24", "base": 10000.0, "compute": "float32", "base_grid": "30x45"},
+        size={"tokens": "video=13x30x45"},
+        framework="diffusers 0.42.1 (CogVideoX-5b: attention_head_dim 64, 49 frames → 13 latent, 720×480 → 30×45 "
+        "patches)",
+        source="models/embeddings.py::get_3d_rotary_pos_embed "
+        "(CogVideoXPipeline._prepare_rotary_positional_embeddings)",
+        summary="3-D RoPE cos of ids (frame, row, col): axes t 16 | h 24 | w 24 (dim/4, 3·dim/8), 1/10000^(2i/a), "
         "[c0, c0, c1, c1, …], float32; another grid (--tokens video=TxHxW) takes the fractional rows and columns "
         "of its crop into the 30x45 base (--base-grid)",
-        "row = token (frame, row, col) in C order",
+        offsets="row = token (frame, row, col) in C order",
     ),
 ]

@@ -12,31 +12,31 @@ from __future__ import annotations
 
 from pecli.presets.base import Preset
 
-_p = Preset  # one call per preset, positionally: name, kind, params, size, framework, source, summary
+_p = Preset  # one call per preset, every field by its name
 _M = "mrope"
 _QWEN = {"base": 1000000.0, "mrope_section": "16;24;24"}
 _ROWS = "rows = tokens of --sequence"
 
 PRESETS = [
     _p(
-        "qwen2-vl",
-        _M,
-        {**_QWEN},
-        {"sequence": "text=16;image=1x8x8;text=8", "dim": 128},
-        "transformers 5.23 (Qwen2-VL-7B-Instruct config)",
-        "models/qwen2_vl/modeling_qwen2_vl.py::Qwen2VLRotaryEmbedding + Qwen2VLModel.get_rope_index",
-        "M-RoPE cos: inv_freq 1/1e6^(2i/128) in sections 16|24|24 taking the temporal|height|width id, "
+        name="qwen2-vl",
+        kind=_M,
+        params={**_QWEN},
+        size={"sequence": "text=16;image=1x8x8;text=8", "dim": 128},
+        framework="transformers 5.23 (Qwen2-VL-7B-Instruct config)",
+        source="models/qwen2_vl/modeling_qwen2_vl.py::Qwen2VLRotaryEmbedding + Qwen2VLModel.get_rope_index",
+        summary="M-RoPE cos: inv_freq 1/1e6^(2i/128) in sections 16|24|24 taking the temporal|height|width id, "
         "cat(f, f), float32",
-        _ROWS,
+        offsets=_ROWS,
     ),
     _p(
-        "qwen2.5-vl",
-        _M,
-        {**_QWEN, "tokens_per_second": 2.0},
-        {"sequence": "text=16;image=1x8x8;text=8;video=2x4x4;text=8", "dim": 128},
-        "transformers 5.23 (Qwen2.5-VL-7B-Instruct config)",
-        "models/qwen2_5_vl/modeling_qwen2_5_vl.py::Qwen2_5_VLRotaryEmbedding + Qwen2_5_VLModel.get_rope_index",
-        "Qwen2-VL's M-RoPE, video frames tokens_per_second·second_per_grid_t (2·1 s) positions apart, float32",
-        _ROWS,
+        name="qwen2.5-vl",
+        kind=_M,
+        params={**_QWEN, "tokens_per_second": 2.0},
+        size={"sequence": "text=16;image=1x8x8;text=8;video=2x4x4;text=8", "dim": 128},
+        framework="transformers 5.23 (Qwen2.5-VL-7B-Instruct config)",
+        source="models/qwen2_5_vl/modeling_qwen2_5_vl.py::Qwen2_5_VLRotaryEmbedding + Qwen2_5_VLModel.get_rope_index",
+        summary="Qwen2-VL's M-RoPE, video frames tokens_per_second·second_per_grid_t (2·1 s) positions apart, float32",
+        offsets=_ROWS,
     ),
 ]

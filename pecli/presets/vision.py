@@ -27,36 +27,36 @@ from __future__ import annotations
 
 from pecli.presets.base import Preset
 
-_p = Preset  # one call per preset, positionally: name, kind, params, size, framework, source, summary
+_p = Preset  # one call per preset, every field by its name
 _ROWS = "rows = grid cells, h-major (grid_indexing='ij')"
 _ROWS_3D = "rows = grid cells, t-major (C order of (T, H, W))"
 
 PRESETS = [
     _p(
-        "eva02",
-        "rope2d",
-        {"bands": "lang", "base": 10000.0, "ref_feat_shape": "16x16", "part": "cat", "compute": "float32"},
-        {"feat_shape": "16x16", "dim": 64},
-        "timm 1.0.31 (eva02_base_patch14_224)",
-        "layers/pos_embed_sincos.py::RotaryEmbeddingCat(64, in_pixels=False, ref_feat_shape=(16, 16))",
-        "2-D RoPE [sin | cos]: [h | w] bands 1/10000^(k/16) on cell indices, each twice, float32",
-        _ROWS,
+        name="eva02",
+        kind="rope2d",
+        params={"bands": "lang", "base": 10000.0, "ref_feat_shape": "16x16", "part": "cat", "compute": "float32"},
+        size={"feat_shape": "16x16", "dim": 64},
+        framework="timm 1.0.31 (eva02_base_patch14_224)",
+        source="layers/pos_embed_sincos.py::RotaryEmbeddingCat(64, in_pixels=False, ref_feat_shape=(16, 16))",
+        summary="2-D RoPE [sin | cos]: [h | w] bands 1/10000^(k/16) on cell indices, each twice, float32",
+        offsets=_ROWS,
     ),
     _p(
-        "timm-rope-pixel",
-        "rope2d",
-        {"bands": "pixel", "max_res": 224, "linear_bands": False, "part": "cos", "compute": "float32"},
-        {"feat_shape": "14x14", "dim": 64},
-        "timm 1.0.31 (RotaryEmbedding defaults)",
-        "layers/pos_embed_sincos.py::RotaryEmbedding(64, feat_shape=(14, 14)).get_embed()",
-        "2-D RoPE cos (or sin): [h | w] bands π·2^linspace(0, log2 224 − 1, 16) on linspace(−1, 1), "
+        name="timm-rope-pixel",
+        kind="rope2d",
+        params={"bands": "pixel", "max_res": 224, "linear_bands": False, "part": "cos", "compute": "float32"},
+        size={"feat_shape": "14x14", "dim": 64},
+        framework="timm 1.0.31 (RotaryEmbedding defaults)",
+        source="layers/pos_embed_sincos.py::RotaryEmbedding(64, feat_shape=(14, 14)).get_embed()",
+        summary="2-D RoPE cos (or sin): [h | w] bands π·2^linspace(0, log2 224 − 1, 16) on linspace(−1, 1), "
         "each twice, float32",
-        _ROWS,
+        offsets=_ROWS,
     ),
     _p(
-        "pixtral",
-        "rope2d",
-        {
+        name="pixtral",
+        kind="rope2d",
+        params={
             "bands": "lang",
             "base": 10000.0,
             "part": "cos",
@@ -64,22 +64,23 @@ PRESETS = [
             "axis_bands": "alternate",
             "compute": "float32",
         },
-        {"feat_shape": "64x64", "dim": 64},
-        "transformers 5.23 (PixtralVisionConfig defaults: head_dim 64, 1024 px in 16 px patches)",
-        "models/pixtral/modeling_pixtral.py::PixtralVisionRotaryEmbedding",
-        "2-D RoPE cos (or sin): height takes the even frequencies 1/10000^(2i/64), width the odd, "
+        size={"feat_shape": "64x64", "dim": 64},
+        framework="transformers 5.23 (PixtralVisionConfig defaults: head_dim 64, 1024 px in 16 px patches)",
+        source="models/pixtral/modeling_pixtral.py::PixtralVisionRotaryEmbedding",
+        summary="2-D RoPE cos (or sin): height takes the even frequencies 1/10000^(2i/64), width the odd, "
         "[h | w] twice (rotate_half), float32",
-        _ROWS,
+        offsets=_ROWS,
     ),
     _p(
-        "lucidrains-axial",
-        "rope2d",
-        {"bands": "pixel", "max_res": 256, "linear_bands": True, "part": "angle", "compute": "float32"},
-        {"feat_shape": "8x64x32", "dim": 32},
-        "rotary-embedding-torch 0.9.1 (README's axial example)",
-        "rotary_embedding_torch.py::RotaryEmbedding(16, freqs_for='pixel', max_freq=256).get_axial_freqs(8, 64, 32)",
-        "axial RoPE angles (take .cos()/.sin() for --part cos/sin): [t | h | w] bands π·linspace(1, 128, 8) "
+        name="lucidrains-axial",
+        kind="rope2d",
+        params={"bands": "pixel", "max_res": 256, "linear_bands": True, "part": "angle", "compute": "float32"},
+        size={"feat_shape": "8x64x32", "dim": 32},
+        framework="rotary-embedding-torch 0.9.1 (README's axial example)",
+        source="rotary_embedding_torch.py::RotaryEmbedding(16, freqs_for='pixel', max_freq=256).get_axial_freqs(8, "
+        "64, 32)",
+        summary="axial RoPE angles (take .cos()/.sin() for --part cos/sin): [t | h | w] bands π·linspace(1, 128, 8) "
         "on linspace(−1, 1), each twice, float32",
-        _ROWS_3D,
+        offsets=_ROWS_3D,
     ),
 ]
