@@ -188,7 +188,10 @@ class Xpos(Recipe):
 
         def meaning(j: int) -> dict[str, Any]:
             i = j // 2 if self.layout == "pairs" else j % h
-            return {"i": i, "zeta": float(zeta[i]), "power": power}
+            out = {"i": i, "zeta": float(zeta[i]), "power": power}
+            if self.rotary != "none":  # the scale times cos (or sin) of this angle
+                out["angle"] = row * 10000.0 ** (-i / h)
+            return out
 
         return meaning
 
@@ -203,7 +206,7 @@ class Xpos(Recipe):
         rotary ``cos r`` or ``sin r`` (``ω_0 = 1``, divided out where it is at least 1/2): ``B`` and
         the part from the slope of its logarithm, the centre ``c`` from where it crosses 0."""
         n, d = sample.n, sample.d
-        if d % 2 or n < 2:
+        if d % 2:
             return
         rows = sample.rows(0, n) if n <= 4096 else None
         if rows is None or not np.all(np.isfinite(rows)):
@@ -221,22 +224,28 @@ class Xpos(Recipe):
         for rotary, factor in factors.items():
             kept = np.abs(factor) >= 0.5
             scale = rows[kept, 0].astype(np.float64) / factor[kept]
-            if kept.sum() < 2 or not np.all(scale > 0) or (rotary == "none" and not np.all(rows > 0)):
+            if not kept.any() or not np.all(scale > 0) or (rotary == "none" and not np.all(rows > 0)):
                 continue
-            slope, intercept = np.polyfit(t[kept], np.log(scale), 1) if kept.sum() > 2 else (0.0, 0.0)
-            if kept.sum() == 2:  # two rows: the line through them
+            if kept.sum() > 2:
+                slope, intercept = np.polyfit(t[kept], np.log(scale), 1)
+            elif kept.sum() == 2:  # two rows: the line through them
                 (r0, r1), (l0, l1) = t[kept], np.log(scale)
                 slope = (l1 - l0) / (r1 - r0)
                 intercept = l0 - slope * r0
+            elif n == 1:  # one row (a decoding step): torchscale's ⌈1/2⌉ = 1 puts it at power −1/B
+                slope, intercept = -float(np.log(scale[0])), float(np.log(scale[0]))
+            else:
+                continue
             if slope == 0:
                 continue
             base = math.log(0.4 / 1.4) / slope
             part: XposPart = "q" if base > 0 else "k"
-            base = round_number(abs(base), 3)
+            # One row is measured to its dtype's rounding only: the common base is tried beside it.
+            bases = dict.fromkeys([round_number(abs(base), 3), *([512.0] if n == 1 else [])])
             middle = -intercept / slope  # the row where the power is 0
             centers = [c for c, row in (("floor", n // 2), ("ceil", (n + 1) // 2)) if abs(middle - row) <= 0.5]
             factor_words = "" if rotary == "none" else f" times the rotary {rotary} r (torchscale)"
-            for center in dict.fromkeys(centers):
+            for center, base in itertools.product(dict.fromkeys(centers), bases):
                 row = (n + 1) // 2 if center == "ceil" else n // 2
                 sample.clue(
                     f"the columns come in equal pairs of powers ζ_i^(±(r − {row})/B){factor_words}, 1 on row "

@@ -69,3 +69,13 @@ def test_diff_names_the_rotary_factor_and_the_centre() -> None:
 def test_a_rotary_factor_it_lacks_is_refused(run: Callable[..., Result]) -> None:
     result = run("generate", "--kind", "xpos", "--len", "8", "--dim", "4", "--rotary", "tan")
     assert result.exit_code == 2 and "'tan' is not one of 'none', 'cos', 'sin'" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(("keys", "rotary"), [(False, "cos"), (True, "none")])
+def test_one_decoding_step_of_torchscale_is_named(keys: bool, rotary: XposRotary) -> None:
+    # torchscale on one token: min_pos = −1 // 2 = −1, so its one row is at power −1/B (⌈1/2⌉ = 1).
+    part: XposPart = "k" if keys else "q"
+    table = Xpos(1, 64, part=part, rotary=rotary, center="ceil").build()
+    found = identify(Table(table, None, "mine"))
+    assert found.verdict == "match" and found.best is not None, found.summary
+    np.testing.assert_array_equal(found.best.recipe.build(), table)
