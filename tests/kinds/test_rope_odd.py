@@ -18,6 +18,9 @@ from pecli.identification import identify
 from pecli.kinds.rope import Rope
 from pecli.table import Table
 
+# The quick suite keeps one case of each identify test; CI's full run takes the rest (the 3-minute budget).
+SLOW = pytest.mark.slow
+
 
 def _litgpt(n: int, dim: int, base: float, layout: str = "half", start: int = 0) -> np.ndarray:
     """litgpt's angles for an odd ``dim``, float64: each frequency's angle, the layout's last column cut."""
@@ -48,11 +51,11 @@ def test_an_even_dim_has_no_odd_choice_to_make() -> None:
 @pytest.mark.parametrize(
     ("dim", "base", "layout", "part", "start", "n"),
     [
-        (7, 10000.0, "half", "cos", 0, 300),
-        (33, 500000.0, "half", "sin", 0, 2048),
         (5, 10000.0, "pairs", "cos", 0, 64),
-        (7, 10000.0, "half", "cos", 1000, 40),  # a window of a long cache
-        (7, 10000.0, "half", "sin", 37, 1),  # one decoding step's row
+        pytest.param(7, 10000.0, "half", "cos", 0, 300, marks=SLOW),
+        pytest.param(33, 500000.0, "half", "sin", 0, 2048, marks=SLOW),
+        pytest.param(7, 10000.0, "half", "cos", 1000, 40, marks=SLOW),  # a window of a long cache
+        pytest.param(7, 10000.0, "half", "sin", 37, 1, marks=SLOW),  # one decoding step's row
     ],
 )
 def test_identify_names_litgpts_odd_dim_on_a_users_table(

@@ -18,6 +18,9 @@ from pecli.identification import identify
 from pecli.kinds.sincos2d import Sincos2d
 from pecli.table import Table
 
+# The quick suite keeps one case of each identify test; CI's full run takes the rest (the 3-minute budget).
+SLOW = pytest.mark.slow
+
 
 def _vit_pytorch(axes: tuple[int, ...], dim: int, base: float = 10000.0) -> np.ndarray:
     """vit-pytorch's table in float64: rows over the grid row-major, the last axis (x) fastest."""
@@ -42,7 +45,15 @@ def test_t2t_grids_are_vit_pytorchs_formula(grid: str, dim: int) -> None:
         assert np.isfinite(recipe.wavelengths()[: 6 * (dim // 6)]).all()
 
 
-@pytest.mark.parametrize(("grid", "dim"), [("14x14", 256), ("16x16", 1024), ("4x8x8", 200), ("8x7x7", 768)])
+@pytest.mark.parametrize(
+    ("grid", "dim"),
+    [
+        ("4x8x8", 200),
+        pytest.param("14x14", 256, marks=SLOW),
+        pytest.param("16x16", 1024, marks=SLOW),
+        pytest.param("8x7x7", 768, marks=SLOW),
+    ],
+)
 def test_identify_names_vit_pytorchs_grid_on_a_users_table(grid: str, dim: int) -> None:
     axes = tuple(int(s) for s in grid.split("x"))
     mine = _vit_pytorch(axes, dim).astype(np.float32)  # float64 values rounded once

@@ -17,6 +17,9 @@ from pecli.identification import identify
 from pecli.kinds.xpos import Xpos, XposPart, XposRotary
 from pecli.table import Table
 
+# The quick suite keeps one case of each identify test; CI's full run takes the rest (the 3-minute budget).
+SLOW = pytest.mark.slow
+
 
 def _torchscale(n: int, d: int, base: float, rotary: str, keys: bool = False) -> np.ndarray:
     """torchscale's table in float64: ``cos(r·ω_i)·ζ_i^(±(r − ⌈n/2⌉)/B)``, each value twice."""
@@ -41,7 +44,9 @@ def test_an_even_length_has_one_centre() -> None:
     assert Xpos(63, 8, center="ceil").middle == 32 and Xpos(63, 8).middle == 31
 
 
-@pytest.mark.parametrize(("n", "base", "rotary", "keys"), [(511, 512.0, "cos", False), (300, 256.0, "sin", True)])
+@pytest.mark.parametrize(
+    ("n", "base", "rotary", "keys"), [(511, 512.0, "cos", False), pytest.param(300, 256.0, "sin", True, marks=SLOW)]
+)
 def test_identify_names_torchscales_table_on_a_users_file(n: int, base: float, rotary: str, keys: bool) -> None:
     mine = _torchscale(n, 32, base, rotary, keys).astype(np.float32)  # float64 values rounded once
     found = identify(Table(mine, None, "mine"))
@@ -71,7 +76,7 @@ def test_a_rotary_factor_it_lacks_is_refused(run: Callable[..., Result]) -> None
     assert result.exit_code == 2 and "'tan' is not one of 'none', 'cos', 'sin'" in result.stderr, result.stderr
 
 
-@pytest.mark.parametrize(("keys", "rotary"), [(False, "cos"), (True, "none")])
+@pytest.mark.parametrize(("keys", "rotary"), [(False, "cos"), pytest.param(True, "none", marks=SLOW)])
 def test_one_decoding_step_of_torchscale_is_named(keys: bool, rotary: XposRotary) -> None:
     # torchscale on one token: min_pos = −1 // 2 = −1, so its one row is at power −1/B (⌈1/2⌉ = 1).
     part: XposPart = "k" if keys else "q"
