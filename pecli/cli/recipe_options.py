@@ -392,6 +392,14 @@ recipe_options = shared_stack(
         "band, [h0, w0, h1, w1, …] (diffusers' Lumina).",
     ),
     recipe_option(
+        "--merge",
+        type=int,
+        default=None,
+        metavar="M",
+        help="rope2d: rows in M×M merge windows over the last two axes, the windows and the cells in each in "
+        "C order (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, GLM-4V vision RoPE: spatial_merge_size 2); 1 = C order (default).",
+    ),
+    recipe_option(
         "--first-index",
         type=int,
         default=None,

@@ -143,6 +143,7 @@ class Rope2d(Recipe):
     first_index: int = 0
     cls_row: ClsRow = "none"
     axis_columns: AxisColumns = "blocks"
+    merge: int = 1
 
     kind: ClassVar[str] = "rope2d"
     row_label: ClassVar[str] = "cell"
@@ -172,6 +173,12 @@ class Rope2d(Recipe):
         ):
             choice(name, getattr(self, name), get_args(literal))
         set_(self, "first_index", int_param("first_index", self.first_index, 0, "e.g. 1 (torchtune)"))
+        set_(self, "merge", int_param("merge", self.merge, 1, "Qwen2-VL's spatial_merge_size, e.g. --merge 2"))
+        if any(size % self.merge for size in axes[-2:]):
+            raise RecipeError(
+                f"feat_shape {self.feat_shape} does not split into {self.merge}×{self.merge} merge windows: "
+                f"give sizes that are multiples of {self.merge} (Qwen2-VL's spatial_merge_size), or --merge 1"
+            )
         if self.first_index and self.bands != "lang":
             raise RecipeError(
                 "first_index moves the cell indices of language bands: give --bands lang (pixel bands span −1…1)"
@@ -282,6 +289,15 @@ class Rope2d(Recipe):
             t = (t / f32(s)) * f32(ref)
         return np.asarray(t, dtype=f32)
 
+    def cell_coordinates(self, cells: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The grid indices of the ``cells``-th cells in row order: C order, or ``merge`` windows
+        (``(…, H/m, W/m, m, m)`` unravelled, then ``h = h_window·m + h_in``, the same for w)."""
+        if self.merge == 1:
+            return np.unravel_index(cells, self.axes)
+        m, (*lead, h, w) = self.merge, self.axes
+        *outer, hw, ww, hi, wi = np.unravel_index(cells, (*lead, h // m, w // m, m, m))
+        return (*outer, hw * m + hi, ww * m + wi)
+
     def axis_tables(self, c0: int, c1: int) -> list[tuple[int, tuple[np.ndarray, ...]]]:
         """Per axis, the coordinates cells ``[c0, c1)`` meet (:func:`~pecli.kernels.exact.axis_run`:
         from the ``lo``-th on, modulo the axis's size) as ``lo`` and the ``(sin, cos)`` or
@@ -302,7 +318,9 @@ class Rope2d(Recipe):
         axes, width = self.axes, self.part_width
         parts = {"sin": (0,), "cos": (1,), "cat": (0, 1), "angle": (0,), "cis": (1, 0)}[self.part]
         first_cell = 1 if self.cls_row == "first" else 0
-        tables = self.axis_tables(max(r0 - first_cell, 0), min(r1 - first_cell, math.prod(axes)))
+        cells = math.prod(axes)
+        merged = self.merge > 1  # a block of rows meets cells all over its window row: every coordinate
+        tables = self.axis_tables(*((0, cells) if merged else (max(r0 - first_cell, 0), min(r1 - first_cell, cells))))
         cls = {"first": 0, "last": math.prod(axes)}.get(self.cls_row)
         if cls is not None and r0 <= cls < r1:  # a class token's angles are 0: sin 0, cos 1
             ones = {"cos": slice(None), "cat": slice(width, None), "cis": slice(0, None, 2)}.get(self.part, slice(0))
@@ -333,6 +351,9 @@ class Rope2d(Recipe):
         def block(start: int, stop: int) -> None:
             c0 = max(r0 + start - first_cell, 0)  # the block's grid cells [c0, c1)
             c1 = min(r0 + stop - first_cell, math.prod(axes))
+            if merged:  # cell by cell, in the windows' order
+                place(out[c0 + first_cell - r0 : c1 + first_cell - r0], self.cell_coordinates(np.arange(c0, c1)))
+                return
             ends, lines = split_lines(c0, c1, line)
             for a, b in ends:  # partial lines: cell by cell
                 place(out[a + first_cell - r0 : b + first_cell - r0], np.unravel_index(np.arange(a, b), axes))
@@ -367,6 +388,23 @@ class Rope2d(Recipe):
     def max_position(self) -> float:
         return float(max(np.max(np.abs(self.coordinates(a).astype(np.float64))) for a in range(len(self.axes))))
 
+    def parameter_words(self, name: str) -> str:
+        return "row order" if name == "merge" else Recipe.parameter_words(self, name)
+
+    def value_words(self, name: str, value: Any) -> str:
+        """``merge`` as the row order it gives: ``2×2 merge windows`` or ``row-major``."""
+        if name == "merge":
+            return f"{value}×{value} merge windows" if value > 1 else "row-major"
+        return Recipe.value_words(self, name, value)
+
+    def neighbours(self) -> Iterator[Recipe]:
+        """The base's, and the rows in 2×2 merge windows or row-major (Qwen2-VL's vision order)."""
+        yield from Recipe.neighbours(self)
+        try:
+            yield replace(self, merge=2 if self.merge == 1 else 1)
+        except RecipeError:  # a grid that 2×2 windows do not tile
+            return
+
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
     def fit(cls, sample: Sample) -> Iterator[Recipe]:
@@ -396,7 +434,7 @@ class Rope2d(Recipe):
         preset_axes = grid_sizes("feat_shape", default) if default is not None else None
         cls_row, columns = params.get("cls_row", "none"), params.get("axis_columns", "blocks")
         cells = sample.n - (cls_row != "none")
-        found: list[tuple[str, str, int]] = []
+        found: list[tuple[str, str, int, int]] = []
         for n in dict.fromkeys((2, len(preset_axes or ()) or 2)):
             dim = 2 * width // n
             if width % n or dim < 4 or dim % 4:
@@ -405,11 +443,11 @@ class Rope2d(Recipe):
             if read is not None:
                 found.append((*read, dim))
             if preset_axes is not None and len(preset_axes) == n and math.prod(preset_axes) == cells:
-                found.append(("x".join(map(str, preset_axes)), "ij", dim))
+                found.append(("x".join(map(str, preset_axes)), "ij", 1, dim))
             side = math.isqrt(cells)
             if n == 2 and side >= 1 and side * side == cells:
-                found += [(f"{side}x{side}", "ij", dim), (f"{side}x{side}", "xy", dim)]
-        for g, indexing, dim in dict.fromkeys(found):
+                found += [(f"{side}x{side}", "ij", 1, dim), (f"{side}x{side}", "xy", 1, dim)]
+        for g, indexing, merge, dim in dict.fromkeys(found):
             for half in halves:
                 yield {
                     "feat_shape": g,
@@ -420,6 +458,7 @@ class Rope2d(Recipe):
                     "grid_indexing": indexing,
                     "cls_row": cls_row,
                     "axis_columns": columns,
+                    "merge": merge,
                 }
 
 

@@ -67,6 +67,7 @@ def _read_sizes(kind: type[Rope2d], sample: Sample) -> Iterator[dict[str, Any]]:
             if read_grid(sample, len(probe.axes), probe.part_width, probe.layout, columns, cls_row) == (
                 probe.feat_shape,
                 probe.grid_indexing,
+                probe.merge,
             ):
                 yield size
 
@@ -119,32 +120,55 @@ def layout_of(sample: Sample, width: int) -> str | None:
 
 def read_grid(
     sample: Sample, n: int, width: int, layout: str = "pairs", axis_columns: str = "blocks", cls_row: str = "none"
-) -> tuple[str, str] | None:
+) -> tuple[str, str, int] | None:
     """The ``n``-axis grid a table's rows run over (``width`` columns per part, in ``layout``,
     each axis's bands together or in turn as ``axis_columns`` says, a class token's row first,
-    last or none) and its column order (``ij``, or ``xy`` when the first two axes' bands are the
-    second and the first axis), or ``None``: an axis's columns hold still while the later axes
-    run, so where they first move is its axis's stride (the last axis's is 1)."""
+    last or none), its column order (``ij``, or ``xy`` when the first two axes' bands are the
+    second and the first axis) and its merge windows (1: C order), or ``None``: an axis's columns
+    hold still while the later axes run, so where they first move is its axis's stride (the last
+    axis's is 1); a 2-D grid whose first axis moves after ``m`` rows and is back at row ``m²`` runs
+    in ``m×m`` windows (:func:`_merged_width`)."""
     q = width // (2 * n)
     skip = 1 if cls_row == "first" else 0
     cells = sample.n - (cls_row != "none")
-    strides = []
+    strides, columns = [], []
     for axis in range(n):
-        columns = axis_columns_of(axis, n, q, layout, axis_columns)
+        columns.append(axis_columns_of(axis, n, q, layout, axis_columns))
         key = ("rope2d stride", layout, axis_columns, n, q, axis, skip)
-        strides.append(sample.memo(key, functools.partial(axis_stride, sample, columns, skip)))
+        strides.append(sample.memo(key, functools.partial(axis_stride, sample, columns[-1], skip)))
     indexing = "ij"
     first, second = strides[0], strides[1]
     if first is not None and second is not None and first < second:  # the second axis's bands first: xy
         strides[0], strides[1], indexing = strides[1], strides[0], "xy"
+        columns[0], columns[1] = columns[1], columns[0]
     known = [s for s in strides[:-1] if s is not None]
     if len(known) != n - 1 or any(s % t for s, t in itertools.pairwise([*known, 1])):
         return None
     steps = [*known, 1]
     if cells < 1 or cells % steps[0]:
         return None
+    if n == 2 and (grid_w := _merged_width(sample, columns[0], skip, steps[0], cells)) is not None:
+        return (f"{cells // grid_w}x{grid_w}", indexing, steps[0])
     sizes = [cells // steps[0], *(s // t for s, t in itertools.pairwise(steps))]
-    return ("x".join(map(str, sizes)), indexing) if min(sizes) >= 1 else None
+    return ("x".join(map(str, sizes)), indexing, 1) if min(sizes) >= 1 else None
+
+
+def _merged_width(sample: Sample, slow: np.ndarray, skip: int, m: int, cells: int) -> int | None:
+    """The width ``W`` of a 2-D grid whose rows run in ``m×m`` merge windows, or ``None`` (C order):
+    the first axis's ``slow`` columns move at row ``m`` and are back at row ``m²`` (the next
+    window), and first show a coordinate past ``m − 1`` at row ``m·W`` (the next row of windows)."""
+    if m < 2 or cells % (m * m) or cells < 2 * m * m:
+        return None
+    reach = min(cells, m * _MAX_WIDTH + 1)
+    rows = sample.rows(skip, skip + reach)[:, slow]
+    if not np.array_equal(rows[m * m], rows[0]):
+        return None
+    inside = rows[: m * m : m]  # the window's first column of cells: coordinates 0 … m − 1
+    past = [r for r in range(0, reach, m) if not np.any(np.all(rows[r] == inside, axis=1))]
+    if not past:
+        return cells // m if cells // m % m == 0 else None  # one row of windows
+    grid_w = past[0] // m
+    return grid_w if past[0] % (m * m) == 0 and cells % (m * grid_w) == 0 else None
 
 
 def axis_columns_of(slot: int, n: int, q: int, layout: str, axis_columns: str) -> np.ndarray:
