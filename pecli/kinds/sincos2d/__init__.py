@@ -7,26 +7,22 @@ HF ViTMAE, positional-encodings 2D/3D and diffusers (SD3, PixArt, DiT, CogVideoX
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.fitting import Sample, round_number
+from pecli.fitting import Sample
 from pecli.kernels.exact import axis_run, frequencies, line_blocks, run_index, sincos, split_lines
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, listed
 from pecli.params import choice, flag, int_param, positive_float
-
-if TYPE_CHECKING:
-    from pecli.dtypes import Arr, Ids
 
 Compute = Literal["exact", "float64", "float32"]
 Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp", "cogvideox"]
@@ -34,14 +30,6 @@ Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-
 #: axis's ``2q`` columns: MAE, timm, diffusers) or ``base^(−k/(q−1))`` (tensor2tensor's rule, which
 #: vit-pytorch's ``posemb_sincos_2d``/``_3d`` use: the slowest frequency is ``1/base`` itself).
 Freq = Literal["paper", "t2t"]
-#: The orders of 3-D grids (tatp and mae also take 2-D ones, cogvideox one frame).
-_ORDERS_3D = ("tatp", "cogvideox", "mae")
-
-#: |value − cell-0 value| above this means an axis coordinate changed (sin 1 ≈ 0.84 at ω_0 = 1).
-_CHANGED = 1e-3
-#: How far down a grid's width is looked for, and the rows read per step while looking.
-MAX_GRID_SCAN = 1 << 16
-_SCAN_BLOCK = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +77,8 @@ class Sincos2d(Recipe):
     freq: Freq = "paper"
 
     kind: ClassVar[str] = "sincos2d"
+    #: The orders that take 3-D grids (tatp and mae also take 2-D ones, cogvideox one frame).
+    orders_3d: ClassVar[tuple[str, ...]] = ("tatp", "cogvideox", "mae")
     core: ClassVar[tuple[str, ...]] = ("grid", "dim", "base", "order", "dtype")
     required: ClassVar[tuple[str, ...]] = ("grid", "dim")
     example: ClassVar[str] = "--grid 14x14 --dim 768"
@@ -115,7 +105,7 @@ class Sincos2d(Recipe):
             if getattr(self, name) is not None:
                 set_(self, name, int_param(name, getattr(self, name), 1, hint))
         axes = self.axes
-        if len(axes) == 3 and self.order not in _ORDERS_3D:
+        if len(axes) == 3 and self.order not in self.orders_3d:
             raise RecipeError(
                 f"a 3-D grid {self.grid} needs order=mae (vit-pytorch 3D), tatp (positional-encodings 3D) or cogvideox"
             )
@@ -341,103 +331,19 @@ class Sincos2d(Recipe):
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
     def fit(cls, sample: Sample) -> Iterator[Recipe]:
-        """Grids whose first cell, shape and temperature the table fits.
+        """Grids whose first cell, shape and temperature the table fits
+        (:func:`pecli.kinds.sincos2d.fit.fitted`)."""
+        from pecli.kinds.sincos2d.fit import fitted
 
-        For each order, a tiny probe table built here says which columns belong to which axis and
-        which are sin or cos; the table's first cell must be the probe's (sin 0 = 0, cos 0 = 1); how
-        many rows each axis's columns stay at that value gives the grid (the inner axis changes at
-        once, the outer one after a whole row of the grid); a zero row 0 is a class token, more
-        zero rows diffusers' ``extra_tokens``; the angles of the second cell give the temperature.
-        """
-        d = sample.d
-        zeros = _leading_zero_rows(sample)
-        for order, naxes, prefix in itertools.product(
-            get_args(Order), (2, 3), dict.fromkeys((0, min(zeros, 1), zeros))
-        ):
-            if (naxes == 3 and order not in _ORDERS_3D) or (naxes == 2 and order == "cogvideox"):
-                continue  # (cogvideox's one frame is a 3-D grid of one frame)
-            layout = grid_layout(order, d, naxes)
-            grid = detect_grid(sample, layout, prefix) if layout is not None else None
-            if layout is None or grid is None:
-                continue
-            text = "x".join(map(str, grid[1:] if order == "cogvideox" and grid[0] == 1 else grid))
-            after = {0: "", 1: " after a zero class row"}.get(prefix, f" after {prefix} zero rows (extra tokens)")
-            clue = f"the rows form a {text} grid in the {order} order{after}"
-            # The second cell is one step along the innermost axis: its angles are ω_k themselves.
-            sin, cos = layout.axes[-1]
-            second = sample.rows(prefix + 1, prefix + 2)[0]
-            omega = np.arctan2(second[sin], second[cos])
-            # The fastest column's ω is 1, so its angle is the coordinate step: 1, or diffusers'
-            # base_size / (m · interpolation_scale) for an axis of m cells.
-            step = float(omega[0]) if omega.size else 1.0
-            scaled = omega.size > 0 and 0 < step < 3 and abs(step - 1) > 1e-3  # beyond π the angle wraps
-            measured = omega / step if scaled else omega
-            m = grid[layout.recipe_axis[-1]]
-            coordinates = _coordinate_scales(step, m) if scaled else [{}]
-            for (freq, base), compute, scales in itertools.product(
-                _rule_bases(sample, measured, layout.per_axis), get_args(Compute), coordinates
-            ):
-                try:
-                    dtype = cast(DType, sample.dtype)
-                    recipe = Sincos2d(
-                        text, d, base, order, prefix > 0, dtype, compute, **scales, extra_tokens=prefix, freq=freq
-                    )
-                except RecipeError:
-                    continue
-                words = [f"its second cell's angles fit base {base:g}"] if base != 10000 else []
-                words += ["its frequencies spaced by 1/(q−1) (freq=t2t)"] if freq == "t2t" else []
-                words += (
-                    [f"coordinates step by {step:.6g} ({', '.join(f'{k} {v:g}' for k, v in scales.items())})"]
-                    if scales
-                    else []
-                )
-                sample.clue("; ".join([clue, *words]), recipe)
-                yield recipe
+        yield from fitted(cls, sample)
 
     @classmethod
     def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:
-        """The detected grid, the preset's own, or a square (cube) with the table's cells; after the
-        preset's zero rows, or after the table's own when it starts with two or more (diffusers'
-        ``extra_tokens`` in front of a preset's grid)."""
-        default = str(params.get("grid", ""))
-        naxes = default.count("x") + 1 if default else 2
-        own = int(params.get("extra_tokens") or bool(params.get("cls", False)))
-        zeros = _leading_zero_rows(sample)
-        layout = grid_layout(str(params.get("order", "mae")), sample.d, naxes)
-        for prefix in dict.fromkeys([own, *([zeros] if zeros >= 2 else [])]):
-            cells = sample.n - prefix
-            grids: list[str] = []
-            found = detect_grid(sample, layout, prefix) if layout is not None else None
-            if found is not None:
-                grids.append("x".join(map(str, found)))
-            if default and math.prod(int(s) for s in default.split("x")) == cells:
-                grids.append(default)
-            side = round(cells ** (1 / naxes)) if cells > 0 else 0
-            if side >= 1 and side**naxes == cells:
-                grids.append("x".join([str(side)] * naxes))
-            extra = {} if prefix == own else {"cls": True, "extra_tokens": prefix}
-            for g in dict.fromkeys(grids):
-                yield {"grid": g, "dim": sample.d, "dtype": sample.dtype, **extra}
+        """The detected grid, the preset's own, or a square (cube) with the table's cells
+        (:func:`pecli.kinds.sincos2d.fit.sized`)."""
+        from pecli.kinds.sincos2d.fit import sized
 
-
-def _rule_bases(sample: Sample, omega: Arr, q: int) -> list[tuple[Freq, float]]:
-    """The frequency rules and bases the measured ``ω_k`` of an axis of ``q`` fit: the paper's
-    ``k/q`` with 10000 and the roundest base that predicts them; tensor2tensor's ``k/(q−1)``
-    (vit-pytorch) only with a base of at most 4 significant digits (an MAE table fits it too, with
-    10000^((q−1)/q)), or with 10000 where one frequency alone was measured."""
-    fitted = sample.fit_round_base(omega, np.arange(omega.size) / q, sample.angle_tolerance(1.0), 1.0)
-    out: list[tuple[Freq, float]] = [("paper", b) for b in sorted({10000.0} | ({fitted[0]} if fitted else set()))]
-    if q >= 2 and omega.size < 2:  # one frequency measured (a narrow table): no rule to tell, both tried
-        out.append(("t2t", 10000.0))
-    elif q >= 2:
-        spaced = sample.fit_round_base(omega, np.arange(omega.size) / (q - 1), sample.angle_tolerance(1.0), 1.0)
-        if spaced is not None and spaced[1] <= 4:
-            out.append(("t2t", spaced[0]))
-    return out
-
-
-#: diffusers' base_size values tried (a sample size over a patch size), beside the axis's own size.
-_BASE_SIZES = (16, 32, 64, 96, 128, 192, 256)
+        yield from sized(cls, params, sample)
 
 
 def axis_table(
@@ -474,116 +380,4 @@ def kept_axis_table(
     return s, c
 
 
-def _coordinate_scales(step: float, m: int) -> list[dict[str, Any]]:
-    """``interpolation_scale`` and ``base_size`` that make diffusers' coordinate step
-    ``base_size / (m · interpolation_scale)`` (or ``1 / interpolation_scale`` without a base size)
-    equal ``step``, for a round scale (to 3 significant digits)."""
-    out: list[dict[str, Any]] = []
-    for base_size in (None, m, *_BASE_SIZES):
-        scale = (base_size / m if base_size else 1.0) / step
-        nice = round_number(scale, 3)
-        if nice > 0 and abs(scale - nice) <= 1e-4 * nice and (base_size or nice != 1):
-            params: dict[str, Any] = {"interpolation_scale": nice}
-            if base_size:
-                params["base_size"] = base_size
-            if params not in out:
-                out.append(params)
-    return out
-
-
-@dataclass(frozen=True)
-class GridLayout:
-    """Where each axis of an order lives: ``axes[a]`` is the ``(sin, cos)`` columns of the a-th
-    axis in row-major order (outermost first), ``recipe_axis[a]`` that axis's place in ``grid``."""
-
-    order: str
-    cell0: Arr
-    axes: tuple[tuple[Ids, Ids], ...]
-    recipe_axis: tuple[int, ...]
-    per_axis: int
-    #: Every column of each axis (a truncated table can leave a sin without its cos).
-    columns: tuple[Ids, ...]
-
-
-_PROBE = {2: (3, 5), 3: (2, 3, 5)}
-
-
-@lru_cache(maxsize=64)
-def grid_layout(order: str, d: int, naxes: int) -> GridLayout | None:
-    """Learn an order's layout from a small table built here (so new orders need no fitting code):
-    each column must be a function of one grid coordinate for one row-major arrangement.  The probe
-    is built in the float64 pipeline: which coordinate a column follows does not need the exact
-    values, whose frequencies cost a Decimal power each (3 s for a 300,000-wide table)."""
-    sizes = _PROBE[naxes]
-    try:
-        probe = Sincos2d("x".join(map(str, sizes)), d, order=order, dtype="float64", compute="float64")  # type: ignore[arg-type]
-    except RecipeError:
-        return None
-    rows = probe.rows(0, probe.shape[0])
-    cells = np.arange(rows.shape[0])
-    for perm in itertools.permutations(range(naxes)):
-        coords = np.unravel_index(cells, tuple(sizes[a] for a in perm))
-        owner = np.full(d, -1)
-        for a, c in enumerate(coords):
-            # Column j depends on coordinate c only if rows with the same c hold the same value.
-            first = np.array([int(np.flatnonzero(c == v)[0]) for v in range(int(c.max()) + 1)])
-            same = np.all(rows == rows[first[c]], axis=0)
-            owner[same & (owner == -1)] = a
-        # Every column explained, and every axis seen in some column (a truncated table can drop one).
-        if np.all(owner >= 0) and set(owner.tolist()) == set(range(naxes)):
-            axes = []
-            columns = tuple(np.flatnonzero(owner == a) for a in range(naxes))
-            for cols in columns:
-                sin = cols[np.abs(rows[0, cols]) < 0.5]
-                cos = cols[np.abs(rows[0, cols]) >= 0.5]
-                k = min(sin.size, cos.size)
-                axes.append((sin[:k], cos[:k]))
-            return GridLayout(order, rows[0], tuple(axes), tuple(perm), probe.per_axis, columns)
-    return None
-
-
-def _first_change(sample: Sample, first_row: int, cols: Ids, cell0: Arr, limit: int) -> int:
-    """Cells after the first before the values in ``cols`` move away from the first cell's."""
-    n = min(sample.n, first_row + limit)
-    r = first_row + 1
-    while r < n:
-        # The sample's head first (already read), then blocks read from the table.
-        stop = min(n, sample.head_rows if r < sample.head_rows else r + _SCAN_BLOCK)
-        block = sample.rows(r, stop)[:, cols]
-        moved = np.flatnonzero(np.max(np.abs(block - cell0[cols]), axis=1) > _CHANGED)
-        if moved.size:
-            return r + int(moved[0]) - first_row
-        r = stop
-    return n - first_row
-
-
-def _leading_zero_rows(sample: Sample) -> int:
-    """How many all-zero rows the table starts with (a class token, diffusers' extra tokens)."""
-    return next((k for k in range(sample.n) if k not in sample.zero_rows), sample.n)
-
-
-def detect_grid(sample: Sample, layout: GridLayout, prefix: int) -> tuple[int, ...] | None:
-    """The grid (in the recipe's axis order) after ``prefix`` zero rows if the table is this
-    layout's, else ``None``."""
-    return sample.memo(("grid", layout.order, len(layout.axes), prefix), lambda: _detect(sample, layout, prefix))
-
-
-def _detect(sample: Sample, layout: GridLayout, prefix: int) -> tuple[int, ...] | None:
-    cells = sample.n - prefix
-    first = sample.rows(prefix, prefix + 1)[0] if cells > 0 else None
-    if first is None or np.max(np.abs(first - layout.cell0)) > _CHANGED:
-        return None
-    runs = [_first_change(sample, prefix, cols, layout.cell0, MAX_GRID_SCAN) for cols in layout.columns]
-    divides = all(runs[a - 1] % runs[a] == 0 for a in range(1, len(runs))) and cells % runs[0] == 0
-    sizes = [cells // runs[0]] + [runs[a - 1] // runs[a] for a in range(1, len(runs))]
-    # CogVideoX's one frame (``HxW``: a time axis of 1) is the only axis that may not move.
-    one_frame = layout.order == "cogvideox" and sizes[0] == 1
-    if not (divides and runs[-1] == 1 and min(sizes[1:] if one_frame else sizes) >= 2):
-        return None
-    ordered = [0] * len(sizes)
-    for a, size in enumerate(sizes):
-        ordered[layout.recipe_axis[a]] = size
-    return tuple(ordered)
-
-
-__all__ = ["Compute", "DType", "Freq", "GridLayout", "Order", "Sincos2d", "detect_grid", "grid_layout"]
+__all__ = ["KEPT_PAIRS", "Compute", "DType", "Freq", "Order", "Sincos2d", "axis_table", "kept_axis_table"]
