@@ -37,7 +37,7 @@ from pecli.precision import untold
 from pecli.presets import PRESETS, Preset
 from pecli.proof import Verification, round_up, tolerances, verify_all
 from pecli.table import Progress, Table, TableLike, as_table
-from pecli.transposition import transposed_note
+from pecli.transposition import channels_first_note, transposed_note
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr
@@ -225,7 +225,8 @@ def identify(
     table: TableLike, *, nearest: int = 5, progress: Progress | None = None, flip: bool = True
 ) -> Identification:
     """Which recipe (preset or fitted parameters) made ``table``, proved on the whole table (``flip``:
-    an unknown table is also tried transposed, :func:`pecli.transposition.transposed_note`)."""
+    an unknown table is also tried transposed, and a 3-D one read channels-first:
+    :func:`pecli.transposition.transposed_note`, :func:`~pecli.transposition.channels_first_note`)."""
     table = as_table(table, "the array")
     n, d = table.shape
     table.check_stored("identify", "look at its rows with pecli inspect --rows A:B")
@@ -272,8 +273,10 @@ def identify(
                 verdict, kind = "learned", cls.kind
                 sample.notes.insert(0, described)
                 break
-    if verdict == "unknown" and flip and (note := transposed_note(table, identify)) is not None:
-        sample.notes.insert(0, note)
+    if verdict == "unknown" and flip:
+        note = transposed_note(table, identify) or channels_first_note(table, identify)
+        if note is not None:
+            sample.notes.insert(0, note)
     if verdict == "match" and best is not None:  # a reduced pipeline whose tell lies past the table's rows
         sample.notes += untold(best.recipe)
     winners = {best.recipe, *(a.recipe for a in alternatives)} if best is not None else set()

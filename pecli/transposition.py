@@ -3,14 +3,16 @@
 Some runtimes keep a cache as ``(dim, positions)`` (a channels-first layout, ``pe.T`` saved by
 hand).  ``export --transpose`` / ``generate --transpose`` write a table that way
 (:func:`transposed`); ``identify`` tells when a table it cannot name is the transpose of one it
-can (:func:`transposed_note`); ``diff`` names a transposition as a cause
+can (:func:`transposed_note`), and when a 3-D array it cannot name is a channels-first map
+``(C, H, W)`` of one (:func:`channels_first_note`: DETR's sine maps); ``diff`` names a transposition as a cause
 (:mod:`pecli.diff.transforms`).  A transposed table is built whole in memory, and its file keeps
 no recipe: the recipe's shape is the other one, and a stored recipe must describe the data as it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -52,4 +54,35 @@ def transposed_note(table: Table, identify: Callable[..., Any]) -> str | None:
         f"its transpose ({d}×{n}, positions along the rows) matches {best.recipe.describe()} "
         f"({best.how_close()}): the file holds (columns, positions); rebuild it with "
         f"pecli export '{best.spec}' --transpose -o FILE"
+    )
+
+
+def stored_shape(info: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """The shape an array had before it was read as ``(rows, width)`` (its ``reshaped`` fact,
+    ``(256, 25, 34) → (6400, 34)``), or None for a 2-D one."""
+    found = re.match(r"\(([\d, ]+)\) →", str(info.get("reshaped", "")))
+    return tuple(int(s) for s in found.group(1).split(",") if s.strip()) if found else None
+
+
+def channels_first_note(table: Table, identify: Callable[..., Any]) -> str | None:
+    """When ``table`` (small) was stored as a channels-first map ``(C, H, W)`` (leading axes of 1
+    dropped; read as ``C·H`` rows of ``W``) whose ``(H·W, C)`` reading ``identify`` names (DETR's
+    ``PositionEmbeddingSine`` returns ``(1, C, H, W)``): a note saying so, with the command that
+    rebuilds it; else None."""
+    shape = stored_shape(table.info)
+    inner = tuple(s for i, s in enumerate(shape or ()) if s != 1 or any(t != 1 for t in (shape or ())[:i]))
+    if len(inner) != 3:
+        return None
+    c, h, w = inner
+    if not (2 <= c <= TRY_TRANSPOSED_ROWS and h * w >= 2 and c * h * w <= TRY_TRANSPOSED_VALUES):
+        return None
+    values = np.ascontiguousarray(np.asarray(table.rows(0, table.shape[0])).reshape(c, h * w).T)
+    found = identify(Table.from_array(values, f"{table.source} read channels-first"), flip=False)
+    if found.verdict != "match" or found.best is None:
+        return None
+    best = found.best
+    return (
+        f"read channels-first, ({c}, {h}, {w}) as {h * w}×{c} (a row per cell, h-major), it matches "
+        f"{best.recipe.describe()} ({best.how_close()}): the file holds (channels, H, W); rebuild it with "
+        f"pecli export '{best.spec}' --transpose -o FILE, then reshape to ({c}, {h}, {w})"
     )

@@ -92,6 +92,15 @@ recipe_options = shared_stack(
         "t2t B^(−k/(q−1)) (vit-pytorch).",
     ),
     recipe_option(
+        "--coords",
+        type=LazyChoice(field_choices("coords")),
+        default=None,
+        help="sincos2d --order tatp, an HxW grid: each axis's coordinate of cell c (0-based, m cells): index = c "
+        "(default); DETR's PositionEmbeddingSine: count = c + 1 (normalize=False), detr = (c + 1)/(m + 1e-6)·2π "
+        "(normalize=True: DETR, Conditional DETR, Mask2Former), deformable = (c + 0.5)/(m + 1e-6)·2π "
+        "(Deformable DETR).  Its (d, H, W) map is this table transposed: pos.flatten(1).T.",
+    ),
+    recipe_option(
         "--min-timescale",
         type=float,
         default=None,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import click
@@ -102,8 +101,10 @@ def _positions_heads_dims(values: Any, info: dict[str, Any], heads: int | None) 
     """Rows as (positions, heads, head_dim): ``heads`` given, else the stored shape's second axis."""
     n, d = values.shape
     if heads is None:
-        stored = re.match(r"\((\d+), (\d+), (\d+)\)", str(info.get("reshaped", "")))
-        heads = int(stored.group(2)) if stored else 1
+        from pecli.transposition import stored_shape
+
+        stored = stored_shape(info)
+        heads = stored[1] if stored is not None and len(stored) == 3 else 1
     if n % heads:
         raise click.BadParameter(f"{n} rows do not split into {heads} heads per position", param_hint="--split-heads")
     return values.reshape(n // heads, heads, d)

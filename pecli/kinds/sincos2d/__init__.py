@@ -30,6 +30,20 @@ Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-
 #: axis's ``2q`` columns: MAE, timm, diffusers) or ``base^(−k/(q−1))`` (tensor2tensor's rule, which
 #: vit-pytorch's ``posemb_sincos_2d``/``_3d`` use: the slowest frequency is ``1/base`` itself).
 Freq = Literal["paper", "t2t"]
+#: Cell ``c``'s coordinate (0-based) on an axis of ``m`` cells: ``index`` ``c``; DETR's
+#: ``PositionEmbeddingSine`` counts from 1 (the mask's ``cumsum``): ``count`` ``c + 1``
+#: (``normalize=False``), ``detr`` ``(c + 1)/(m + 10⁻⁶)·2π`` (``normalize=True``, DETR, Conditional
+#: DETR, Mask2Former), ``deformable`` ``(c + 0.5)/(m + 10⁻⁶)·2π`` (Deformable DETR's ``− 0.5``).
+Coords = Literal["index", "count", "detr", "deformable"]
+#: DETR's ``eps`` and ``scale`` (``normalize=True``), and each coordinate rule's offset from ``c``.
+DETR_EPS, DETR_SCALE = 1e-6, 2 * math.pi
+_COORD_OFFSET = {"count": 1.0, "detr": 1.0, "deformable": 0.5}
+_COORD_WORDS = {
+    "index": "c",
+    "count": "c + 1",
+    "detr": "(c + 1)/(m + 1e-6)·2π",
+    "deformable": "(c + 0.5)/(m + 1e-6)·2π",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +89,7 @@ class Sincos2d(Recipe):
     temporal_interpolation_scale: float = 1.0
     extra_tokens: int | None = None
     freq: Freq = "paper"
+    coords: Coords = "index"
 
     kind: ClassVar[str] = "sincos2d"
     #: The orders that take 3-D grids (tatp and mae also take 2-D ones, cogvideox one frame).
@@ -88,7 +103,13 @@ class Sincos2d(Recipe):
         set_(self, "grid", listed(self.grid, "x"))  # (14, 14) from a script: "14x14"
         set_(self, "dim", int_param("dim", self.dim, 1, "give the embedding width, e.g. --dim 768"))
         set_(self, "base", positive_float("base", self.base, "the temperature, usually 10000", not_one=True))
-        for name, literal in (("order", Order), ("dtype", DType), ("compute", Compute), ("freq", Freq)):
+        for name, literal in (
+            ("order", Order),
+            ("dtype", DType),
+            ("compute", Compute),
+            ("freq", Freq),
+            ("coords", Coords),
+        ):
             choice(name, getattr(self, name), get_args(literal))
         set_(self, "cls", flag("cls", self.cls))
         if self.extra_tokens is not None:
@@ -123,6 +144,17 @@ class Sincos2d(Recipe):
             raise RecipeError(
                 f"freq=t2t spaces an axis's frequencies by 1/(q−1), but dim {self.dim} gives q = {self.per_axis}: "
                 "give a wider --dim or freq=paper"
+            )
+        if self.coords != "index" and (self.order != "tatp" or len(axes) != 2):
+            raise RecipeError(
+                f"coords={self.coords} is DETR's PositionEmbeddingSine, an HxW grid in the tatp order "
+                f"([sin y, cos y, … | sin x, cos x, …]): give --order tatp and an HxW grid, or --coords index"
+            )
+        scaled = self.interpolation_scale != 1 or self.base_size is not None or self.max_size is not None
+        if self.coords != "index" and scaled:
+            raise RecipeError(
+                f"coords={self.coords} has its own coordinates: drop diffusers' --interpolation-scale, "
+                "--base-size and --max-size"
             )
         if self.shape[0] >= 2**53:
             raise RecipeError(f"grid {self.grid} has too many cells")
@@ -179,6 +211,8 @@ class Sincos2d(Recipe):
     def coordinates(self, axis: int) -> np.ndarray:
         """Axis ``axis``'s coordinates (float64; float32 values for the float pipelines, as diffusers)."""
         size = self.cell_axes[axis]
+        if self.coords != "index":
+            return self._detr_coordinates(size)
         built = self.max_size or size
         cells = np.arange(size) + (built - size) // 2  # SD3's centred crop
         temporal = self.order == "cogvideox" and axis == 0
@@ -192,8 +226,31 @@ class Sincos2d(Recipe):
             out = out / np.float32(built / base_size)
         return (out / np.float32(scale)).astype(np.float64)
 
+    def _detr_coordinates(self, size: int) -> np.ndarray:
+        """DETR's coordinates of an axis of ``size`` cells (``coords``): ``exact`` in float64; the
+        float pipelines step by step as ``PositionEmbeddingSine`` does in that dtype (``arange(1, m
+        + 1)``, ``− 0.5``, ``/ (m + eps)``, ``· scale``, each rounded)."""
+        offset = _COORD_OFFSET[self.coords]
+        if self.compute == "exact":
+            c = np.arange(size, dtype=np.float64) + offset
+            return c if self.coords == "count" else c / (size + DETR_EPS) * DETR_SCALE
+        dt: Any = compute_dtype(self.compute)
+        c = np.arange(1, size + 1, dtype=dt)
+        if self.coords != "count":
+            c = (c - dt(1 - offset)) / (dt(size) + dt(DETR_EPS)) * dt(DETR_SCALE)
+        return np.asarray(c, dtype=np.float64)
+
+    @property
+    def divides(self) -> bool:
+        """The float pipelines' angle: DETR's ``c / base^(2i/d)`` (``coords`` other than index),
+        or ``c · (1 / base^(2i/d))`` (MAE, timm, positional-encodings, diffusers)."""
+        return self.coords != "index"
+
     def value_words(self, name: str, value: Any) -> str:
-        """The frequency rule with its exponents: ``t2t, ω_k = base^(−k/63)``."""
+        """The frequency rule with its exponents (``t2t, ω_k = base^(−k/63)``), the coordinates
+        with their rule (``detr (c+1)/(m+1e-6)·2π``)."""
+        if name == "coords" and value in _COORD_WORDS:
+            return f"{value} {_COORD_WORDS[value]}"
         if name == "freq" and value in get_args(Freq):
             q = self.per_axis
             return f"{value}, ω_k = base^(−k/{q - 1 if value == 't2t' else q})"
@@ -281,7 +338,7 @@ class Sincos2d(Recipe):
             # A square grid's axes have the same coordinates and frequencies: one table serves both.
             key = (q, coords.tobytes(), lo, count)
             if key not in made:
-                args = (self.base, self.compute, self.dtype, q, self.spacing(q))
+                args = (self.base, self.compute, self.dtype, q, self.spacing(q), self.divides)
                 run = coords[(lo + np.arange(count)) % size]
                 made[key] = kept_axis_table(*args, key[1]) if small else axis_table(*args, run)
             tables.append(made[key])
@@ -347,11 +404,12 @@ class Sincos2d(Recipe):
 
 
 def axis_table(
-    base: float, compute: str, dtype: str, q: int, spacing: int, coords: np.ndarray
+    base: float, compute: str, dtype: str, q: int, spacing: int, divide: bool, coords: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """sin and cos of ``c·ω_k``, ``ω_k = base^(−k/spacing)``, for coordinates ``coords`` (float64)
     and ``k < q``, rounded to ``dtype`` (each value on its own: any subset of coordinates gives the
-    same values as the whole axis)."""
+    same values as the whole axis).  ``divide``: the float pipelines divide ``c`` by ``base^(k/spacing)``
+    (DETR) instead of multiplying by its reciprocal."""
     if compute == "exact":
         _, w_hi, w_lo = frequencies(base, 1.0, tuple((k, spacing) for k in range(q)))
         s, c = sincos(coords.astype(np.float64), w_hi, w_lo)
@@ -359,7 +417,11 @@ def axis_table(
     dt: Any = compute_dtype(compute)
     # timm/MAE/HF: omega = 1 / T^(k/q), angle = c·omega; vit-pytorch: arange(q) / (q − 1).
     e: Any = np.arange(q, dtype=dt) / dt(spacing)
-    omega: Any = dt(1) / rounded(np.power, dt, dt(base), e)
+    power: Any = rounded(np.power, dt, dt(base), e)
+    if divide:  # DETR: pos_x = x_embed / dim_t
+        s, c = sin_cos_rounded(coords.astype(dt)[:, None] / power[None, :], dt)
+        return s.astype(dtype), c.astype(dtype)
+    omega: Any = dt(1) / power
     s, c = sin_cos_rounded(coords.astype(dt)[:, None] * omega[None, :], dt)
     return s.astype(dtype), c.astype(dtype)
 
@@ -371,11 +433,11 @@ KEPT_PAIRS = 1 << 17
 
 @lru_cache(maxsize=8)
 def kept_axis_table(
-    base: float, compute: str, dtype: str, q: int, spacing: int, coords: bytes
+    base: float, compute: str, dtype: str, q: int, spacing: int, divide: bool, coords: bytes
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`axis_table` of a small axis's every coordinate (``coords``: their float64 bytes),
     kept for the next call, read-only."""
-    s, c = axis_table(base, compute, dtype, q, spacing, np.frombuffer(coords, dtype=np.float64))
+    s, c = axis_table(base, compute, dtype, q, spacing, divide, np.frombuffer(coords, dtype=np.float64))
     s.flags.writeable = c.flags.writeable = False
     return s, c
 
