@@ -49,6 +49,7 @@ CHECKED_WITH = {
     "x-transformers": "2.31.10",
     "vit-pytorch": "1.26.11",
     "torchscale": "0.3.0",
+    "kornia": "0.9.0",
 }
 
 
@@ -1650,6 +1651,16 @@ def x_transformers_rotary(
     if use_xpos:
         out["scale"] = _np(scale[0])
     return out
+
+
+def kornia_loftr_pe(d_model: int, h: int, w: int, temp_bug_fix: bool) -> Arrays:
+    """kornia 0.9.0 ``feature/loftr/utils/position_encoding.py::PositionEncodingSine(d_model,
+    max_shape=(h, w), temp_bug_fix)``'s buffer ``pe``: ``table`` ``(d_model, h, w)`` float32,
+    channels ``[sin x_k, cos x_k, sin y_k, cos y_k]`` per frequency, cells counted from 1.  The module
+    is loaded from its file: ``import kornia`` needs kornia_rs (installed ``--no-deps``)."""
+    module = _module_file("kornia", "feature/loftr/utils/position_encoding.py")
+    with _torch().no_grad():
+        return {"table": _np(module.PositionEncodingSine(d_model, (h, w), temp_bug_fix=temp_bug_fix).pe[0])}
 
 
 def vit_pytorch_posemb_2d(h: int, w: int, dim: int, temperature: int = 10000) -> Arrays:

@@ -81,6 +81,14 @@ def test_identify_reads_grid_coordinates_and_base_from_a_users_table(
         f"{h}x{w}", 2 * npf, "tatp", coords, base)  # fmt: skip
 
 
+def test_identify_reads_a_detr_map_after_a_class_row() -> None:
+    table = np.vstack([np.zeros((1, 64)), detr_map(9, 12, 32, "detr")]).astype(np.float32)
+    found = identify(table)
+    assert found.verdict == "match" and found.best is not None, found.summary
+    recipe: Any = found.best.recipe
+    assert (recipe.grid, recipe.cls, recipe.coords) == ("9x12", True, "detr")
+
+
 def test_a_positional_encodings_table_is_not_called_detr() -> None:
     found = identify(Sincos2d("6x8", 32, order="tatp").build())
     assert found.verdict == "match" and found.best is not None
@@ -104,11 +112,12 @@ def test_diff_names_normalize_left_out() -> None:
         ({"grid": "2x4x4", "order": "tatp", "coords": "count"}, r"give --order tatp and an HxW grid|order=tatp"),
         ({"grid": "4x4", "order": "tatp", "coords": "detr", "interpolation_scale": 2.0}, r"has its own coordinates"),
         ({"grid": "4x4", "order": "tatp", "coords": "normalized"}, r"unknown coords 'normalized'"),
+        ({"grid": "4x4", "order": "tatp", "coords": "detr", "dim": 6}, r"dim 6 is not a multiple of 4: give e.g. dim=8"),
     ],
 )
 def test_what_detr_coordinates_cannot_build_is_refused(params: dict[str, Any], message: str) -> None:
     with pytest.raises(RecipeError, match=message):
-        Sincos2d(dim=16, **params)
+        Sincos2d(**{"dim": 16, **params})
 
 
 def test_generate_from_the_command_line(run) -> None:

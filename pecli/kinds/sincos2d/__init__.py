@@ -150,6 +150,12 @@ class Sincos2d(Recipe):
                 f"coords={self.coords} is DETR's PositionEmbeddingSine, an HxW grid in the tatp order "
                 f"([sin y, cos y, … | sin x, cos x, …]): give --order tatp and an HxW grid, or --coords index"
             )
+        if self.coords != "index" and self.dim % 4:
+            raise RecipeError(
+                f"coords={self.coords} builds DETR's map of 2·npf channels, npf even (sin and cos of npf/2 "
+                f"frequencies an axis), but dim {self.dim} is not a multiple of 4: "
+                f"give e.g. --dim {self.dim + 4 - self.dim % 4}"
+            )
         scaled = self.interpolation_scale != 1 or self.base_size is not None or self.max_size is not None
         if self.coords != "index" and scaled:
             raise RecipeError(

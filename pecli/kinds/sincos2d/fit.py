@@ -86,50 +86,49 @@ def fitted(kind: type[Sincos2d], sample: Sample) -> Iterator[Sincos2d]:
 
 def _fitted_detr(kind: type[Sincos2d], sample: Sample) -> Iterator[Sincos2d]:
     """DETR's ``PositionEmbeddingSine`` maps read as ``(H·W, d)`` rows: ``[sin y, cos y, … | sin x,
-    cos x, …]`` (the tatp order) whose cells count from 1 (``coords``).  The y half holds still
-    along a grid row (its width); cell 0's x angle of frequency 1 says the rule (``count`` 1,
-    ``detr`` 2π/(W + 10⁻⁶), ``deformable`` π/(W + 10⁻⁶)); the x angles of the widest cell below
-    1.5π (no wrap) over its coordinate are the ``ω_k``, which give the base."""
-    d, n = sample.d, sample.n
-    if d % 4 or n < 2:
+    cos x, …]`` (the tatp order) whose cells count from 1 (``coords``), after a class row or none.
+    The y half holds still along a grid row (its width); cell 0's x angle of frequency 1 says the
+    rule (``count`` 1, ``detr`` 2π/(W + 10⁻⁶), ``deformable`` π/(W + 10⁻⁶)); the x angles of the
+    widest cell below 1.5π (no wrap) over its coordinate are the ``ω_k``, which give the base."""
+    d = sample.d
+    if d % 4:
         return
     half, q = d // 2, d // 4
-    head = sample.rows(0, 1)[0]
-    width = _first_change(sample, 0, np.arange(half), head, MAX_GRID_SCAN)
-    if width < 2 or n % width:
-        return
     hints = get_type_hints(kind)
-    x0 = float(np.mod(np.arctan2(head[half], head[half + 1]), 2 * math.pi))
-    for coords in get_args(hints["coords"]):
-        if coords == "index":
+    zeros = _leading_zero_rows(sample)
+    for prefix in dict.fromkeys((0, min(zeros, 1), zeros)):
+        cells = sample.n - prefix
+        if cells < 2:
             continue
-        probe = kind(f"{n // width}x{width}", d, order="tatp", coords=coords, compute="exact")
-        c = probe.coordinates(1)
-        if abs(x0 - c[0]) > 1e-3:
+        head = sample.rows(prefix, prefix + 1)[0]
+        width = _first_change(sample, prefix, np.arange(half), head, MAX_GRID_SCAN)
+        if width < 2 or cells % width:
             continue
-        cell = int(np.flatnonzero(c <= 1.5 * math.pi)[-1])
-        row = sample.rows(cell, cell + 1)[0]
-        measured = np.mod(np.arctan2(row[half::2][:q], row[half + 1 :: 2][:q]), 2 * math.pi) / c[cell]
-        for (freq, base), compute in itertools.product(_rule_bases(sample, measured, q), get_args(hints["compute"])):
-            try:
-                recipe = kind(
-                    probe.grid,
-                    d,
-                    base,
-                    "tatp",
-                    dtype=cast(DType, sample.dtype),
-                    compute=compute,
-                    coords=coords,
-                    freq=freq,
-                )
-            except RecipeError:
+        x0 = float(np.mod(np.arctan2(head[half], head[half + 1]), 2 * math.pi))
+        for coords in get_args(hints["coords"]):
+            probe = kind(f"{cells // width}x{width}", d, order="tatp", coords=coords, compute="exact")
+            c = probe.coordinates(1)
+            if coords == "index" or abs(x0 - c[0]) > 1e-3:
                 continue
-            sample.clue(
-                f"the rows form a {probe.grid} grid of DETR's sine map ([y | x], sin and cos interleaved), cells "
-                f"from 1 ({coords}: {probe.value_words('coords', coords)}); base {base:g}",
-                recipe,
-            )
-            yield recipe
+            cell = int(np.flatnonzero(c <= 1.5 * math.pi)[-1])
+            row = sample.rows(prefix + cell, prefix + cell + 1)[0]
+            measured = np.mod(np.arctan2(row[half::2][:q], row[half + 1 :: 2][:q]), 2 * math.pi) / c[cell]
+            rules = _rule_bases(sample, measured, q)
+            for (freq, base), compute in itertools.product(rules, get_args(hints["compute"])):
+                try:
+                    recipe = kind(
+                        probe.grid, d, base, "tatp", prefix > 0, cast(DType, sample.dtype), compute,
+                        extra_tokens=prefix, freq=freq, coords=coords,
+                    )  # fmt: skip
+                except RecipeError:
+                    continue
+                after = {0: "", 1: " after a zero class row"}.get(prefix, f" after {prefix} zero rows")
+                sample.clue(
+                    f"the rows form a {probe.grid} grid of DETR's sine map ([y | x], sin and cos interleaved){after}, "
+                    f"cells from 1 ({probe.value_words('coords', coords)}); base {base:g}",
+                    recipe,
+                )
+                yield recipe
 
 
 def sized(kind: type[Sincos2d], params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:
