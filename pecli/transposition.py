@@ -23,6 +23,9 @@ from pecli.table import Table
 #: (the transpose's width, a model width: identify's time grows with the width): a second identify,
 #: so kept small.
 TRY_TRANSPOSED_VALUES, TRY_TRANSPOSED_ROWS = 1 << 20, 4096
+#: The largest 3-D array identify also reads channels-first (values, read whole: LoFTR's default
+#: 256×256 map of 256 channels, 64 MB in float32); its rows are many, its width the channels.
+TRY_CHANNELS_FIRST_VALUES = 1 << 24
 
 
 def transposed(table: Table) -> Table:
@@ -74,7 +77,7 @@ def channels_first_note(table: Table, identify: Callable[..., Any]) -> str | Non
     if len(inner) != 3:
         return None
     c, h, w = inner
-    if not (2 <= c <= TRY_TRANSPOSED_ROWS and h * w >= 2 and c * h * w <= TRY_TRANSPOSED_VALUES):
+    if not (2 <= c <= TRY_TRANSPOSED_ROWS and h * w >= 2 and c * h * w <= TRY_CHANNELS_FIRST_VALUES):
         return None
     values = np.ascontiguousarray(np.asarray(table.rows(0, table.shape[0])).reshape(c, h * w).T)
     found = identify(Table.from_array(values, f"{table.source} read channels-first"), flip=False)

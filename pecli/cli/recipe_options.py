@@ -89,16 +89,19 @@ recipe_options = shared_stack(
         default=None,
         help="Frequency rule: paper B^(−2i/D); t2t B^(−i/(half−1)) (tensor2tensor, fairseq, Whisper); "
         "half B^(−i/half).  sincos2d, each axis's q frequencies: paper B^(−k/q) (MAE, timm); "
-        "t2t B^(−k/(q−1)) (vit-pytorch).",
+        "t2t B^(−k/(q−1)) (vit-pytorch); loftr-bug e^(−2k) whatever B (--order loftr: kornia's LoFTR, "
+        "temp_bug_fix=False).",
     ),
     recipe_option(
         "--coords",
         type=LazyChoice(field_choices("coords")),
         default=None,
-        help="sincos2d --order tatp, an HxW grid: each axis's coordinate of cell c (0-based, m cells): index = c "
+        help="sincos2d --order tatp or loftr, an HxW grid: each axis's coordinate of cell c (0-based, m cells): "
+        "index = c "
         "(default); DETR's PositionEmbeddingSine: count = c + 1 (normalize=False), detr = (c + 1)/(m + 1e-6)·2π "
         "(normalize=True: DETR, Conditional DETR, Mask2Former), deformable = (c + 0.5)/(m + 1e-6)·2π "
-        "(Deformable DETR).  Its (d, H, W) map is this table transposed: pos.flatten(1).T.",
+        "(Deformable DETR); LoFTR counts from 1 too.  Their (d, H, W) map is this table transposed: "
+        "pos.flatten(1).T.",
     ),
     recipe_option(
         "--min-timescale",
@@ -164,8 +167,9 @@ recipe_options = shared_stack(
         "--order",
         type=LazyChoice(field_choices("order")),
         default=None,
-        help="sincos2d: row and column order (mae, timm…, tatp = positional-encodings, cogvideox = diffusers 3-D; "
-        "mae on FxHxW = vit-pytorch 3-D: six blocks of D//6, zero columns after).",
+        help="sincos2d: row and column order (mae, timm…, tatp = positional-encodings and DETR, cogvideox = "
+        "diffusers 3-D; mae on FxHxW = vit-pytorch 3-D: six blocks of D//6, zero columns after; loftr = LoFTR's "
+        "[sin x, cos x, sin y, cos y] a frequency, with --coords count).",
     ),
     recipe_option("--cls/--no-cls", default=False, help="sincos2d: a zero class-token row first."),
     recipe_option(

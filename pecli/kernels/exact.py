@@ -129,6 +129,23 @@ def _frequencies(base: float, scale: float, exponents: tuple[tuple[int, int], ..
     return omega, w_hi, w_lo
 
 
+@lru_cache(maxsize=8)
+def exp_frequencies(rate: int, count: int) -> tuple[Arr, Arr, Arr]:
+    """``ω_k = e^(−rate·k)`` for ``k < count`` as :func:`frequencies` returns its ``ω`` (``(omega,
+    w_hi, w_lo)``, ``w_hi + w_lo = ω/2π``), from the same 60-digit decimal ``exp`` (LoFTR's
+    ``temp_bug_fix=False`` frequencies, ``rate`` 2)."""
+    ctx = decimal.Context(prec=60)
+    omega, w_hi, w_lo = np.empty(count), np.empty(count), np.empty(count)
+    for k in range(count):
+        om = ctx.exp(decimal.Decimal(-rate * k))
+        w = ctx.divide(om, TWO_PI_DEC)
+        omega[k], w_hi[k] = float(om), float(w)
+        w_lo[k] = float(ctx.subtract(w, decimal.Decimal(w_hi[k])))
+    for arr in (omega, w_hi, w_lo):
+        arr.flags.writeable = False
+    return omega, w_hi, w_lo
+
+
 #: (position, frequency) pairs per pass of :func:`sincos`: its ~100 temporaries stay in the cache
 #: (a pass over 2**18 pairs, 2 MB a temporary, ran at a third of the speed).
 CHUNK_PAIRS = 1 << 13

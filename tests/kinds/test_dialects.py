@@ -218,9 +218,9 @@ def test_a_long_axis_is_built_for_the_cells_a_row_range_touches(
     built: list[int] = []
     real = grid_kind.axis_table
 
-    def counted(base: float, compute: str, dtype: str, q: int, spacing: int, divide: bool, coords: np.ndarray) -> Any:
+    def counted(base: float, compute: str, dtype: str, q: int, spacing: int, form: str, coords: np.ndarray) -> Any:
         built.append(len(coords))
-        return real(base, compute, dtype, q, spacing, divide, coords)
+        return real(base, compute, dtype, q, spacing, form, coords)
 
     monkeypatch.setattr(grid_kind, "KEPT_PAIRS", 16)  # every axis here counts as long
     monkeypatch.setattr(grid_kind, "axis_table", counted)

@@ -112,7 +112,10 @@ def test_diff_names_normalize_left_out() -> None:
         ({"grid": "2x4x4", "order": "tatp", "coords": "count"}, r"give --order tatp and an HxW grid|order=tatp"),
         ({"grid": "4x4", "order": "tatp", "coords": "detr", "interpolation_scale": 2.0}, r"has its own coordinates"),
         ({"grid": "4x4", "order": "tatp", "coords": "normalized"}, r"unknown coords 'normalized'"),
-        ({"grid": "4x4", "order": "tatp", "coords": "detr", "dim": 6}, r"dim 6 is not a multiple of 4: give e.g. dim=8"),
+        (
+            {"grid": "4x4", "order": "tatp", "coords": "detr", "dim": 6},
+            r"dim 6 is not a multiple of 4: give e.g. dim=8",
+        ),
     ],
 )
 def test_what_detr_coordinates_cannot_build_is_refused(params: dict[str, Any], message: str) -> None:

@@ -18,18 +18,22 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
-from pecli.kernels.exact import axis_run, frequencies, line_blocks, run_index, sincos, split_lines
+from pecli.kernels.exact import axis_run, exp_frequencies, frequencies, line_blocks, run_index, sincos, split_lines
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, listed
 from pecli.params import choice, flag, int_param, positive_float
 
 Compute = Literal["exact", "float64", "float32"]
-Order = Literal["mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp", "cogvideox"]
+Order = Literal[
+    "mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp", "cogvideox", "loftr"
+]
 #: The frequency rule of each axis's ``q`` frequencies: ``base^(−k/q)`` (the paper's ``2i/d`` over an
 #: axis's ``2q`` columns: MAE, timm, diffusers) or ``base^(−k/(q−1))`` (tensor2tensor's rule, which
 #: vit-pytorch's ``posemb_sincos_2d``/``_3d`` use: the slowest frequency is ``1/base`` itself).
-Freq = Literal["paper", "t2t"]
+#: ``loftr-bug``: ``ω_k = e^(−2k)`` whatever the base, LoFTR's ``temp_bug_fix=False`` (zju3dv/LoFTR#41:
+#: ``-math.log(10000.0) / d_model // 2`` floor-divides to −1), kornia's default.
+Freq = Literal["paper", "t2t", "loftr-bug"]
 #: Cell ``c``'s coordinate (0-based) on an axis of ``m`` cells: ``index`` ``c``; DETR's
 #: ``PositionEmbeddingSine`` counts from 1 (the mask's ``cumsum``): ``count`` ``c + 1``
 #: (``normalize=False``), ``detr`` ``(c + 1)/(m + 10⁻⁶)·2π`` (``normalize=True``, DETR, Conditional
@@ -63,6 +67,8 @@ class Sincos2d(Recipe):
     - ``timm-reverse-interleave``: rows w-major; ``[sin w | cos w | sin h | cos h]`` (MoCo-v3);
     - ``tatp``: positional-encodings 2D/3D: rows first-axis-major; per axis ``C = 2⌈dim/(2n)⌉``
       columns interleaved ``sin, cos, …``; axes side by side; truncated to ``dim``;
+    - ``loftr``: LoFTR's ``PositionEncodingSine`` (kornia): rows h-major; columns ``[sin x_k, cos x_k,
+      sin y_k, cos y_k]`` for each of the ``dim/4`` frequencies ``k`` (x the width);
     - ``cogvideox``: diffusers' ``get_3d_sincos_pos_embed``: grid ``TxHxW`` (``HxW``: one frame), rows t-major;
       ``[sin t | cos t]`` (``dim/8`` frequencies) then MAE's ``[sin w | cos w | sin h | cos h]``
       (``3·dim/16`` frequencies each).
@@ -140,15 +146,26 @@ class Sincos2d(Recipe):
             raise RecipeError(f"dim {self.dim} must be a multiple of 4 for order={self.order}: four blocks of dim/4")
         if self._six_blocks and self.dim < 6:
             raise RecipeError(f"dim {self.dim} is too narrow for a 3-D mae grid: six blocks of dim // 6, e.g. --dim 48")
+        if (self.order == "loftr" and self.freq == "t2t") or (self.freq == "loftr-bug" and self.order != "loftr"):
+            raise RecipeError(
+                f"freq={self.freq} and order={self.order} do not go together: LoFTR's order takes freq paper "
+                "(temp_bug_fix=True) or loftr-bug (False), and loftr-bug only the loftr order"
+            )
+        if self.order == "loftr" and (len(axes) != 2 or self.dim % 4):
+            raise RecipeError(
+                f"order=loftr is an HxW grid of four columns a frequency: give an HxW grid and a --dim that is "
+                f"a multiple of 4 (grid {self.grid}, dim {self.dim})"
+            )
         if self.freq == "t2t" and self.per_axis < 2:
             raise RecipeError(
                 f"freq=t2t spaces an axis's frequencies by 1/(q−1), but dim {self.dim} gives q = {self.per_axis}: "
                 "give a wider --dim or freq=paper"
             )
-        if self.coords != "index" and (self.order != "tatp" or len(axes) != 2):
+        if self.coords != "index" and (self.order not in ("tatp", "loftr") or len(axes) != 2):
             raise RecipeError(
                 f"coords={self.coords} is DETR's PositionEmbeddingSine, an HxW grid in the tatp order "
-                f"([sin y, cos y, … | sin x, cos x, …]): give --order tatp and an HxW grid, or --coords index"
+                f"([sin y, cos y, … | sin x, cos x, …]), or LoFTR's (order loftr): give --order tatp and an HxW "
+                "grid, or --coords index"
             )
         if self.coords != "index" and self.dim % 4:
             raise RecipeError(
@@ -247,16 +264,24 @@ class Sincos2d(Recipe):
         return np.asarray(c, dtype=np.float64)
 
     @property
-    def divides(self) -> bool:
-        """The float pipelines' angle: DETR's ``c / base^(2i/d)`` (``coords`` other than index),
-        or ``c · (1 / base^(2i/d))`` (MAE, timm, positional-encodings, diffusers)."""
-        return self.coords != "index"
+    def frequency_form(self) -> str:
+        """How the float pipelines take the angle: ``exp-2k`` ``c·exp(−2k)`` (``freq=loftr-bug``),
+        ``exp`` LoFTR's ``c·exp(2k·(−ln base/(2q)))``, ``divide`` DETR's ``c / base^(k/q)``
+        (``coords`` other than index), ``reciprocal`` ``c · (1 / base^(k/q))`` (MAE, timm,
+        positional-encodings, diffusers)."""
+        if self.freq == "loftr-bug":
+            return "exp-2k"
+        if self.order == "loftr":
+            return "exp"
+        return "divide" if self.coords != "index" else "reciprocal"
 
     def value_words(self, name: str, value: Any) -> str:
         """The frequency rule with its exponents (``t2t, ω_k = base^(−k/63)``), the coordinates
         with their rule (``detr (c+1)/(m+1e-6)·2π``)."""
         if name == "coords" and value in _COORD_WORDS:
             return f"{value} {_COORD_WORDS[value]}"
+        if name == "freq" and value == "loftr-bug":
+            return "loftr-bug, ω_k = e^(−2k)"
         if name == "freq" and value in get_args(Freq):
             q = self.per_axis
             return f"{value}, ω_k = base^(−k/{q - 1 if value == 't2t' else q})"
@@ -264,9 +289,11 @@ class Sincos2d(Recipe):
 
     # -- facts -------------------------------------------------------------------------------
     def omega(self) -> np.ndarray:
-        """``ω_k = base^(−k/q)`` (``freq=t2t``: ``k/(q−1)``) of each axis's ``q`` frequencies, float64
-        (correctly rounded)."""
+        """``ω_k = base^(−k/q)`` (``freq=t2t``: ``k/(q−1)``; ``loftr-bug``: ``e^(−2k)``) of each
+        axis's ``q`` frequencies, float64 (correctly rounded)."""
         q = self.per_axis
+        if self.freq == "loftr-bug":
+            return exp_frequencies(2, q)[0]
         return frequencies(self.base, 1.0, tuple((k, self.spacing(q)) for k in range(q)))[0]
 
     def wavelengths(self) -> np.ndarray:
@@ -277,9 +304,12 @@ class Sincos2d(Recipe):
             omega_t = frequencies(self.base, 1.0, tuple((k, self.spacing(q_t)) for k in range(q_t)))[0]
             spatial = 2 * math.pi / self.omega()[np.arange(self.dim - 2 * q_t) % q]
             return np.concatenate([2 * math.pi / omega_t[np.arange(2 * q_t) % q_t], spatial])
-        # tatp: 2q interleaved columns per axis (sin, cos of ω_0, then ω_1, …); the other orders:
-        # four blocks of q columns, each running through ω_0..ω_{q−1}.
-        index = (np.arange(self.dim) % (2 * q)) // 2 if self.order == "tatp" else np.arange(self.dim) % q
+        # tatp: 2q interleaved columns per axis (sin, cos of ω_0, then ω_1, …); loftr: four columns
+        # a frequency; the other orders: four blocks of q columns, each running through ω_0..ω_{q−1}.
+        index = {
+            "tatp": (np.arange(self.dim) % (2 * q)) // 2,
+            "loftr": np.arange(self.dim) // 4,
+        }.get(self.order, np.arange(self.dim) % q)
         out: np.ndarray = 2 * math.pi / self.omega()[index]
         if self._six_blocks:
             out[6 * q :] = np.nan  # the zero columns after the six blocks never turn
@@ -304,17 +334,13 @@ class Sincos2d(Recipe):
         def place(rows: np.ndarray, coords: tuple[np.ndarray, ...]) -> None:
             """``rows`` ``(cells, dim)`` at cells ``coords``, or ``(lines, line, dim)`` whose lines
             start at ``coords``: each group per cell, or per line along it (one broadcast copy)."""
-            column = 0
-            for table, axis, lo in groups:
-                width = min(table.shape[1], self.dim - column)
-                if width > 0:
-                    at = run_index(coords[axis], lo, self.cell_axes[axis])
-                    if rows.ndim == 2:
-                        values = table[at, :width]
-                    else:
-                        values = table[:line, :width] if axis == fast else table[at, None, :width]
-                    rows[..., column : column + width] = values
-                column += table.shape[1]
+            for table, axis, lo, columns in groups:
+                at = run_index(coords[axis], lo, self.cell_axes[axis])
+                if rows.ndim == 2:
+                    values = table[at]
+                else:
+                    values = table[:line] if axis == fast else table[at, None]
+                rows[..., columns] = values
 
         def block(a: int, b: int) -> None:
             c0, c1 = max(r0 + a - self.prefix, 0), r0 + b - self.prefix  # the block's grid cells
@@ -328,10 +354,10 @@ class Sincos2d(Recipe):
         run_blocks(block, line_blocks(r0, r1, self.prefix, line, self.dim))
         return out
 
-    def _column_groups(self, c0: int, c1: int) -> list[tuple[np.ndarray, int, int]]:
-        """The groups of columns of cells ``[c0, c1)``, left to right: each one's values per
-        coordinate of its axis, the axis, and the first coordinate its rows hold (tatp's last
-        group may overhang the width).  Row ``j`` of an axis's values is coordinate
+    def _column_groups(self, c0: int, c1: int) -> list[tuple[np.ndarray, int, int, slice]]:
+        """The groups of columns of cells ``[c0, c1)``: each one's values per coordinate of its
+        axis, the axis, the first coordinate its rows hold, and the columns it fills (tatp's last
+        group cut at the width; loftr's every fourth pair).  Row ``j`` of an axis's values is coordinate
         ``(lo + j) mod size``: a small axis has all its coordinates (``lo = 0``, kept between
         calls by :func:`kept_axis_table`), a large one those the cells touch, so that a block of
         a long grid costs its own cells' sines, not the axis's."""
@@ -344,17 +370,24 @@ class Sincos2d(Recipe):
             # A square grid's axes have the same coordinates and frequencies: one table serves both.
             key = (q, coords.tobytes(), lo, count)
             if key not in made:
-                args = (self.base, self.compute, self.dtype, q, self.spacing(q), self.divides)
+                args = (self.base, self.compute, self.dtype, q, self.spacing(q), self.frequency_form)
                 run = coords[(lo + np.arange(count)) % size]
                 made[key] = kept_axis_table(*args, key[1]) if small else axis_table(*args, run)
             tables.append(made[key])
             starts.append(lo)
-        if self.order == "tatp":  # sin and cos interleaved, axis after axis
+        if self.order in ("tatp", "loftr"):  # sin and cos interleaved: axis after axis, or in turn (loftr: x first)
             groups = []
             for axis, (s, c) in enumerate(tables):
                 both = np.empty((len(s), 2 * self.per_axis), dtype=self.dtype)
                 both[:, 0::2], both[:, 1::2] = s, c
-                groups.append((both, axis, starts[axis]))
+                if self.order == "loftr":  # columns 4k, 4k + 1 (x) and 4k + 2, 4k + 3 (y)
+                    for half in (0, 1):
+                        groups.append((both[:, half::2], axis, starts[axis], slice(2 - 2 * axis + half, None, 4)))
+                    continue
+                start = axis * both.shape[1]
+                width = max(0, min(both.shape[1], self.dim - start))
+                if width:
+                    groups.append((both[:, :width], axis, starts[axis], slice(start, start + width)))
             return groups
         if self.order == "cogvideox":  # axes (t, h, w)
             (s_t, c_t), (s_h, c_h), (s_w, c_w) = tables
@@ -371,7 +404,11 @@ class Sincos2d(Recipe):
                 "timm-reverse": [(s_w, 1), (s_h, 0), (c_w, 1), (c_h, 0)],
                 "timm-reverse-interleave": [(s_w, 1), (c_w, 1), (s_h, 0), (c_h, 0)],
             }[self.order]
-        return [(table, axis, starts[axis]) for table, axis in listed_]
+        widths = np.cumsum([0] + [t.shape[1] for t, _ in listed_])
+        return [
+            (table, axis, starts[axis], slice(int(a), int(b)))
+            for (table, axis), a, b in zip(listed_, widths[:-1], widths[1:], strict=True)
+        ]
 
     def _strides(self) -> tuple[int, ...]:
         """Each axis's stride in the order's row order: the cells between its coordinates' rows."""
@@ -410,21 +447,28 @@ class Sincos2d(Recipe):
 
 
 def axis_table(
-    base: float, compute: str, dtype: str, q: int, spacing: int, divide: bool, coords: np.ndarray
+    base: float, compute: str, dtype: str, q: int, spacing: int, form: str, coords: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """sin and cos of ``c·ω_k``, ``ω_k = base^(−k/spacing)``, for coordinates ``coords`` (float64)
-    and ``k < q``, rounded to ``dtype`` (each value on its own: any subset of coordinates gives the
-    same values as the whole axis).  ``divide``: the float pipelines divide ``c`` by ``base^(k/spacing)``
-    (DETR) instead of multiplying by its reciprocal."""
+    """sin and cos of ``c·ω_k``, ``ω_k = base^(−k/spacing)`` (``form`` ``exp-2k``: ``e^(−2k)``), for
+    coordinates ``coords`` (float64) and ``k < q``, rounded to ``dtype`` (each value on its own: any
+    subset of coordinates gives the same values as the whole axis).  The float pipelines take the
+    angle as ``form`` says (:attr:`Sincos2d.frequency_form`): ``c · (1 / base^e)``, DETR's ``c /
+    base^e``, LoFTR's ``c · exp(2k·(−ln base/(2·spacing)))`` or ``c · exp(−2k)``."""
     if compute == "exact":
-        _, w_hi, w_lo = frequencies(base, 1.0, tuple((k, spacing) for k in range(q)))
+        pairs = tuple((k, spacing) for k in range(q))
+        _, w_hi, w_lo = exp_frequencies(2, q) if form == "exp-2k" else frequencies(base, 1.0, pairs)
         s, c = sincos(coords.astype(np.float64), w_hi, w_lo)
         return s.astype(dtype), c.astype(dtype)
     dt: Any = compute_dtype(compute)
+    if form in ("exp", "exp-2k"):  # kornia: exp(arange(0, d/2, 2) * (-log(T) / (d/2))), each step in dt
+        step = -1.0 if form == "exp-2k" else -math.log(base) / (2 * spacing)
+        omega_: Any = rounded(np.exp, dt, np.arange(0, 2 * q, 2, dtype=dt) * dt(step))
+        s, c = sin_cos_rounded(coords.astype(dt)[:, None] * omega_[None, :], dt)
+        return s.astype(dtype), c.astype(dtype)
     # timm/MAE/HF: omega = 1 / T^(k/q), angle = c·omega; vit-pytorch: arange(q) / (q − 1).
     e: Any = np.arange(q, dtype=dt) / dt(spacing)
     power: Any = rounded(np.power, dt, dt(base), e)
-    if divide:  # DETR: pos_x = x_embed / dim_t
+    if form == "divide":  # DETR: pos_x = x_embed / dim_t
         s, c = sin_cos_rounded(coords.astype(dt)[:, None] / power[None, :], dt)
         return s.astype(dtype), c.astype(dtype)
     omega: Any = dt(1) / power
@@ -439,11 +483,11 @@ KEPT_PAIRS = 1 << 17
 
 @lru_cache(maxsize=8)
 def kept_axis_table(
-    base: float, compute: str, dtype: str, q: int, spacing: int, divide: bool, coords: bytes
+    base: float, compute: str, dtype: str, q: int, spacing: int, form: str, coords: bytes
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`axis_table` of a small axis's every coordinate (``coords``: their float64 bytes),
     kept for the next call, read-only."""
-    s, c = axis_table(base, compute, dtype, q, spacing, divide, np.frombuffer(coords, dtype=np.float64))
+    s, c = axis_table(base, compute, dtype, q, spacing, form, np.frombuffer(coords, dtype=np.float64))
     s.flags.writeable = c.flags.writeable = False
     return s, c
 

@@ -81,51 +81,53 @@ def fitted(kind: type[Sincos2d], sample: Sample) -> Iterator[Sincos2d]:
             )
             sample.clue("; ".join([clue, *words]), recipe)
             yield recipe
-    yield from _fitted_detr(kind, sample)
+    yield from _fitted_counted(kind, sample)
 
 
-def _fitted_detr(kind: type[Sincos2d], sample: Sample) -> Iterator[Sincos2d]:
-    """DETR's ``PositionEmbeddingSine`` maps read as ``(H·W, d)`` rows: ``[sin y, cos y, … | sin x,
-    cos x, …]`` (the tatp order) whose cells count from 1 (``coords``), after a class row or none.
-    The y half holds still along a grid row (its width); cell 0's x angle of frequency 1 says the
-    rule (``count`` 1, ``detr`` 2π/(W + 10⁻⁶), ``deformable`` π/(W + 10⁻⁶)); the x angles of the
-    widest cell below 1.5π (no wrap) over its coordinate are the ``ω_k``, which give the base."""
-    d = sample.d
+def _fitted_counted(kind: type[Sincos2d], sample: Sample) -> Iterator[Sincos2d]:
+    """Sine maps whose cells count from 1 (``coords``), after a class row or none: DETR's
+    ``PositionEmbeddingSine`` (the tatp order, ``[sin y, cos y, … | sin x, cos x, …]``) and LoFTR's
+    (``[sin x, cos x, sin y, cos y]`` a frequency), read as ``(H·W, d)`` rows.  The y columns hold
+    still along a grid row (its width); cell 0's x angle of frequency 1 says the rule (``count`` 1,
+    ``detr`` 2π/(W + 10⁻⁶), ``deformable`` π/(W + 10⁻⁶)); the x angles of the widest cell below
+    1.5π (no wrap) over its coordinate are the ``ω_k``, which give the base (LoFTR's
+    ``temp_bug_fix=False``, ``ω_k = e^(−2k)``, is tried beside)."""
+    d, q = sample.d, sample.d // 4
     if d % 4:
         return
-    half, q = d // 2, d // 4
     hints = get_type_hints(kind)
     zeros = _leading_zero_rows(sample)
-    for prefix in dict.fromkeys((0, min(zeros, 1), zeros)):
+    for order, prefix in itertools.product(("tatp", "loftr"), dict.fromkeys((0, min(zeros, 1), zeros))):
+        layout = grid_layout(kind, order, d, 2)
         cells = sample.n - prefix
-        if cells < 2:
+        if layout is None or cells < 2:
             continue
-        head = sample.rows(prefix, prefix + 1)[0]
-        width = _first_change(sample, prefix, np.arange(half), head, MAX_GRID_SCAN)
-        if width < 2 or cells % width:
+        (sin, cos), head = layout.axes[-1], sample.rows(prefix, prefix + 1)[0]
+        width = _first_change(sample, prefix, layout.columns[0], head, MAX_GRID_SCAN)
+        if width < 2 or cells % width or sin.size < q:
             continue
-        x0 = float(np.mod(np.arctan2(head[half], head[half + 1]), 2 * math.pi))
+        x0 = float(np.mod(np.arctan2(head[sin[0]], head[cos[0]]), 2 * math.pi))
         for coords in get_args(hints["coords"]):
-            probe = kind(f"{cells // width}x{width}", d, order="tatp", coords=coords, compute="exact")
+            probe = kind(f"{cells // width}x{width}", d, order=order, coords=coords, compute="exact")
             c = probe.coordinates(1)
             if coords == "index" or abs(x0 - c[0]) > 1e-3:
                 continue
             cell = int(np.flatnonzero(c <= 1.5 * math.pi)[-1])
             row = sample.rows(prefix + cell, prefix + cell + 1)[0]
-            measured = np.mod(np.arctan2(row[half::2][:q], row[half + 1 :: 2][:q]), 2 * math.pi) / c[cell]
-            rules = _rule_bases(sample, measured, q)
+            measured = np.mod(np.arctan2(row[sin], row[cos]), 2 * math.pi) / c[cell]
+            rules = _rule_bases(sample, measured, q) + ([("loftr-bug", 10000.0)] if order == "loftr" else [])
             for (freq, base), compute in itertools.product(rules, get_args(hints["compute"])):
                 try:
                     recipe = kind(
-                        probe.grid, d, base, "tatp", prefix > 0, cast(DType, sample.dtype), compute,
+                        probe.grid, d, base, order, prefix > 0, cast(DType, sample.dtype), compute,
                         extra_tokens=prefix, freq=freq, coords=coords,
                     )  # fmt: skip
                 except RecipeError:
                     continue
                 after = {0: "", 1: " after a zero class row"}.get(prefix, f" after {prefix} zero rows")
                 sample.clue(
-                    f"the rows form a {probe.grid} grid of DETR's sine map ([y | x], sin and cos interleaved){after}, "
-                    f"cells from 1 ({probe.value_words('coords', coords)}); base {base:g}",
+                    f"the rows form a {probe.grid} grid of a sine map in the {order} order{after}, cells from 1 "
+                    f"({probe.value_words('coords', coords)}); {probe.value_words('freq', freq)}, base {base:g}",
                     recipe,
                 )
                 yield recipe
