@@ -166,9 +166,11 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
     if fit.found:
         return Causes(fit.found)
     found = transformations(a, b, sample, crit)
-    if found and a.shape[0] != b.shape[0] and known_a is None and known_b is None:
-        # Two files of other lengths that a shift relates: a class or padding row is a parameter of
-        # their kind once both are identified ("cls false (A) vs true (B)"), said before the shift.
+    related = a.shape[0] != b.shape[0] or any(e.name in _REORDERINGS for e in found)
+    if found and related and known_a is None and known_b is None:
+        # Two files that a shift or a reordering relates: a class or padding row, a layout or a row
+        # order is a parameter of their kind once both are identified ("cls false (A) vs true (B)",
+        # "row order 2×2 merge windows (A) vs row-major (B)"), said before the transformation.
         _, ka, kb = identified_causes(a, b, worst_gap(ra, rb))
         said = recipes_compared(ka, kb).found if ka is not None and kb is not None else []
         if said and ka is not None and kb is not None and ka.recipe.kind == kb.recipe.kind:
@@ -198,6 +200,11 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
     if not fit.nearest:
         fit = Fit(fit.found, found_ids.nearest)
     return Causes(fit.found, fit.nearest)
+
+
+#: The transformations that reorder rows or columns: between two identified files, their kind may
+#: say the same in its own words (a layout, a row order).
+_REORDERINGS = frozenset({"row-order", "columns", "transposed-grid"})
 
 
 def transformations(a: Table, b: Table, sample: DiffSample, crit: Criteria) -> list[Explanation]:

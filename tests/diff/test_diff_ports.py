@@ -21,6 +21,9 @@ from pecli.sources import parse_recipe
 from pecli.table import Table
 from tests.diff.test_diff_kinds import LONG_FACTORS, SHORT_FACTORS, alibi_slopes, hf_rope, ofirpress_slopes
 from tests.kinds.test_pipelines import torch_like
+from tests.kinds.test_rope2d_merge import qwen_vision
+from tests.kinds.test_sincos2d_detr import detr_map
+from tests.kinds.test_sincos2d_loftr import loftr_map
 
 Build = Callable[[], np.ndarray]
 
@@ -144,7 +147,38 @@ def _alibi() -> dict[str, tuple[Build, str, str]]:
     return out
 
 
-PAIRS: dict[str, tuple[Build, str, str]] = {**_pipelines(), **_partial(), **_yarn(), **_longrope(), **_alibi()}
+def _vision() -> dict[str, tuple[Build, str, str]]:
+    """Vision tables in another row order or coordinates: Qwen-VL's merge windows against row-major
+    rows, DETR's normalised coordinates against raw counts or 0-based indices, and LoFTR's
+    ``temp_bug_fix=False`` frequencies against the fixed ones (float64 code rounded once)."""
+    out: dict[str, tuple[Build, str, str]] = {}
+    for h, w, m in ((6, 8, 2), (16, 16, 2), (8, 12, 4)):
+        out[f"qwen-vl vision {h}x{w} merge {m} vs row-major"] = (
+            lambda h=h, w=w, m=m: qwen_vision(h, w, 64, 10000.0, m, "cos").astype(np.float32),
+            f"rope2d:feat_shape={h}x{w},dim=64,bands=lang,part=cos,layout=half,compute=exact",
+            f"row order {m}×{m} merge windows (A) vs row-major (B)",
+        )
+    for coords, b, said in (
+        ("detr", "count", "coords detr (c + 1)/(m + 1e-6)·2π (A) vs count c + 1 (B)"),
+        ("detr", "index", "coords detr (c + 1)/(m + 1e-6)·2π (A) vs index c (B)"),
+        ("deformable", "detr", "coords deformable (c + 0.5)/(m + 1e-6)·2π (A) vs detr (c + 1)/(m + 1e-6)·2π (B)"),
+    ):
+        out[f"detr map {coords} vs {b}"] = (
+            lambda coords=coords: detr_map(20, 30, 64, coords).astype(np.float32),
+            f"sincos2d:grid=20x30,dim=128,order=tatp,coords={b}",
+            said,
+        )
+    out["loftr map temp_bug_fix=False vs True"] = (
+        lambda: loftr_map(30, 40, 256, bug=True).astype(np.float32),
+        "sincos2d:grid=30x40,dim=256,order=loftr,coords=count",
+        "freq loftr-bug, ω_k = e^(−2k) (A) vs paper, ω_k = base^(−k/64) (B)",
+    )
+    return out
+
+
+PAIRS: dict[str, tuple[Build, str, str]] = {
+    **_pipelines(), **_partial(), **_yarn(), **_longrope(), **_alibi(), **_vision()
+}  # fmt: skip
 #: One pair of each family in the quick suite; the whole matrix with the slow tests.
 QUICK = {
     "inv-bfloat16 2048x64 θ=500000 sin pairs",
@@ -152,6 +186,7 @@ QUICK = {
     "yarn betas swapped 1024x32 factor 2 over 256",
     "longrope long factors at 1000 of 2048",
     "alibi 6 heads geometric slopes vs interleave",
+    "detr map detr vs count",
 }
 
 

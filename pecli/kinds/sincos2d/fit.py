@@ -63,7 +63,7 @@ def fitted(kind: type[Sincos2d], sample: Sample) -> Iterator[Sincos2d]:
         m = grid[layout.recipe_axis[-1]]
         coordinates = _coordinate_scales(step, m) if scaled else [{}]
         for (freq, base), compute, scales in itertools.product(
-            _rule_bases(sample, measured, layout.per_axis), get_args(hints["compute"]), coordinates
+            _rule_bases(sample, measured, layout.per_axis, order), get_args(hints["compute"]), coordinates
         ):
             try:
                 dtype = cast(DType, sample.dtype)
@@ -110,12 +110,12 @@ def _fitted_counted(kind: type[Sincos2d], sample: Sample) -> Iterator[Sincos2d]:
         for coords in get_args(hints["coords"]):
             probe = kind(f"{cells // width}x{width}", d, order=order, coords=coords, compute="exact")
             c = probe.coordinates(1)
-            if coords == "index" or abs(x0 - c[0]) > 1e-3:
+            if coords == "index" or abs(x0 - c[0]) > max(1e-3, 8 * sample.eps):  # bfloat16: 2⁻⁸ a value
                 continue
             cell = int(np.flatnonzero(c <= 1.5 * math.pi)[-1])
             row = sample.rows(prefix + cell, prefix + cell + 1)[0]
             measured = np.mod(np.arctan2(row[sin], row[cos]), 2 * math.pi) / c[cell]
-            rules = _rule_bases(sample, measured, q) + ([("loftr-bug", 10000.0)] if order == "loftr" else [])
+            rules = _rule_bases(sample, measured, q, order)
             for (freq, base), compute in itertools.product(rules, get_args(hints["compute"])):
                 try:
                     recipe = kind(
@@ -158,11 +158,12 @@ def sized(kind: type[Sincos2d], params: dict[str, Any], sample: Sample) -> Itera
             yield {"grid": g, "dim": sample.d, "dtype": sample.dtype, **extra}
 
 
-def _rule_bases(sample: Sample, omega: Arr, q: int) -> list[tuple[Freq, float]]:
+def _rule_bases(sample: Sample, omega: Arr, q: int, order: str) -> list[tuple[Freq, float]]:
     """The frequency rules and bases the measured ``ω_k`` of an axis of ``q`` fit: the paper's
     ``k/q`` with 10000 and the roundest base that predicts them; tensor2tensor's ``k/(q−1)``
     (vit-pytorch) only with a base of at most 4 significant digits (an MAE table fits it too, with
-    10000^((q−1)/q)), or with 10000 where one frequency alone was measured."""
+    10000^((q−1)/q)), or with 10000 where one frequency alone was measured; in LoFTR's order, its
+    ``temp_bug_fix=False`` rule ``e^(−2k)`` (no base) too."""
     fitted = sample.fit_round_base(omega, np.arange(omega.size) / q, sample.angle_tolerance(1.0), 1.0)
     out: list[tuple[Freq, float]] = [("paper", b) for b in sorted({10000.0} | ({fitted[0]} if fitted else set()))]
     if q >= 2 and omega.size < 2:  # one frequency measured (a narrow table): no rule to tell, both tried
@@ -171,6 +172,8 @@ def _rule_bases(sample: Sample, omega: Arr, q: int) -> list[tuple[Freq, float]]:
         spaced = sample.fit_round_base(omega, np.arange(omega.size) / (q - 1), sample.angle_tolerance(1.0), 1.0)
         if spaced is not None and spaced[1] <= 4:
             out.append(("t2t", spaced[0]))
+    if order == "loftr":
+        out.append(("loftr-bug", 10000.0))
     return out
 
 
