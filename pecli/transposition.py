@@ -72,11 +72,12 @@ def channels_first_note(table: Table, identify: Callable[..., Any]) -> str | Non
     dropped; read as ``C·H`` rows of ``W``) whose ``(H·W, C)`` reading ``identify`` names (DETR's
     ``PositionEmbeddingSine`` returns ``(1, C, H, W)``): a note saying so, with the command that
     rebuilds it; else None."""
-    shape = stored_shape(table.info)
-    inner = tuple(s for i, s in enumerate(shape or ()) if s != 1 or any(t != 1 for t in (shape or ())[:i]))
-    if len(inner) != 3:
+    shape = stored_shape(table.info) or ()
+    while len(shape) > 3 and shape[0] == 1:  # (1, C, H, W): the batch axis, as the reader drops it
+        shape = shape[1:]
+    if len(shape) != 3:
         return None
-    c, h, w = inner
+    c, h, w = shape
     if not (2 <= c <= TRY_TRANSPOSED_ROWS and h * w >= 2 and c * h * w <= TRY_CHANNELS_FIRST_VALUES):
         return None
     values = np.ascontiguousarray(np.asarray(table.rows(0, table.shape[0])).reshape(c, h * w).T)

@@ -321,7 +321,7 @@ class Rope2d(Recipe):
         cells = math.prod(axes)
         merged = self.merge > 1  # a block of rows meets cells all over its window row: every coordinate
         tables = self.axis_tables(*((0, cells) if merged else (max(r0 - first_cell, 0), min(r1 - first_cell, cells))))
-        cls = {"first": 0, "last": math.prod(axes)}.get(self.cls_row)
+        cls = {"first": 0, "last": cells}.get(self.cls_row)
         if cls is not None and r0 <= cls < r1:  # a class token's angles are 0: sin 0, cos 1
             ones = {"cos": slice(None), "cat": slice(width, None), "cis": slice(0, None, 2)}.get(self.part, slice(0))
             out[cls - r0] = 0
@@ -350,7 +350,7 @@ class Rope2d(Recipe):
 
         def block(start: int, stop: int) -> None:
             c0 = max(r0 + start - first_cell, 0)  # the block's grid cells [c0, c1)
-            c1 = min(r0 + stop - first_cell, math.prod(axes))
+            c1 = min(r0 + stop - first_cell, cells)
             if merged:  # cell by cell, in the windows' order
                 place(out[c0 + first_cell - r0 : c1 + first_cell - r0], self.cell_coordinates(np.arange(c0, c1)))
                 return

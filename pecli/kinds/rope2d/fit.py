@@ -164,11 +164,11 @@ def _merged_width(sample: Sample, slow: np.ndarray, skip: int, m: int, cells: in
     if not np.array_equal(rows[m * m], rows[0]):
         return None
     inside = rows[: m * m : m]  # the window's first column of cells: coordinates 0 … m − 1
-    past = [r for r in range(0, reach, m) if not np.any(np.all(rows[r] == inside, axis=1))]
-    if not past:
+    past = next((r for r in range(0, reach, m) if not np.any(np.all(rows[r] == inside, axis=1))), None)
+    if past is None:
         return cells // m if cells // m % m == 0 else None  # one row of windows
-    grid_w = past[0] // m
-    return grid_w if past[0] % (m * m) == 0 and cells % (m * grid_w) == 0 else None
+    grid_w = past // m
+    return grid_w if past % (m * m) == 0 and cells % (m * grid_w) == 0 else None
 
 
 def axis_columns_of(slot: int, n: int, q: int, layout: str, axis_columns: str) -> np.ndarray:
