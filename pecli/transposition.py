@@ -41,6 +41,13 @@ def transposed(table: Table) -> Table:
     return flipped
 
 
+def _named(other: Table, identify: Callable[..., Any]) -> Any:
+    """The candidate ``identify`` proves for ``other`` (another reading of a table it could not
+    name), or None: a MATCH only."""
+    found = identify(other, flip=False)
+    return found.best if found.verdict == "match" else None
+
+
 def transposed_note(table: Table, identify: Callable[..., Any]) -> str | None:
     """When ``table`` (small) is the transpose of a table ``identify`` (given by the identification
     module, which imports this one) names: a note saying so, with the command that rebuilds it; else
@@ -49,10 +56,9 @@ def transposed_note(table: Table, identify: Callable[..., Any]) -> str | None:
     if not (2 <= n <= TRY_TRANSPOSED_ROWS and d >= 2 and n * d <= TRY_TRANSPOSED_VALUES):
         return None
 
-    found = identify(transposed(table), flip=False)
-    if found.verdict != "match" or found.best is None:
+    best = _named(transposed(table), identify)
+    if best is None:
         return None
-    best = found.best
     return (
         f"its transpose ({d}×{n}, positions along the rows) matches {best.recipe.describe()} "
         f"({best.how_close()}): the file holds (columns, positions); rebuild it with "
@@ -81,10 +87,9 @@ def channels_first_note(table: Table, identify: Callable[..., Any]) -> str | Non
     if not (2 <= c <= TRY_TRANSPOSED_ROWS and h * w >= 2 and c * h * w <= TRY_CHANNELS_FIRST_VALUES):
         return None
     values = np.ascontiguousarray(np.asarray(table.rows(0, table.shape[0])).reshape(c, h * w).T)
-    found = identify(Table.from_array(values, f"{table.source} read channels-first"), flip=False)
-    if found.verdict != "match" or found.best is None:
+    best = _named(Table.from_array(values, f"{table.source} read channels-first"), identify)
+    if best is None:
         return None
-    best = found.best
     return (
         f"read channels-first, ({c}, {h}, {w}) as {h * w}×{c} (a row per cell, h-major), it matches "
         f"{best.recipe.describe()} ({best.how_close()}): the file holds (channels, H, W); rebuild it with "
