@@ -33,6 +33,10 @@ _MAX_TURNS, _MAX_FAR_STARTS = 4096, 4
 FIT_ROWS = 2048
 #: Candidate starts below which each is refined on its own (scalars) rather than all at once (NumPy).
 _SCALAR_CANDIDATES = 16
+#: Columns a start is refined through, at most: each fixes the next one's whole turns, so a chain
+#: spread over the frequencies gives the start as well as every column (a 16384-wide table's 8192
+#: columns, one Python step each, took 2 s), and the proof checks it on all of them.
+_REFINE_COLUMNS = 256
 
 
 def _layouts(d: int) -> list[tuple[RopeLayout, np.ndarray, int]]:
@@ -69,6 +73,8 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
     x = np.clip(head[0] / amplitude, -1.0, 1.0)
     theta = np.arccos(x) if part == "cos" else np.arcsin(x)
     order = np.argsort(inv)
+    if order.size > _REFINE_COLUMNS:  # evenly spread over the frequencies, the slowest and fastest kept
+        order = order[np.unique(np.linspace(0, order.size - 1, _REFINE_COLUMNS).round().astype(np.int64))]
     # Slowest frequency first: its phase is the position itself while p·ω < π/2.
     first = order[0]
     seeds = (

@@ -215,6 +215,10 @@ class GridLayout:
 _PROBE = {2: (3, 5), 3: (2, 3, 5)}
 
 
+#: Widest table whose grid layout is learnt: the probe holds 30 float64 rows of the table's width
+#: (a 1×3,000,000 row took 1.1 GB and 3 s per order, and the layouts kept grew past 4 GB).  A 2-D
+#: sincos grid is as wide as a model (ViT-22B: 6144), so wider tables are read as no grid.
+MAX_LAYOUT_COLUMNS = 1 << 17
 #: The layouts learnt so far, by (kind, order, width, axes): at most :data:`_LAYOUTS_KEPT`.
 _LAYOUTS: dict[tuple[type[Sincos2d], str, int, int], GridLayout | None] = {}
 _LAYOUTS_KEPT = 64
@@ -225,7 +229,10 @@ def grid_layout(kind: type[Sincos2d], order: str, d: int, naxes: int) -> GridLay
     each column must be a function of one grid coordinate for one row-major arrangement.  The probe
     is built in the float64 pipeline: which coordinate a column follows does not need the exact
     values, whose frequencies cost a Decimal power each (3 s for a 300,000-wide table).  Kept for
-    the next call (the oldest dropped past :data:`_LAYOUTS_KEPT`)."""
+    the next call (the oldest dropped past :data:`_LAYOUTS_KEPT`).  ``None`` past
+    :data:`MAX_LAYOUT_COLUMNS` columns too."""
+    if d > MAX_LAYOUT_COLUMNS:
+        return None
     key = (kind, order, d, naxes)
     if key not in _LAYOUTS:
         if len(_LAYOUTS) >= _LAYOUTS_KEPT:
