@@ -40,7 +40,7 @@ from pecli.table import Progress, Table, TableLike, as_table
 from pecli.transposition import channels_first_note, transposed_note
 
 if TYPE_CHECKING:
-    from pecli.dtypes import Arr
+    from pecli.dtypes import Arr, Ids
 
 #: Candidates matching the sample that are compared with the whole table, at most.
 VERIFY_MAX = 8
@@ -48,6 +48,10 @@ VERIFY_MAX = 8
 #: per million columns (an 8 × 300,000 ALiBi bias: 17 s), so this is four minutes; twice the widest
 #: bias a long-context model's cache has (2²¹ keys).  A 2·10⁷-wide table would take half an hour.
 IDENTIFY_MAX_COLUMNS = 1 << 22
+#: A table wider than this has its candidates screened on this many columns spread over it, by
+#: the kinds that compute columns on their own (:meth:`Recipe.columns_at`): a candidate then costs
+#: the same whatever the width; only those that pass (or nearly do) are built whole on the sample.
+SCREEN_COLUMNS = 1024
 #: Relative RMS under which an unmatched candidate is tried in its kind's other pipelines.
 _NEAR_MISS = 1e-2
 _STORED = "stored recipe"
@@ -76,6 +80,7 @@ class _Scored:
     rows: int = 0
     digest: str = ""
     built: Arr | None = None  # the whole sample, when it was built
+    narrow: bool = False  # scored on the screen's columns only (SCREEN_COLUMNS)
 
 
 class _Proposals:
@@ -104,9 +109,7 @@ def _proposals(sample: Sample, presets: list[tuple[Preset, Recipe]]) -> _Proposa
     return out
 
 
-def _started_presets(
-    sample: Sample, found: _Proposals, presets: list[tuple[Preset, Recipe]], screen: tuple[list[tuple[int, int]], Arr]
-) -> None:
+def _started_presets(sample: Sample, found: _Proposals, presets: list[tuple[Preset, Recipe]], screen: _Screen) -> None:
     """A preset read from row ``start`` on (HF's past_key_values_length): presets fix no start, so
     each start that a fitted recipe showed *and that fits the screen rows* is tried on every preset
     of the same kind that has one."""
@@ -123,7 +126,7 @@ def _started_presets(
             except RecipeError:
                 continue
             if not entry.digest:
-                _screen(entry, *screen)
+                _screen(entry, screen)
 
 
 # -- scoring ---------------------------------------------------------------------------------
@@ -148,26 +151,62 @@ def _score(s: _Scored, table_rows: Arr, built: Arr) -> None:
     s.digest = hashlib.blake2b(np.ascontiguousarray(built).tobytes(), digest_size=16).hexdigest()
 
 
-def _screen_rows(sample: Sample, rows: int = 8) -> tuple[list[tuple[int, int]], Arr]:
-    """A few head and tail rows (the whole table when it is short), and their values."""
-    n = sample.n
-    spans = [(0, n)] if n <= 2 * rows else [(0, rows), (n - rows, n)]
-    return spans, np.concatenate([sample.rows(a, b) for a, b in spans])
+@dataclass(frozen=True)
+class _Screen:
+    """A few head and tail rows (the whole table when it is short), their values, and the columns
+    a wide table's candidates are screened on (None: every column)."""
+
+    spans: list[tuple[int, int]]
+    values: Arr
+    columns: Ids | None = None
+    row_ids: Ids | None = None  # the spans' rows, and their values at the columns
+    narrow_values: Arr | None = None
+
+    @classmethod
+    def of(cls, sample: Sample, rows: int = 8) -> _Screen:
+        n, d = sample.n, sample.d
+        spans = [(0, n)] if n <= 2 * rows else [(0, rows), (n - rows, n)]
+        values = np.concatenate([sample.rows(a, b) for a, b in spans])
+        if d <= SCREEN_COLUMNS:
+            return cls(spans, values)
+        columns = np.unique(np.linspace(0, d - 1, SCREEN_COLUMNS).round().astype(np.intp))
+        row_ids = np.concatenate([np.arange(a, b) for a, b in spans])
+        return cls(spans, values, columns, row_ids, values[:, columns])
 
 
-def _screen(p: _Scored, spans: list[tuple[int, int]], values: Arr) -> None:
-    built = _try_build(p.recipe, spans)
+    def describe(self, d: int) -> str:
+        """The screen's columns in words (nothing when it reads every column)."""
+        return "" if self.columns is None else f", candidates screened on {self.columns.size} of its {d} columns"
+
+
+def _screen(p: _Scored, screen: _Screen) -> None:
+    if screen.columns is not None and screen.row_ids is not None and screen.narrow_values is not None:
+        try:
+            narrow = p.recipe.columns_at(screen.row_ids, screen.columns)
+        except Exception:  # as _try_build: one kind's bug must not stop the others
+            return
+        if narrow is not None:
+            _score(p, screen.narrow_values, np.asarray(narrow, dtype=np.float64))
+            # A few columns alike say nothing of the others: no two such candidates are one table.
+            p.digest, p.narrow = f"{p.digest}:{p.rank}", True
+            return
+    built = _try_build(p.recipe, screen.spans)
     if built is not None:
-        _score(p, values, built)
+        _score(p, screen.values, built)
 
 
 def _score_sample(sample: Sample, proposals: list[_Scored], nearest: int) -> None:
-    """The promising proposals, and the best few whatever they score, on the whole sample."""
+    """The promising proposals, and the best few whatever they score, on the whole sample; a
+    candidate screened on a few columns only if it passed or nearly did (its relative RMS within
+    :data:`_NEAR_MISS`): the others' scores rest on those columns (a full row of a 3·10⁶-wide
+    table costs seconds)."""
     for i, p in enumerate(sorted(proposals, key=lambda p: (p.max_abs, p.rank))):
-        if p.digest and (i < nearest or p.max_abs <= tolerances(p.recipe, sample)[1]):
+        within = p.max_abs <= tolerances(p.recipe, sample)[1]
+        if p.digest and (within or (p.rel_rms <= _NEAR_MISS if p.narrow else i < nearest)):
             p.built = _try_build(p.recipe, sample.spans)
             if p.built is not None:
                 _score(p, sample.values, p.built)
+                p.narrow = False
 
 
 def _groups(proposals: list[_Scored]) -> list[list[_Scored]]:
@@ -220,6 +259,23 @@ def _prove(
     return out
 
 
+def _prove_staged(table: Table, sample: Sample, chosen: list[Candidate], progress: Progress | None) -> list[Candidate]:
+    """:func:`_prove` in two passes: first the stored recipe and the candidates the sample rebuilds
+    bit for bit (the score order puts them first).  If one of them rebuilds the whole table bit for
+    bit, it is the one reported (:func:`_preference`), and a candidate left whose sampled rows are
+    already further from the table than its tolerance can be no alternative to it ("also
+    matches"): those are not proved.  Each would cost a full rebuild: a 4096×4096 sinusoid had six
+    float32 pipelines, two thirds of identify's time."""
+    split = next((i for i, c in enumerate(chosen) if c.max_abs != 0 and _STORED not in c.names), len(chosen))
+    first = _prove(table, sample, chosen[:split], [c.tolerance for c in chosen[:split]], progress)
+    rest = chosen[split:]
+    exact = [c for c in first if c.proved and c.atol == 0]
+    if exact:
+        reach = min(exact, key=_preference).tolerance
+        rest = [c for c in rest if c.max_abs <= reach]
+    return first + (_prove(table, sample, rest, [c.tolerance for c in rest], progress) if rest else [])
+
+
 # -- identify ----------------------------------------------------------------------------------
 def identify(
     table: TableLike, *, nearest: int = 5, progress: Progress | None = None, flip: bool = True
@@ -242,9 +298,9 @@ def identify(
     sample.notes += sample.reading_notes()
     presets = [(p, r) for p in PRESETS.values() for r in preset_recipes(p, sample)]
     found = _proposals(sample, presets)
-    screen = _screen_rows(sample)
+    screen = _Screen.of(sample)
     for p in found.found.values():
-        _screen(p, *screen)
+        _screen(p, screen)
     _started_presets(sample, found, presets, screen)
 
     def settle() -> tuple[list[list[_Scored]], list[Candidate], tuple[Verdict, Candidate | None, list[Candidate]]]:
@@ -262,7 +318,7 @@ def identify(
     near += [c for c in candidates if verdict != "match" and c.recipe.formula and c.rel_rms <= _NEAR_MISS][:2]
     extra = [v for c in near for v in c.recipe.pipelines() if v not in found.found]
     for v in extra:
-        _screen(found.add(v, None), *screen)
+        _screen(found.add(v, None), screen)
     if extra:
         groups, candidates, (verdict, best, alternatives) = settle()
     confidence = _confidence(best, groups, candidates) if best is not None else 0.0
@@ -293,7 +349,7 @@ def identify(
         nearest=_nearest(candidates, verdict)[:nearest],
         names=_tie_names(best, alternatives),
         notes=list(dict.fromkeys(clues + sample.notes)),  # a second settle() says its notes again
-        sample=sample.describe(),
+        sample=sample.describe() + screen.describe(d),
         candidates_tried=len(found.found),
     )
 
@@ -315,7 +371,7 @@ def _decide(
     ]
     members.sort(key=lambda ic: _STORED not in ic[1].names)
     chosen = [c for _, c in members[:VERIFY_MAX]]
-    tried = _prove(table, sample, chosen, [c.tolerance for c in chosen], progress)
+    tried = _prove_staged(table, sample, chosen, progress)
     proved = [c for c in tried if c.proved]
     for c in tried:
         v = c.verification

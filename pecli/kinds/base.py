@@ -150,6 +150,14 @@ class Recipe:
             out[pick] = block[rows[pick] - a, cols[pick]]
         return out
 
+    def columns_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray | None:
+        """The ``len(rows) × len(cols)`` block of the table at these rows and columns, computed
+        without the other columns, as :meth:`rows` gives them (an exact kind's rows that take
+        another route to the same rounding may differ by an ulp); ``None`` where the kind cannot
+        (the default).  identify screens a wide table's candidates on a few columns with it, so
+        that a candidate costs the same whatever the width."""
+        return None
+
     def build(self) -> np.ndarray:
         """The whole table as a 2-D array of ``dtype`` (refused if it cannot fit in memory)."""
         from pecli.resources import ensure_fits_in_memory

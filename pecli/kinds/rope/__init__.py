@@ -18,11 +18,9 @@ import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.kernels.exact import row_blocks, sincos, turns
-from pecli.kernels.pipelines import f32, rotary32, rounded32
 from pecli.kernels.rope_scaling import SCALINGS, Scaling, inv_freq_float32, inv_freq_float64
-from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, check_row_range, listed
+from pecli.kinds.rope.build import BOTH_PARTS, rope_columns, rope_rows
 from pecli.params import choice, flag, int_param, optional_float, positive_float, spell
 from pecli.precision import collapsed_rows, held, pipeline_of
 
@@ -32,8 +30,6 @@ if TYPE_CHECKING:
 
 RopeLayout = Literal["half", "pairs", "once"]
 RopePart = Literal["cos", "sin", "angle", "inv_freq", "cos-sin", "cis"]
-#: The parts that hold the cos table and the sin table together, and where each goes.
-BOTH_PARTS = ("cos-sin", "cis")
 #: Its pipelines (:data:`pecli.precision.PIPELINES` says each step's dtype): HF's float32 first, the
 #: exact reference, then the reduced ones of porting bugs (inv_freq or positions cast to 16 bits).
 RopeCompute = Literal["float32", "exact", "inv-float16", "inv-bfloat16", "positions-bfloat16", "bfloat16"]
@@ -284,7 +280,14 @@ class Rope(Recipe):
     def rows(self, r0: int, r1: int) -> np.ndarray:
         """Rows ``[r0, r1)`` of the table, built directly."""
         check_row_range(self.shape[0], r0, r1)
-        return _rope_rows(self, r0, r1)
+        return rope_rows(self, r0, r1)
+
+    def columns_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray | None:
+        """Rows × columns from those columns' frequencies alone (each pipeline step is
+        elementwise: the bits :meth:`rows` gives); float32 and float64 tables, not an ``inv_freq``
+        row (``None``)."""
+        check_row_range(self.shape[0], int(rows.min(initial=0)), int(rows.max(initial=-1)) + 1)
+        return rope_columns(self, rows, cols)
 
     def wavelengths(self) -> np.ndarray:
         """``2π/inv_freq`` of each column's frequency (in positions)."""
@@ -480,69 +483,6 @@ def _round(x: float) -> bool:
     from pecli.fitting import round_number  # the fitters' rounding; not loaded to build a table
 
     return math.isclose(x, round_number(x), rel_tol=1e-12)
-
-
-def _rope_rows(r: Rope, r0: int, r1: int) -> np.ndarray:
-    if r.part in BOTH_PARTS:
-        # The cos table and the sin table, each as the framework builds it, put side by side or in turn.
-        cos, sin = (_rope_rows(replace(r, part=part), r0, r1) for part in ("cos", "sin"))
-        out = np.empty((r1 - r0, r.shape[1]), dtype=r.dtype)
-        width = cos.shape[1]
-        if r.part == "cos-sin":
-            out[:, :width], out[:, width:] = cos, sin
-        else:
-            out[:, 0::2], out[:, 1::2] = cos, sin
-        return out
-    inv = r.inv_freq()
-    half = r.frequency_count
-    if r.part == "inv_freq":
-        return np.asarray(inv[None, :], dtype=r.dtype)[r0:r1]
-    out = np.empty((r1 - r0, r.shape[1]), dtype=r.dtype)
-    # Column views for the dim/2 distinct values: the layout is only where they go.
-    views = {"half": (out[:, :half], out[:, half:]), "pairs": (out[:, 0::2], out[:, 1::2]), "once": (out,)}
-    placed = views[r.layout]
-    att = r.attention_scaling()
-    if r.compute == "exact":
-        w_hi, w_lo = turns(inv)
-    pairs = r.shape[0] * half  # the whole table's, so every row range has the whole's bits
-
-    steps = pipeline_of(r.compute)
-
-    def block(a: int, b: int) -> None:
-        positions: Any = np.arange(r.start + r0 + a, r.start + r0 + b)
-        values: Any
-        targets = [view[a:b] for view in placed]
-        if steps.positions != "float32" and r.compute != "exact":  # position ids held in 16 bits
-            positions = held(positions.astype(f32), steps.positions)
-        if steps.angle != "float32" and r.compute != "exact":  # the product and cos/sin held in 16 bits too
-            angle = held(positions.astype(f32)[:, None] * inv[None, :], steps.angle)
-            if r.part != "angle":
-                (values,) = rounded32(angle, (r.part,), None)
-                values = held(values, steps.trig)
-                if att != 1.0:
-                    values = held(values * f32(att), steps.trig)
-            else:
-                values = angle
-        elif r.compute != "exact" and r.part != "angle":  # freqs.cos() * attention_scaling, in float32
-            values = rotary32(positions, inv, r.part, pairs, into=targets[0])
-            if att != 1.0:
-                values *= f32(att)
-            if values is targets[0]:  # written in place by the compiled pipeline
-                targets = targets[1:]
-        elif r.compute != "exact":
-            values = positions.astype(f32)[:, None] * inv[None, :]  # position_ids.float() * inv_freq
-        elif r.part == "angle":
-            values = positions.astype(np.float64)[:, None] * inv[None, :]
-        else:
-            s, c = sincos(positions.astype(np.float64), w_hi, w_lo)
-            values = (c if r.part == "cos" else s) * att
-        # Assignment casts to the output dtype: float32 values as HF's ``.to(x.dtype)``,
-        # float64 (exact) values rounded once.
-        for target in targets:
-            target[...] = values[:, : target.shape[1]]  # an odd dim truncated: the last copy is one short
-
-    run_blocks(block, row_blocks(r1 - r0, half))
-    return out
 
 
 __all__ = ["Rope", "RopeCompute", "RopeForm", "RopeLayout", "RopeOdd", "RopePart", "Scaling", "factor_list", "fit_rope"]

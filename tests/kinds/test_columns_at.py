@@ -1,0 +1,132 @@
+"""``Recipe.columns_at``: a few columns of a table computed without the others, as ``rows`` gives them.
+
+identify screens a wide table's candidates on a few columns (issue 44); a screen that disagreed
+with the rows would drop the recipe that made the table.  The truth here is the kind's own
+``rows`` (itself checked against float64 formulas and the frameworks elsewhere), cell by cell.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pecli.kinds import kinds
+from pecli.kinds.base import Recipe
+from pecli.kinds.sinusoidal import Sinusoidal
+
+ROWS = np.array([0, 1, 2, 7, 63, 64, 199])
+
+
+def _columns(d: int) -> np.ndarray:
+    """Columns spread over the width, both ends, and both members of some pairs."""
+    picked = np.unique(np.r_[0, 1, 2, d // 3, d // 3 + 1, np.linspace(0, d - 1, 13).round().astype(int), d - 2, d - 1])
+    return picked[(picked >= 0) & (picked < d)]
+
+
+SINUSOIDS = [
+    Sinusoidal(200, d, layout=layout, compute=compute, form=form, dtype=dtype)
+    for d, layout, (compute, form), dtype in itertools.product(
+        (8, 33, 512),
+        ("interleaved", "split", "cos-first"),
+        (
+            ("exact", "exp"),
+            ("float64", "exp"),
+            ("float32", "exp"),
+            ("float32", "div"),
+            ("float32", "inv-pow"),
+            ("float64", "pow"),
+        ),
+        ("float32", "float64"),
+    )
+] + [
+    Sinusoidal(200, 33, odd="zero", freq="t2t", compute="float32", start=5),
+    Sinusoidal(200, 33, odd="truncate", freq="half"),
+    Sinusoidal(200, 64, padding_idx=1, compute="float32"),
+    Sinusoidal(200, 64, scale=64**-0.5, compute="float32", form="neg-pow"),
+    Sinusoidal(200, 64, scale=64**-0.5),
+    Sinusoidal(200, 64, base=500000.0, min_timescale=2.0, start=1000),
+    Sinusoidal(200, 20000),  # a float32 exact table too wide to rotate: rows are the cells rounded once
+]
+
+
+def _params(recipes: list[Recipe], quick: Callable[[Recipe], bool]) -> list[Any]:
+    """One case per pipeline in the quick suite, every other layout, width and dtype in CI's slow group."""
+    return [
+        pytest.param(r, id=r.describe(short=True).replace(" ", ","), marks=() if quick(r) else pytest.mark.slow)
+        for r in recipes
+    ]
+
+
+@pytest.mark.parametrize(
+    "recipe", _params(SINUSOIDS, lambda r: getattr(r, "layout", "") == "interleaved" and r.dtype == "float32")
+)
+def test_sinusoid_columns_are_its_rows(recipe: Sinusoidal) -> None:
+    cols = _columns(recipe.dim)
+    got = recipe.columns_at(ROWS, cols)
+    assert got is not None
+    want = recipe.rows(0, recipe.shape[0])[np.ix_(ROWS, cols)]
+    assert got.dtype == want.dtype
+    if recipe.compute == "exact" and recipe.dtype == "float32" and recipe.dim < 20000:
+        # rows() rotates float32 exact tables: the same rounding by another route, an ulp at most.
+        np.testing.assert_array_max_ulp(got, want, maxulp=1)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_kind_without_its_own_columns_says_so() -> None:
+    """The default: None (identify then builds whole rows), never a made-up block."""
+    learned = kinds()["learned"](10, 8)
+    assert learned.columns_at(np.arange(3), np.arange(2)) is None
+    assert Sinusoidal(10, 8, dtype="bfloat16").columns_at(np.arange(3), np.arange(2)) is None
+    assert kinds()["rope"](10, 8, dtype="float16").columns_at(np.arange(3), np.arange(2)) is None
+    assert kinds()["rope"](1, 8, part="inv_freq").columns_at(np.arange(1), np.arange(2)) is None
+
+
+def _ropes() -> list[Recipe]:
+    rope = kinds()["rope"]
+    out: list[Recipe] = [
+        rope(200, d, layout=layout, part=part, compute=compute, dtype=dtype)
+        for d, layout, part, compute, dtype in itertools.product(
+            (8, 128),
+            ("half", "pairs", "once"),
+            ("cos", "sin", "angle"),
+            ("float32", "exact", "inv-bfloat16", "positions-bfloat16", "bfloat16"),
+            ("float32", "float64"),
+        )
+    ]
+    out += [
+        rope(200, 64, part="cos-sin"),
+        rope(200, 64, part="cis", compute="exact", dtype="float64"),
+        rope(200, 7, odd="truncate"),
+        rope(200, 7, layout="pairs"),
+        rope(200, 128, scaling="yarn", factor=4.0, original_max_position_embeddings=64, start=3000),
+        rope(
+            200,
+            128,
+            scaling="llama3",
+            factor=8.0,
+            original_max_position_embeddings=64,
+            low_freq_factor=1.0,
+            high_freq_factor=4.0,
+        ),
+        rope(200, 128, scaling="proportional", partial_rotary_factor=0.25, form="neg-pow", base=500000.0),
+    ]
+    return out
+
+
+@pytest.mark.parametrize(
+    "recipe",
+    _params(_ropes(), lambda r: getattr(r, "layout", "") == "half" and r.dtype == "float32" and r.shape[1] != 8),
+)
+def test_rope_columns_are_its_rows(recipe: Recipe) -> None:
+    """Every pipeline step is elementwise, so a column alone has the bits it has among all."""
+    cols = _columns(recipe.shape[1])
+    got = recipe.columns_at(ROWS, cols)
+    assert got is not None
+    want = recipe.rows(0, recipe.shape[0])[np.ix_(ROWS, cols)]
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
