@@ -2,6 +2,7 @@
 
     python benchmarks/identify.py                 # 4 tables 4096x1024, 256 MB verify, 5 runs (~2 min)
     python benchmarks/identify.py --runs 9 --size 1024 --profile
+    python benchmarks/identify.py --cases sweep --runs 1   # widths 128-65536, 1-8192 rows, 1x3,000,000
 
 Targets (the issue): "identify on a 4096×1024 .npy still takes < 2 s; the verification pass
 streams at ≥ 1 GB/s".
@@ -20,6 +21,11 @@ streams at ≥ 1 GB/s".
   (b) ``np.load`` + ``np.array_equal`` against an array built beforehand (untimed).  The file is
   read once before timing (page cache), and memory is touched before each timed call (see
   performance.py's ``warm_memory``); the sides are alternated in this process (medians).
+
+- sweep (issue 44): ``pecli identify FILE`` on a sinusoid, a RoPE cos cache and a random table
+  at widths 128 to 65536 and 1 to 8192 rows (up to 64 MB), and a random 1×3,000,000 row, beside
+  a fresh ``python -c`` that loads the file and makes one pass over it (``np.abs(a).max()``);
+  goal: at most 2 s more than that pass, in at most 256 MB.
 
 Peak RSS is each side's own fresh process (``wait4``); a memory-mapped file's pages count in RSS.
 ``--profile`` prints cProfile's top entries for one ``pecli identify`` process and one verify pass.
@@ -247,6 +253,59 @@ def case_identify(where: Path, rows: int, dim: int, runs: int, names: list[str])
     return found
 
 
+#: The width sweep's tables (issue 44): a sinusoid, a RoPE cache and a random one.
+SWEEP_TABLES = ("paper-f64", "hf-rope-cos", "learned")
+SWEEP_WIDTHS = (128, 1024, 8192, 65536)
+SWEEP_ROWS = (1, 64, 8192)
+#: Tables of the sweep larger than this are left out (8192 × 65536 would be 2 GB).
+SWEEP_MAX_BYTES = 64 << 20
+#: identify's memory goal: the 256 MB streaming runs in.
+SWEEP_RSS = 256 << 20
+
+#: The sweep's baseline: the file loaded and one full pass over it (what any look at the table costs).
+_ONE_PASS = """
+import sys
+import numpy as np
+a = np.load(sys.argv[1])
+print(float(np.abs(a).max()))
+"""
+
+
+def case_sweep(where: Path, runs: int) -> None:
+    """identify's time and peak RSS across widths and lengths, beside ``np.load`` + one pass:
+    the goal is at most 2 s more than that pass, within 256 MB, whatever the width."""
+    pecli = pecli_cmd()
+    env = cli_env()
+    points = [(n, d) for d in SWEEP_WIDTHS for n in SWEEP_ROWS if n * d * 4 <= SWEEP_MAX_BYTES]
+    cases = [(name, n, d) for name in SWEEP_TABLES for n, d in points] + [("learned", 1, 3_000_000)]
+    for name, n, d in cases:
+        path = where / f"sweep-{name}-{n}x{d}.npy"
+        np.save(path, maker(name)(n, d))
+        read_through(path)
+        out = subprocess.run([*pecli, "identify", str(path), "--json"], capture_output=True, text=True, env=env)
+        verdict = json.loads(out.stdout)["verdict"] if out.returncode in (0, 1) else f"exit {out.returncode}"
+        ours = [*pecli, "identify", str(path)]
+        theirs = [sys.executable, "-c", _ONE_PASS, str(path)]
+        times: dict[str, list[float]] = {"pecli": [], "base": []}
+        rss = {"pecli": 0, "base": 0}
+        for _ in range(runs):
+            for side, cmd in (("pecli", ours), ("base", theirs)):
+                wall, peak = launch(cmd, env)
+                times[side].append(wall)
+                rss[side] = max(rss[side], peak)
+        tp, tb = statistics.median(times["pecli"]), statistics.median(times["base"])
+        REPORT.row(
+            f"sweep {n}x{d} {TABLES[name][0]} [{verdict}]",
+            f"{tp:.2f} s",
+            f"{tb:.2f} s",
+            f"+{tp - tb:.2f} s over load+1 pass",
+            f"≤ +{TARGET_SECONDS:g} s, ≤ {mb(SWEEP_RSS)}",
+            tp - tb <= TARGET_SECONDS and rss["pecli"] <= SWEEP_RSS,
+            f"{mb(rss['pecli'])} / {mb(rss['base'])}",
+        )
+        path.unlink()
+
+
 def case_verify(where: Path, size_mb: float, dim: int, runs: int, checks: list[tuple[str, str]], profile: bool) -> None:
     """``checks``: (name, spec at any length) of the candidates identify proved on the small table."""
     from dataclasses import replace
@@ -328,7 +387,7 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=1024, help="table width (both cases)")
     ap.add_argument("--size", type=float, default=256, help="verify: table size in MiB (256: 65536x1024 float32)")
     ap.add_argument("--tables", default=",".join(TABLES), help=f"identify: some of {','.join(TABLES)}")
-    ap.add_argument("--cases", default="identify,verify")
+    ap.add_argument("--cases", default="identify,verify", help="identify, verify, sweep (widths)")
     ap.add_argument("--profile", action="store_true", help="cProfile one identify process and one verify pass")
     ap.add_argument("--dir", default=None, help="where the temporary .npy files go (default: the system's)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -346,6 +405,8 @@ def main() -> None:
             found = case_identify(where, args.rows, args.dim, args.runs, names)
             if args.profile:
                 profile_identify(where, names[0])
+        if "sweep" in cases:
+            case_sweep(where, args.runs)
         if "verify" in cases:
             report = found.get("paper-f64")
             if report is None:  # identify not run: ask pecli once, in this process

@@ -173,7 +173,6 @@ class _Screen:
         row_ids = np.concatenate([np.arange(a, b) for a, b in spans])
         return cls(spans, values, columns, row_ids, values[:, columns])
 
-
     def describe(self, d: int) -> str:
         """The screen's columns in words (nothing when it reads every column)."""
         return "" if self.columns is None else f", candidates screened on {self.columns.size} of its {d} columns"

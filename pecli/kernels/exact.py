@@ -65,9 +65,16 @@ def _two_sum(a: Arr, b: Arr) -> tuple[Arr, Arr]:
     return s, e
 
 
+@lru_cache(maxsize=64)
+def paper_exponents(dim: int, count: int) -> tuple[tuple[int, int], ...]:
+    """The paper's exponents ``(2i, dim)`` for ``i < count``, built in C (a Python loop over a
+    65536-wide table's frequencies cost more than the table's screen)."""
+    return tuple(zip(range(0, 2 * count, 2), itertools.repeat(dim, count), strict=True))
+
+
 def frequency_turns(base: float, dim: int, count: int) -> tuple[Arr, Arr, Arr]:
     """``ω_i = base^(−2i/dim)`` for ``i < count`` (the paper's rule); see ``frequencies``."""
-    return frequencies(base, 1.0, tuple((2 * i, dim) for i in range(count)))
+    return frequencies(base, 1.0, paper_exponents(dim, count))
 
 
 #: Frequencies computed by ratio from the last one before :func:`frequencies` evaluates an exp again.

@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from pecli.errors import RecipeError
-from pecli.kernels.exact import frequencies
+from pecli.kernels.exact import frequencies, paper_exponents
 from pecli.kernels.pipelines import f32, pow32
 
 #: The scaling types, as ``--scaling`` and a config's ``rope_type`` name them (the keys of :data:`SCALINGS`).
@@ -269,7 +269,7 @@ def inv_freq_float32(r: RotaryParams) -> np.ndarray:
 # -- the same formulas in float64, from the correctly rounded default inv_freq -------------------------
 def _powers(r: RotaryParams, base: float) -> np.ndarray:
     """``base^(−2i/dim)``, correctly rounded."""
-    return np.array(frequencies(base, 1.0, tuple((2 * i, r.dim) for i in range(r.frequency_count)))[0])
+    return np.array(frequencies(base, 1.0, paper_exponents(r.dim, r.frequency_count))[0])
 
 
 def _dynamic64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:
