@@ -20,7 +20,7 @@ from pecli.kinds.rope.thetas import COMMON_THETAS, coarse_thetas, grid_thetas, o
 from pecli.precision import held, pipeline_of
 
 if TYPE_CHECKING:
-    from pecli.dtypes import Arr
+    from pecli.dtypes import Arr, Ids
     from pecli.kinds.rope import Rope, RopeCompute, RopeLayout, RopeOdd, RopePart
 
 # ==================================================================================== fitting
@@ -78,8 +78,7 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
     x = np.clip(head[0] / amplitude, -1.0, 1.0)
     theta = np.arccos(x) if part == "cos" else np.arcsin(x)
     order = np.argsort(inv)
-    if order.size > _REFINE_COLUMNS:  # evenly spread over the frequencies, the slowest and fastest kept
-        order = order[np.unique(np.linspace(0, order.size - 1, _REFINE_COLUMNS).round().astype(np.int64))]
+    order = order[_spread(order.size, _REFINE_COLUMNS)]  # spread over the frequencies, both ends kept
     # Slowest frequency first: its phase is the position itself while p·ω < π/2.
     first = order[0]
     seeds = (
@@ -398,13 +397,17 @@ def _fit_short(cls: type[Rope], sample: Sample, pipelines: tuple[str, ...] | Non
     for pipeline in cls.computes if pipelines is None else [c for c in cls.computes if c in pipelines]:
         held_in = pipeline_of(pipeline).frequencies
         groups.setdefault(held_in if held_in in ("float16", "bfloat16") else "float32", []).append(pipeline)
-    invs: dict[tuple[Any, ...], Arr | None] = {}
+    invs: dict[tuple[Any, ...], tuple[int, Arr] | None] = {}
 
-    def inv_of(width: int, theta: float, pipeline: RopeCompute, odd: RopeOdd) -> Arr | None:
+    def inv_of(width: int, theta: float, pipeline: RopeCompute, odd: RopeOdd) -> tuple[int, Arr] | None:
+        """The count of frequencies and those a wide row is placed by (spread over them, both ends
+        kept: :data:`_SHORT_COLUMNS`; a whole 3,000,000-wide row's, kept for each θ and pipeline,
+        took a gigabyte)."""
         key = (width, theta, pipeline, odd)
         if key not in invs:
             try:
-                invs[key] = np.asarray(cls(1, width, base=theta, compute=pipeline, odd=odd).inv_freq(), np.float64)
+                inv = np.asarray(cls(1, width, base=theta, compute=pipeline, odd=odd).inv_freq(), np.float64)
+                invs[key] = (inv.size, inv[_spread(inv.size, _SHORT_COLUMNS)])
             except RecipeError:
                 invs[key] = None
         return invs[key]
@@ -428,13 +431,17 @@ def _fit_short(cls: type[Rope], sample: Sample, pipelines: tuple[str, ...] | Non
                 else []
             )
             for theta, members in itertools.product(dict.fromkeys([*measured, *COMMON_THETAS]), groups.values()):
-                inv = inv_of(width, theta, members[0], odd)
-                if inv is None:
+                found = inv_of(width, theta, members[0], odd)
+                if found is None or (found[0] != x.shape[1] and found[0] > _SHORT_COLUMNS):
                     continue
-                for position in _start_of(x, inv, part, 1.0):
+                # A wide row is placed by columns spread over its frequencies (proposals only: the
+                # proof reads every column).
+                count, inv = found
+                seen = x[:, _spread(count, _SHORT_COLUMNS)] if count == x.shape[1] else x
+                for position in _start_of(seen, inv, part, 1.0):
                     # _start_of always offers a position; only those that predict row 0 are proposed
                     # (each pipeline within its own rounding: bfloat16 angles drift 2⁻⁸ of themselves).
-                    off = _row_off(x[0], inv, part, position)
+                    off = _row_off(seen[0], inv, part, position)
                     for compute in members:
                         held_in = pipeline_of(compute).positions
                         for start in _held_starts(position, run, held_in, len(head)):
@@ -447,6 +454,15 @@ def _fit_short(cls: type[Rope], sample: Sample, pipelines: tuple[str, ...] | Non
                                     yield cls(n, **spec, odd=odd, compute=compute, form=form, dtype=dtype)
                                 except RecipeError:
                                     continue
+
+
+#: Columns a one- or two-row cache is placed by, at most (a 3,000,000-wide row took 0.1 s a candidate).
+_SHORT_COLUMNS = 4096
+
+
+def _spread(n: int, most: int) -> Ids | slice:
+    """At most ``most`` indices of ``n`` spread evenly, both ends kept (all of them: ``slice(None)``)."""
+    return slice(None) if n <= most else np.unique(np.linspace(0, n - 1, most).round().astype(np.intp))
 
 
 def _held_starts(position: int, run: int, dtype: str, rows: int) -> list[int]:
