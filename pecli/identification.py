@@ -44,9 +44,9 @@ if TYPE_CHECKING:
 
 #: Candidates matching the sample that are compared with the whole table, at most.
 VERIFY_MAX = 8
-#: Widest table identify takes: it builds and fits every kind at the table's width, about a minute
-#: per million columns (an 8 × 300,000 ALiBi bias: 17 s), so this is four minutes; twice the widest
-#: bias a long-context model's cache has (2²¹ keys).  A 2·10⁷-wide table would take half an hour.
+#: Widest table identify takes: it still fits every kind at the table's width, about five seconds
+#: per million columns (an 8 × 300,000 ALiBi bias: 5 s; a random 1 × 3,000,000 row: 9–15 s), so
+#: about half a minute; twice the widest bias a long-context model's cache has (2²¹ keys).
 IDENTIFY_MAX_COLUMNS = 1 << 22
 #: A table wider than this has its candidates screened on this many columns spread over it, by
 #: the kinds that compute columns on their own (:meth:`Recipe.columns_at`): a candidate then costs
@@ -290,7 +290,7 @@ def identify(
     if d > IDENTIFY_MAX_COLUMNS:
         raise PecliInputError(
             f"{table.source} has {d} columns, more than the {IDENTIFY_MAX_COLUMNS} identify tries recipes at "
-            "(it builds and fits every kind at the table's width: about a minute per million columns): "
+            "(it fits every kind at the table's width: about five seconds per million columns): "
             "compare it with the recipe you expect instead (pecli diff SOURCE RECIPE)"
         )
     sample = Sample.read(table)
