@@ -268,7 +268,7 @@ def _prove_staged(table: Table, sample: Sample, chosen: list[Candidate], progres
     bit for bit (the score order puts them first).  If one of them rebuilds the whole table bit for
     bit, it is the one reported (:func:`_preference`), and a candidate left whose sampled rows are
     already further from the table than its tolerance can be no alternative to it ("also
-    matches"): those are not proved.  Each would cost a full rebuild: a 4096×4096 sinusoid had six
+    matches"): those are not proved.  Each would cost a full rebuild: a 4096×4096 sinusoid had five
     float32 pipelines, two thirds of identify's time."""
     split = next((i for i, c in enumerate(chosen) if c.max_abs != 0 and _STORED not in c.names), len(chosen))
     first = _prove(table, sample, chosen[:split], [c.tolerance for c in chosen[:split]], progress)
