@@ -153,7 +153,7 @@ def _score(s: _Scored, table_rows: Arr, built: Arr) -> None:
             rms = float(np.sqrt(np.sum(diff * diff)))
     s.rel_rms = rms / norm if norm > 0 else (0.0 if rms == 0 else math.inf)
     s.rows = built.shape[0]
-    s.digest = hashlib.blake2b(memoryview(np.ascontiguousarray(built)), digest_size=16).hexdigest()
+    s.digest = hashlib.blake2b(np.ascontiguousarray(built).data, digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True)
