@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from pecli.dtypes import COMPLEX, DTYPES
-from pecli.table import Table, read_rows, spread_windows
+from pecli.table import Table, read_rows, spread_indices, spread_windows
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr, Ids
@@ -152,7 +152,7 @@ def cosine_frequencies(values: Arr, lever: float = 0.01) -> Arr | None:
     # The recurrence must reproduce the rows: an amplitude and phase per column, least squares, on
     # at most CHECK_ROWS rows spread over them (a wave's two unknowns need few; the sines and
     # cosines of 2048 rows × 4096 columns took a second).
-    checked = np.unique(np.linspace(0, n - 1, min(n, CHECK_ROWS)).round().astype(np.int64))
+    checked = spread_indices(n, CHECK_ROWS)
     x = x[checked]
     pos = checked.astype(np.float64)[:, None]
     basis_c, basis_s = np.cos(pos * omega), np.sin(pos * omega)

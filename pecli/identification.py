@@ -36,7 +36,7 @@ from pecli.kinds.base import Recipe
 from pecli.precision import untold
 from pecli.presets import PRESETS, Preset
 from pecli.proof import Verification, round_up, tolerances, verify_all
-from pecli.table import Progress, Table, TableLike, as_table
+from pecli.table import Progress, Table, TableLike, as_table, spread_indices
 from pecli.transposition import channels_first_note, transposed_note
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ class _Screen:
         values = np.concatenate([sample.rows(a, b) for a, b in spans])
         if d <= SCREEN_COLUMNS:
             return cls(spans, values)
-        columns = np.unique(np.linspace(0, d - 1, SCREEN_COLUMNS).round().astype(np.intp))
+        columns = spread_indices(d, SCREEN_COLUMNS)
         row_ids = np.concatenate([np.arange(a, b) for a, b in spans])
         return cls(spans, values, columns, row_ids, values[:, columns])
 

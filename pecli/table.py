@@ -535,6 +535,12 @@ def spread_windows(n: int, count: int, length: int) -> list[tuple[int, int]]:
     return [(s, s + length) for s in starts]
 
 
+def spread_indices(n: int, most: int) -> Ids:
+    """At most ``most`` of the indices ``0 … n − 1``, spread evenly, both ends kept (all of them
+    when there are no more): the columns identify screens on, the rows a wave is checked on."""
+    return np.unique(np.linspace(0, n - 1, min(n, most)).round().astype(np.intp))
+
+
 def _check_complex_pairs(table: Table, dtype: str) -> None:
     """Refuse storing as complex a table whose columns are not (real, imaginary) pairs."""
     d = table.shape[1]

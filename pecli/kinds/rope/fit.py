@@ -18,9 +18,10 @@ from pecli.fitting import Sample, cosine_frequencies, round_number
 from pecli.kernels.rope_scaling import SCALINGS
 from pecli.kinds.rope.thetas import COMMON_THETAS, coarse_thetas, grid_thetas, odd_width, scalings
 from pecli.precision import held, pipeline_of
+from pecli.table import spread_indices
 
 if TYPE_CHECKING:
-    from pecli.dtypes import Arr, Ids
+    from pecli.dtypes import Arr
     from pecli.kinds.rope import Rope, RopeCompute, RopeLayout, RopeOdd, RopePart
 
 # ==================================================================================== fitting
@@ -78,7 +79,7 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
     x = np.clip(head[0] / amplitude, -1.0, 1.0)
     theta = np.arccos(x) if part == "cos" else np.arcsin(x)
     order = np.argsort(inv)
-    order = order[_spread(order.size, _REFINE_COLUMNS)]  # spread over the frequencies, both ends kept
+    order = order[spread_indices(order.size, _REFINE_COLUMNS)]  # spread over the frequencies, both ends kept
     # Slowest frequency first: its phase is the position itself while p·ω < π/2.
     first = order[0]
     seeds = (
@@ -407,7 +408,7 @@ def _fit_short(cls: type[Rope], sample: Sample, pipelines: tuple[str, ...] | Non
         if key not in invs:
             try:
                 inv = np.asarray(cls(1, width, base=theta, compute=pipeline, odd=odd).inv_freq(), np.float64)
-                invs[key] = (inv.size, inv[_spread(inv.size, _SHORT_COLUMNS)])
+                invs[key] = (inv.size, inv[spread_indices(inv.size, _SHORT_COLUMNS)])
             except RecipeError:
                 invs[key] = None
         return invs[key]
@@ -437,7 +438,7 @@ def _fit_short(cls: type[Rope], sample: Sample, pipelines: tuple[str, ...] | Non
                 # A wide row is placed by columns spread over its frequencies (proposals only: the
                 # proof reads every column).
                 count, inv = found
-                seen = x[:, _spread(count, _SHORT_COLUMNS)] if count == x.shape[1] else x
+                seen = x[:, spread_indices(count, _SHORT_COLUMNS)] if count == x.shape[1] else x
                 for position in _start_of(seen, inv, part, 1.0):
                     # _start_of always offers a position; only those that predict row 0 are proposed
                     # (each pipeline within its own rounding: bfloat16 angles drift 2⁻⁸ of themselves).
@@ -458,11 +459,6 @@ def _fit_short(cls: type[Rope], sample: Sample, pipelines: tuple[str, ...] | Non
 
 #: Columns a one- or two-row cache is placed by, at most (a 3,000,000-wide row took 0.1 s a candidate).
 _SHORT_COLUMNS = 4096
-
-
-def _spread(n: int, most: int) -> Ids | slice:
-    """At most ``most`` indices of ``n`` spread evenly, both ends kept (all of them: ``slice(None)``)."""
-    return slice(None) if n <= most else np.unique(np.linspace(0, n - 1, most).round().astype(np.intp))
 
 
 def _held_starts(position: int, run: int, dtype: str, rows: int) -> list[int]:
