@@ -344,6 +344,13 @@ class Sinusoidal(Recipe):
         cos_cols, sin_cols = out[..., :n_cos], out[..., n_cos : n_cos + n_sin]  # cos-first
         return sin_cols, cos_cols
 
+    def _column_frequencies(self) -> tuple[Ids, np.ndarray]:
+        """Each column's frequency (−1: an odd width's zero column) and whether it is a cos column."""
+        sin_at, cos_at = self._placed(np.arange(self.dim))  # the column of each frequency's sin, cos
+        frequency, is_cos = np.full(self.dim, -1), np.zeros(self.dim, dtype=bool)
+        frequency[sin_at], frequency[cos_at], is_cos[cos_at] = np.arange(sin_at.size), np.arange(cos_at.size), True
+        return frequency, is_cos
+
     def direct_cells(self) -> bool:
         """Exact float64 tables, and exact float32 ones too wide to rotate: their rows are the
         exact kernel's values rounded once, which :meth:`cells` computes cell by cell."""
@@ -358,9 +365,7 @@ class Sinusoidal(Recipe):
         if not self.direct_cells():
             return Recipe.cells(self, rows, cols)  # (slots: no zero-argument super())
         check_row_range(self.shape[0], int(rows.min(initial=0)), int(rows.max(initial=-1)) + 1)
-        sin_at, cos_at = self._placed(np.arange(self.dim))  # the column of each frequency's sin, cos
-        frequency, is_cos = np.full(self.dim, -1), np.zeros(self.dim, dtype=bool)
-        frequency[sin_at], frequency[cos_at], is_cos[cos_at] = np.arange(sin_at.size), np.arange(cos_at.size), True
+        frequency, is_cos = self._column_frequencies()
         f = frequency[cols]
         _, w_hi, w_lo = frequencies(self.base, self.min_timescale, self.exponents())
         s, c = sincos_pairs((self.start + rows).astype(np.float64), w_hi[f], w_lo[f])
@@ -378,9 +383,7 @@ class Sinusoidal(Recipe):
         if self.dtype not in ("float32", "float64") or self.compute == "bfloat16":
             return None
         check_row_range(self.shape[0], int(rows.min(initial=0)), int(rows.max(initial=-1)) + 1)
-        sin_at, cos_at = self._placed(np.arange(self.dim))  # the column of each frequency's sin, cos
-        frequency, is_cos = np.full(self.dim, -1), np.zeros(self.dim, dtype=bool)
-        frequency[sin_at], frequency[cos_at], is_cos[cos_at] = np.arange(sin_at.size), np.arange(cos_at.size), True
+        frequency, is_cos = self._column_frequencies()
         f = frequency[cols]
         used = np.unique(f[f >= 0])
         at = np.searchsorted(used, np.maximum(f, 0)).clip(max=max(used.size - 1, 0))
