@@ -154,6 +154,23 @@ def launch(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, in
     return float(report["wall"]), int(report["rss"])
 
 
+def side_by_side(
+    ours: list[str], theirs: list[str], runs: int, env: dict[str, str], warm: int = 0
+) -> tuple[float, float, dict[str, int]]:
+    """Median wall seconds of ``ours`` and ``theirs``, each a fresh process, alternated ``runs``
+    times, and each side's peak RSS (``warm``: memory backed before each, see warm_memory)."""
+    times: dict[str, list[float]] = {"pecli": [], "base": []}
+    rss = {"pecli": 0, "base": 0}
+    for _ in range(runs):
+        for side, cmd in (("pecli", ours), ("base", theirs)):
+            if warm:
+                warm_memory(warm)
+            wall, peak = launch(cmd, env)
+            times[side].append(wall)
+            rss[side] = max(rss[side], peak)
+    return statistics.median(times["pecli"]), statistics.median(times["base"]), rss
+
+
 def alternate(fns: dict[str, Callable[[], Any]], repeat: int, warm: int) -> dict[str, float]:
     times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(repeat):
@@ -232,15 +249,7 @@ def case_identify(where: Path, rows: int, dim: int, runs: int, names: list[str])
         ours = [*pecli, "identify", str(path)]
         theirs = [sys.executable, "-c", _CHECK_ONE_GUESS, str(path), source]
         launch(theirs, env)  # untimed: .pyc files, page cache
-        times: dict[str, list[float]] = {"pecli": [], "base": []}
-        rss = {"pecli": 0, "base": 0}
-        for _ in range(runs):
-            for side, cmd in (("pecli", ours), ("base", theirs)):
-                warm_memory(512 << 20)  # back the memory the child will take (see warm_memory)
-                wall, peak = launch(cmd, env)
-                times[side].append(wall)
-                rss[side] = max(rss[side], peak)
-        tp, tb = statistics.median(times["pecli"]), statistics.median(times["base"])
+        tp, tb, rss = side_by_side(ours, theirs, runs, env, warm=512 << 20)
         REPORT.row(
             f"identify {rows}x{dim} {label} [{verdict}]",
             f"{tp:.2f} s",
@@ -286,14 +295,7 @@ def case_sweep(where: Path, runs: int) -> None:
         verdict = json.loads(out.stdout)["verdict"] if out.returncode in (0, 1) else f"exit {out.returncode}"
         ours = [*pecli, "identify", str(path)]
         theirs = [sys.executable, "-c", _ONE_PASS, str(path)]
-        times: dict[str, list[float]] = {"pecli": [], "base": []}
-        rss = {"pecli": 0, "base": 0}
-        for _ in range(runs):
-            for side, cmd in (("pecli", ours), ("base", theirs)):
-                wall, peak = launch(cmd, env)
-                times[side].append(wall)
-                rss[side] = max(rss[side], peak)
-        tp, tb = statistics.median(times["pecli"]), statistics.median(times["base"])
+        tp, tb, rss = side_by_side(ours, theirs, runs, env)
         REPORT.row(
             f"sweep {n}x{d} {TABLES[name][0]} [{verdict}]",
             f"{tp:.2f} s",
