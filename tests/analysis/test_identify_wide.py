@@ -1,0 +1,39 @@
+"""identify on tables wider than its column screen (issue 44): candidates scored on 1024 columns
+spread over the table, the winner proved on every value.  The tables are a user's own NumPy
+code, the same bits on every CPU (float64 formulas rounded once, float32 steps via ``f32_step``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pecli.identification import SCREEN_COLUMNS, identify
+from tests.helpers import f32_step
+
+
+def test_a_wide_paper_sinusoid_is_named_after_a_screen_of_its_columns() -> None:
+    n, d = 24, 3000
+    p = np.arange(n, dtype=np.float64)[:, None]
+    angle = p / np.power(10000.0, np.arange(0, d, 2) / d)
+    table = np.empty((n, d))
+    table[:, 0::2], table[:, 1::2] = np.sin(angle), np.cos(angle)
+    found = identify(table.astype(np.float32))
+    assert d > SCREEN_COLUMNS and f"screened on {SCREEN_COLUMNS} of its {d} columns" in found.sample
+    assert found.verdict == "match" and found.best is not None and found.best.recipe.kind == "sinusoidal"
+    params = found.best.recipe.params()
+    assert (params["base"], params["layout"], params["start"]) == (10000.0, "interleaved", 0)
+    assert found.best.verification is not None and found.best.verification.holds
+
+
+def test_a_wide_hf_rope_cos_cache_is_named_after_a_screen_of_its_columns() -> None:
+    n, d = 40, 2304
+    # transformers' default RoPE in float32 steps: 1 / base ** (arange(0, d, 2) / d), t * inv, cat, cos
+    exponent = f32_step(np.divide, np.arange(0, d, 2).astype(np.float32), np.float32(d))
+    inv = f32_step(np.divide, np.float32(1.0), f32_step(np.power, np.float32(10000.0), exponent))
+    freqs = f32_step(np.multiply, np.arange(n, dtype=np.float32)[:, None], inv[None, :])
+    table = f32_step(np.cos, np.concatenate([freqs, freqs], axis=1))
+    found = identify(table)
+    assert f"screened on {SCREEN_COLUMNS} of its {d} columns" in found.sample
+    assert found.verdict == "match" and found.best is not None and found.best.recipe.kind == "rope"
+    params = found.best.recipe.params()
+    assert (params["base"], params["layout"], params["part"]) == (10000.0, "half", "cos")
+    assert found.best.verification is not None and found.best.verification.holds
