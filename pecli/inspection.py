@@ -1,4 +1,4 @@
-"""What ``inspect`` reports, as plain data: header, statistics, one row explained, a window."""
+"""What ``inspect`` reports, as plain data: header, statistics, one row explained."""
 
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ import numpy as np
 
 from pecli.dtypes import json_number
 from pecli.errors import PecliInputError
+from pecli.spans import Span, resolve_span
 from pecli.table import Progress, Table, TableLike, as_table
-
-Span = tuple[int | None, int | None]
-"""A half-open span ``A:B`` of positions or columns; ``None`` means the table's edge."""
 
 
 def position_to_row(table: Table, pos: int, option: str = "--pos") -> int:
@@ -23,20 +21,6 @@ def position_to_row(table: Table, pos: int, option: str = "--pos") -> int:
     if not first <= pos < first + n:
         raise PecliInputError(f"{option} {pos} is outside the table's positions {first}..{first + n - 1}")
     return pos - first
-
-
-def resolve_span(span: Span | None, first: int, count: int, option: str) -> tuple[int, int]:
-    """Turn a user span (in positions for rows, indices for columns) into ``[a, b)`` indices."""
-    if span is None:
-        return 0, count
-    a = first if span[0] is None else span[0]
-    b = first + count if span[1] is None else span[1]
-    if not first <= a < b <= first + count:
-        raise PecliInputError(
-            f"{option} {'' if span[0] is None else span[0]}:{'' if span[1] is None else span[1]} is outside "
-            f"{first}:{first + count} or empty: give A:B with {first} ≤ A < B ≤ {first + count}"
-        )
-    return a - first, b - first
 
 
 #: The most columns ``--pos`` lists, and an ``inspect --json`` window holds unless ``--cols`` says.
@@ -192,50 +176,3 @@ def describe(table: TableLike, progress: Progress | None = None) -> dict[str, An
     # A block of rows and Stats.add's float64 copies of it (values, finite ones, squares).
     table.ensure_rows_fit(table.block_rows(), copies=STATS_COPIES, fix=_STATS_FIX)
     return {**header(table), "stats": table_stats(table, progress)}
-
-
-@dataclass(frozen=True)
-class Window:
-    """Rows picked for display: ``row_ids`` are row indices with ``None`` where rows are elided."""
-
-    row_ids: list[int | None]
-    values: dict[int, np.ndarray]
-    row_range: tuple[int, int]
-    col_range: tuple[int, int]
-    summarised: bool
-
-
-def window(
-    table: Table,
-    rows: Span | None = None,
-    cols: Span | None = None,
-    *,
-    edgeitems: int = 3,
-    threshold: int = 1000,
-    max_rows: int = 10_000,
-) -> Window:
-    """The rows to show, NumPy style: all of them when the window has at most ``threshold``
-    values, else the first and last ``edgeitems`` around an ellipsis.  An explicit ``rows``
-    span is shown whole, up to ``max_rows``."""
-    n, d = table.shape
-    r0, r1 = resolve_span(rows, table.start, n, "--rows")
-    c0, c1 = resolve_span(cols, 0, d, "--cols")
-    count = r1 - r0
-    if rows is not None and count > max_rows:
-        from pecli.errors import TableTooLargeError
-
-        raise TableTooLargeError(
-            f"--rows asks for {count} rows, more than the {max_rows} a terminal view shows: "
-            "use a narrower span or write the table with -o"
-        )
-    summarised = rows is None and count > 2 * edgeitems and count * (c1 - c0) > threshold
-    if summarised:
-        ids: list[int | None] = [*range(r0, r0 + edgeitems), None, *range(r1 - edgeitems, r1)]
-        head, tail = table.rows(r0, r0 + edgeitems), table.rows(r1 - edgeitems, r1)
-        values = {r0 + k: head[k, c0:c1] for k in range(edgeitems)}
-        values.update({r1 - edgeitems + k: tail[k, c0:c1] for k in range(edgeitems)})
-    else:
-        ids = list(range(r0, r1))
-        block = table.rows(r0, r1)
-        values = {r0 + k: block[k, c0:c1] for k in range(count)}
-    return Window(ids, values, (r0, r1), (c0, c1), summarised)

@@ -112,6 +112,13 @@ class Table:
         values = np.asarray(self.rows(0, n))
         return values if dtype is None else values.astype(dtype)
 
+    def _repr_html_(self) -> str:
+        """The table as ``pecli generate``/``inspect`` print it (its first and last rows, the columns
+        that fit), in HTML: a notebook shows a table so.  Only the rows shown are read or computed."""
+        from pecli.views.table import table_html
+
+        return table_html(self)
+
     def __dlpack__(self, **kwargs: Any) -> Any:
         return np.ascontiguousarray(self.__array__()).__dlpack__(**kwargs)
 

@@ -98,7 +98,7 @@ class App:
         return self.out.width if self.styled else _rich_plain_width()
 
     def show(self, renderables: list[Any]) -> None:
-        from pecli.render import Line, plain_text
+        from pecli.views.console import Line, plain_text
 
         texts = None if self.styled else plain_text(renderables, self.width)
         if texts is not None:  # what Rich would print, without importing its console
@@ -186,7 +186,7 @@ def _on_broken_pipe() -> NoReturn:
 
 
 def _visible(text: str) -> str:
-    from pecli.render import visible
+    from pecli.views.console import visible
 
     return visible(text)
 
@@ -197,7 +197,7 @@ def _note(message: Warning | str, category: type[Warning], *args: Any, **kwargs:
     Other libraries' warnings (NumPy's "All-NaN slice", matplotlib's axis limits) speak of their
     internals, not of the user's table: every view says itself what it could not compute."""
     from pecli.errors import PecliWarning
-    from pecli.render import visible
+    from pecli.views.console import visible
 
     if issubclass(category, PecliWarning) and not quiet_enabled():
         click.echo(f"note: {visible(str(message))}", err=True)
@@ -535,8 +535,8 @@ def table_input(
 
 
 def show_table(app: App, table: Table, rows: Any, cols: Any, precision: int) -> None:
-    from pecli.inspection import window
-    from pecli.render import table_view
+    from pecli.spans import window
+    from pecli.views.table import table_view
 
     app.show(table_view(app.width, table, window(table, rows, cols), precision))
 

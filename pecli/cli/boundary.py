@@ -41,7 +41,7 @@ _LONGEST_QUOTED = 160
 
 def describe_failure(exc: BaseException) -> str:
     """One line for an ``OSError`` or ``MemoryError`` that reached the command's boundary."""
-    from pecli.render import visible
+    from pecli.views.console import visible
 
     if isinstance(exc, MemoryError):
         asked = str(exc).strip()  # NumPy says what it asked for: "Unable to allocate 1.46 TiB for an array ..."

@@ -34,7 +34,7 @@ def help_command(ctx: click.Context, topic: str | None, kind: str | None) -> Non
         click.echo(recipe_help(ctx, kind), nl=False)
         return
     if topic == "options":
-        from pecli.render import Line
+        from pecli.views.console import Line
 
         app.show([Line(vocabulary_text(group))])  # literal: "[f0, f0, f1, f1, …]" is no markup
         return

@@ -120,6 +120,8 @@ def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, prec
     from pecli import inspection as d
     from pecli import render
     from pecli.dtypes import json_number
+    from pecli.spans import window
+    from pecli.views.table import row_view, table_view
 
     if pos is not None:
         if rows is not None:
@@ -134,14 +136,14 @@ def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, prec
             }
             echo_json(payload)
         else:
-            app.show(render.row_view(table, pos, details, precision))
+            app.show(row_view(table, pos, details, precision))
         return
     with app.progress(table.shape[0], "statistics", as_json) as advance:
         desc = d.describe(table, advance)
     # A header view shows a taste of the data: edge rows only, unless --rows asks for more.
     if as_json and cols is None and table.shape[1] > d.MAX_LISTED_COLUMNS:
         cols = (0, d.MAX_LISTED_COLUMNS)  # a window, not every column of a 5·10⁶-wide table (1.9 GB)
-    win = d.window(table, rows, cols, threshold=0)
+    win = window(table, rows, cols, threshold=0)
     if as_json:
         desc["window"] = {
             "positions": [None if r is None else table.start + r for r in win.row_ids],
@@ -153,4 +155,4 @@ def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, prec
         return
     app.show(render.describe_view(desc, precision))
     app.out.print()
-    app.show(render.table_view(app.width, table, win, precision)[1:])
+    app.show(table_view(app.width, table, win, precision)[1:])

@@ -14,6 +14,7 @@ from typing import Any, TypeVar, cast
 import click
 
 from pecli.cli.paramtypes import CompressType, LazyChoice, SpanType
+from pecli.views.console import DECIMALS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -312,7 +313,7 @@ view_options = stack(
     click.option(
         "--decimals",
         type=click.IntRange(0, 17),
-        default=4,
+        default=DECIMALS,
         show_default=True,
         metavar="N",
         help="Digits after the decimal point on the terminal (files keep every bit).",

@@ -91,7 +91,7 @@ def rotation(
             )
         if expected is not None:
             lines.append("vs expected      " + ("; ".join(said) if said else "the same rotation"))
-        from pecli.render import Line
+        from pecli.views.console import Line
 
         app.show([Line(line) for line in lines])
     ctx.exit(1 if said else 0)

@@ -52,7 +52,7 @@ def at_positions(table: Table, positions: str | None, token_ids: str | None) -> 
 
 def section(table: Table, rows: Any, cols: Any) -> Table:
     """The part of ``table`` that --rows (positions) and --cols select, for writing."""
-    from pecli.inspection import resolve_span
+    from pecli.spans import resolve_span
 
     r0, r1 = resolve_span(rows, table.start, table.shape[0], "--rows")
     c0, c1 = resolve_span(cols, 0, table.shape[1], "--cols")

@@ -6,7 +6,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from pecli.lists import list_difference
-from pecli.render import element_at, literal_line, short_number
+from pecli.render import element_at, short_number
+from pecli.views.console import literal_line
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

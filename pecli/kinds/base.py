@@ -454,6 +454,13 @@ class Recipe:
         text = " ".join(f"{k}={short_list(v) or format_value(v)}" for k, v in self.params().items() if k not in skip)
         return text if short else f"{self.kind} {text}"
 
+    def _repr_html_(self) -> str:
+        """The table this recipe computes as ``pecli generate`` prints it (its first and last rows,
+        the columns that fit), in HTML: a notebook shows a recipe so.  Only the rows shown are computed."""
+        from pecli.views.table import recipe_html
+
+        return recipe_html(self)
+
 
 def _checked_rows(rows: Callable[[Any, int, int], np.ndarray]) -> Callable[[Any, int, int], np.ndarray]:
     """``rows`` preceded by :meth:`Recipe.ensure_rows_fit` (a range outside the table is left to

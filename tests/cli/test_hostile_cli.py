@@ -16,7 +16,7 @@ import pytest
 
 from pecli import Sinusoidal
 from pecli.formats.cheader import MATH_NAMES, RESERVED_WORDS
-from pecli.render import visible
+from pecli.views.console import visible
 
 PECLI = [sys.executable, "-m", "pecli"]
 #: What must never reach a terminal from a file: C0 controls but the newline, DEL, C1 controls.

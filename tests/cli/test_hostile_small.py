@@ -142,10 +142,6 @@ def test_inspect_json_of_a_table_with_no_rows(run, empty_tables: Path, monkeypat
     assert out["window"]["positions"] == [] and out["window"]["values"] == []
 
 
-# These two need the render.py change given in the report (render.table_view's max() of one
-# argument, render.heatmap_view's sample.row_ids[-1]); drop the marks when it is made.
-
-
 @pytest.mark.parametrize("name", EMPTY)
 def test_inspect_of_a_table_with_no_rows(run, empty_tables: Path, monkeypatch, name: str) -> None:
     monkeypatch.chdir(empty_tables)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 from click.testing import Result
 
-import pecli.render
+import pecli.views.console
 
 VIEWS = [
     ("generate", "--len", "120", "--dim", "8"),  # the quick start: rows summarised
@@ -26,7 +26,7 @@ def test_plain_text_is_what_rich_prints_there(
 ) -> None:
     plain = run(*args)
     assert plain.exit_code == 0, plain.output
-    monkeypatch.setattr(pecli.render, "plain_text", lambda renderables, width: None)  # Rich prints them
+    monkeypatch.setattr(pecli.views.console, "plain_text", lambda renderables, width: None)  # Rich prints them
     rich = run(*args)
     assert rich.exit_code == 0
     assert plain.stdout == rich.stdout

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import pecli
+from pecli.kinds import KINDS
 
 
 def test_public_names_resolve() -> None:
@@ -31,6 +32,7 @@ def test_every_exported_name_twice_both_ways_in_a_fresh_interpreter() -> None:
     code = """
 import importlib, pkgutil, types
 import pecli
+from pecli.kinds import KINDS
 first = {name: getattr(pecli, name) for name in pecli.__all__}
 for info in pkgutil.walk_packages(pecli.__path__, "pecli."):
     if not info.name.endswith("__main__"):
@@ -108,7 +110,7 @@ def test_generate_to_the_terminal_loads_only_its_command_and_its_kind() -> None:
         "except SystemExit:\n    pass"
     )
     assert printed.startswith("sinusoidal (4, 4)"), printed
-    assert {"pecli.cli.generate", KINDS[DEFAULT_KIND].__module__, "pecli.render"} <= loaded
+    assert {"pecli.cli.generate", KINDS[DEFAULT_KIND].__module__, "pecli.views.table"} <= loaded
     unneeded = {cli.commands[name].callback.__module__ for name in cli.commands} - {"pecli.cli.generate"}  # type: ignore[union-attr]
     unneeded |= {cls.__module__ for kind, cls in KINDS.items() if kind != DEFAULT_KIND}
     unneeded |= {"pecli.formats", "pecli.sources", "pecli.diff", "pecli.identification"}
@@ -244,7 +246,8 @@ def test_a_notebook_shows_a_comparison_and_an_identification_as_the_cli_prints_t
     import re
 
     from pecli.diff.view import diff_view
-    from pecli.render import as_html, identify_view
+    from pecli.render import identify_view
+    from pecli.views.console import as_html
     from tests.helpers import WIDTH
 
     def text(markup: str) -> list[str]:
@@ -267,6 +270,57 @@ def test_a_notebook_shows_a_comparison_and_an_identification_as_the_cli_prints_t
     printed = run("identify", "cache.npy").stdout.split()
     assert "MATCH:" in printed
     assert text(as_html(identify_view(found), width=int(WIDTH))) == printed
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_notebook_shows_a_recipe_and_a_table_as_generate_prints_them(kind: str, tmp_path, monkeypatch) -> None:
+    """``_repr_html_`` of a recipe, of its Table and of the file it was written to is, word for
+    word, what ``pecli generate`` prints of the kind's example on a terminal as wide as a notebook
+    (the file's title led by its name), but for how a reader picks another window (issue 42)."""
+    import html
+    import re
+
+    from click.testing import CliRunner
+
+    from pecli.cli import cli
+    from pecli.views.console import NOTEBOOK_WIDTH
+    from pecli.views.table import NOTEBOOK_PICK
+
+    def text(markup: str) -> list[str]:
+        return html.unescape(re.sub(r"<[^>]+>", "", markup)).split()
+
+    monkeypatch.chdir(tmp_path)
+    env = {"COLUMNS": str(NOTEBOOK_WIDTH), "NO_COLOR": "1", "TERM": "dumb"}
+    words = KINDS[kind].example.split()
+    printed = CliRunner().invoke(cli, ["generate", *words], env=env)
+    assert printed.exit_code == 0, printed.output
+    expected = printed.stdout.replace("--rows A:B / --cols C:D pick a window", NOTEBOOK_PICK).split()
+    assert CliRunner().invoke(cli, ["generate", *words, "-o", "t.npy"]).exit_code == 0
+    with pecli.open_table("t.npy") as stored:
+        recipe = stored.recipe
+        assert recipe is not None
+        assert text(recipe._repr_html_()) == expected
+        assert text(pecli.Table.from_recipe(recipe)._repr_html_()) == expected
+        assert text(stored._repr_html_()) == ["t.npy", *expected]
+
+
+def test_a_notebook_shows_a_table_of_no_recipe_and_says_how_to_pick_a_window() -> None:
+    """An array's table: its name, shape and dtype, the edge rows NumPy-style, and the window hint
+    in the library's words (the values checked against the array itself)."""
+    import html
+    import re
+
+    values = np.arange(40 * 300, dtype=np.float32).reshape(40, 300) / 7
+    shown = html.unescape(re.sub(r"<[^>]+>", "", pecli.Table.from_array(values, "x")._repr_html_()))
+    shown = [line for line in shown.splitlines() if line.strip()]
+    assert shown[0].split() == ["x", "(40,", "300)", "float32"]
+    assert shown[1].split()[:3] == ["pos", "0", "1"]
+    assert shown[3].split()[:3] == ["0", f"{values[0, 0]:.4f}", f"{values[0, 1]:.4f}"]
+    assert shown[-2].split()[-1] == f"{values[39, 299]:.4f}"
+    heads = shown[1].split()[1:]
+    assert heads[len(heads) // 2] == "…" and heads[-1] == "299"
+    columns = len(heads) - 1
+    assert shown[-1] == f"showing 6 of 40 rows, {columns} of 300 columns: Table.section(r0, r1, c0, c1) picks a window"
 
 
 def test_a_table_goes_out_as_a_torch_tensor_in_its_own_dtype(tmp_path) -> None:
