@@ -136,17 +136,25 @@ if pid == 0:
     os.execvp(sys.argv[1], sys.argv[1:])
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - t0
-print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "rss": usage.ru_maxrss * 1024, "wall": wall}))
+rusage = {"rss": usage.ru_maxrss * 1024, "disk": usage.ru_inblock * 512}
+print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "wall": wall, **rusage}))
 """
 
 
 def launch(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
     """Wall seconds and peak RSS (bytes) of ``cmd`` run in a fresh process."""
+    wall, rss, _ = launch_reading(cmd, env)
+    return wall, rss
+
+
+def launch_reading(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:
+    """:func:`launch`, and the bytes the process read from disk (``ru_inblock``: not what the
+    page cache served)."""
     out = subprocess.run([sys.executable, "-c", _LAUNCH, *cmd], capture_output=True, text=True, env=env)
     report = json.loads(out.stdout.strip().splitlines()[-1])
     if report["rc"]:
         raise RuntimeError(f"{' '.join(cmd)} failed (exit {report['rc']}): {out.stderr.strip()[-500:]}")
-    return float(report["wall"]), int(report["rss"])
+    return float(report["wall"]), int(report["rss"]), int(report["disk"])
 
 
 def child_rss(*args: str) -> int:

@@ -83,7 +83,25 @@ def positional(info: ArrayInfo, first_row: Callable[[], np.ndarray]) -> tuple[bo
 
 
 def _probed(info: ArrayInfo, table: Table) -> tuple[bool, str]:
-    return positional(info, lambda: table.rows(0, 1))
+    return positional(info, lambda: _first_row(table))
+
+
+def _first_row(table: Table) -> np.ndarray:
+    """Row 0 of ``table``, as float64.  A memory-mapped array (safetensors, .npy) is read without
+    the readahead around its page fault, which on a disk that reads ahead 8 MB took most of each
+    skipped tensor: scanning a 1 GB checkpoint not in the page cache read all of it from disk
+    (2.12 million sectors for 200 tensors; 40 probes alone read 265 MB)."""
+    from pecli.libc import MADV_NORMAL, MADV_RANDOM, advise
+
+    data = table.data
+    mapped = isinstance(data, np.memmap) and data.size > 0
+    if mapped:
+        advise(data.ctypes.data, data.nbytes, MADV_RANDOM)
+    try:
+        return np.asarray(table.rows(0, 1), dtype=np.float64)
+    finally:
+        if mapped:  # a positional table is then read whole: readahead helps again
+            advise(data.ctypes.data, data.nbytes, MADV_NORMAL)
 
 
 def _floats(dtype: str) -> bool:

@@ -24,3 +24,20 @@ def linux_function(name: str, argtypes: tuple[str, ...], restype: str = "c_int")
     fn.argtypes = [getattr(ctypes, t) for t in argtypes]
     fn.restype = getattr(ctypes, restype)
     return fn
+
+
+#: ``madvise`` advice (Linux's values): no readahead around a page fault, and normal again.
+MADV_NORMAL, MADV_RANDOM = 0, 1
+#: Map every page of the range now (Linux ≥ 5.14; EINVAL before).
+MADV_POPULATE_READ = 22
+
+
+def advise(address: int, nbytes: int, advice: int) -> bool:
+    """``madvise`` over the pages holding ``nbytes`` bytes from ``address`` (a memory-mapped
+    array's ``ctypes.data``; the first page is rounded down): whether it was taken (False off
+    Linux, or where the kernel refuses the advice)."""
+    fn = linux_function("madvise", ("c_void_p", "c_size_t", "c_int"))
+    if fn is None or nbytes <= 0:
+        return False
+    start = address & ~4095
+    return bool(fn(start, address + nbytes - start, advice) == 0)

@@ -229,23 +229,18 @@ def touch(block: Any) -> None:
         block.reshape(-1).view("u1")[::4096].max()
 
 
-_MADV_POPULATE_READ = 22
-_madvise: Any = None
+#: Whether ``MADV_POPULATE_READ`` works here (None: not tried yet).
+_populates: bool | None = None
 
 
 def _populate(address: int, nbytes: int) -> bool:
-    global _madvise
-    if _madvise is None:
-        from pecli.libc import linux_function
-
-        _madvise = linux_function("madvise", ("c_void_p", "c_size_t", "c_int")) or False
-    if not _madvise:
+    global _populates
+    if _populates is False:
         return False
-    start = address & ~4095
-    if _madvise(start, address + nbytes - start, _MADV_POPULATE_READ) == 0:
-        return True
-    _madvise = False  # an older kernel: read a byte per page from now on
-    return False
+    from pecli.libc import MADV_POPULATE_READ, advise
+
+    _populates = advise(address, nbytes, MADV_POPULATE_READ)  # an older kernel: a byte per page from now on
+    return _populates
 
 
 _DONE = object()
