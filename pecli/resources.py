@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 
-from pecli.errors import PecliInputError, TableTooLargeError
+from pecli.errors import PecliInputError, RecipeError, TableTooLargeError
 
 #: Environment variable capping the memory pecli believes available.
 MEMORY_LIMIT_ENV = "PECLI_MEMORY_LIMIT"
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+#: Below this many bytes of work the available memory is not even asked (a /proc read per block).
+CHECK_WORK_ABOVE = 64 << 20
 #: What to do when a whole table is asked for in memory (the fix ``ensure_fits_in_memory`` names by default).
 STREAM_FIX = "write it to a file with -o instead, which streams it in blocks"
 
@@ -130,3 +132,9 @@ def ensure_fits_in_memory(nbytes: int, what: str, fix: str = STREAM_FIX) -> None
         raise TableTooLargeError(
             f"{what} needs {human_bytes(nbytes)} but only {human_bytes(available)} of memory is available: {fix}"
         )
+
+
+def check_row_range(length: int, r0: int, r1: int) -> None:
+    """Refuse rows ``[r0, r1)`` outside a table of ``length`` rows."""
+    if not 0 <= r0 <= r1 <= length:
+        raise RecipeError(f"row range [{r0}, {r1}) is outside the table's rows 0..{length}")

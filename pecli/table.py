@@ -19,8 +19,8 @@ from pecli.dtypes import (
 from pecli.errors import FormatError, PecliInputError
 from pecli.kernels.exact import RowBlocks
 from pecli.kernels.threads import ordered_blocks, ordered_map, prefetch
-from pecli.kinds.base import CHECK_WORK_ABOVE, Recipe, check_row_range
-from pecli.resources import ensure_fits_in_memory, human_bytes
+from pecli.kinds.base import Recipe
+from pecli.resources import CHECK_WORK_ABOVE, check_row_range, ensure_fits_in_memory, human_bytes
 from pecli.values import read_array
 
 if TYPE_CHECKING:
@@ -33,8 +33,6 @@ BLOCK_BYTES = 4 << 20
 #: with 4, 282 MB with 8, 384 MB with 16), and 4 blocks at a time computed a 2 GB table there in
 #: 0.75-0.86 s (float32, RoPE, bfloat16), about what np.save takes to write it.
 STREAM_BLOCKS = 4
-#: Reads larger than this are checked against the memory available first.
-_CHECK_MEMORY_ABOVE = CHECK_WORK_ABOVE
 #: What to do when rows of a file do not fit in memory (pecli reads whole rows).
 _WIDE_ROWS_FIX = "free memory or use a machine with more: pecli reads whole rows of a table"
 
@@ -324,7 +322,7 @@ class Table:
             self.data.ensure_rows_fit(rows, fix)
             return
         need = self.work_bytes(rows, copies)
-        if need <= _CHECK_MEMORY_ABOVE:
+        if need <= CHECK_WORK_ABOVE:
             return
         n, d = self.shape
         rows = max(1, min(rows, n))
@@ -362,7 +360,7 @@ class Table:
             return rows
         check_row_range(self.shape[0], r0, r1)
         nbytes = (r1 - r0) * self.shape[1] * self.dtype.itemsize
-        if nbytes > _CHECK_MEMORY_ABOVE:
+        if nbytes > CHECK_WORK_ABOVE:
             ensure_fits_in_memory(
                 nbytes,
                 f"reading rows {r0}..{r1} of {self.source} ({r1 - r0} × {self.shape[1]} {self.dtype})",

@@ -19,6 +19,7 @@ from pecli.errors import RecipeError
 from pecli.lists import list_difference, listed, short_list
 from pecli.params import spell, spell_param
 from pecli.precision import PIPELINES
+from pecli.resources import CHECK_WORK_ABOVE
 
 if TYPE_CHECKING:
     import numpy as np
@@ -32,8 +33,6 @@ SCHEMA = "pecli/1"
 #: float64 temporaries a kernel holds per cell of the row block it works on (measured: the exact
 #: kernel peaks at ~130 bytes per cell of a one-row block, the float32/float64 pipelines at ~70).
 SCRATCH_BYTES_PER_CELL = 160
-#: Below this many bytes of work the available memory is not even asked (a /proc read per block).
-CHECK_WORK_ABOVE = 64 << 20
 
 
 def refuse_unknown(cls: type[Recipe], params: Iterable[str], what: str) -> None:
@@ -44,12 +43,6 @@ def refuse_unknown(cls: type[Recipe], params: Iterable[str], what: str) -> None:
         raise RecipeError(
             f"{what} has no {', '.join(map(spell_param, extra))}: it takes {', '.join(map(spell_param, names))}"
         )
-
-
-def check_row_range(length: int, r0: int, r1: int) -> None:
-    """Refuse rows ``[r0, r1)`` outside a table of ``length`` rows."""
-    if not 0 <= r0 <= r1 <= length:
-        raise RecipeError(f"row range [{r0}, {r1}) is outside the table's rows 0..{length}")
 
 
 @dataclass(frozen=True)
@@ -553,7 +546,6 @@ __all__ = [
     "SCHEMA",
     "Mistake",
     "Recipe",
-    "check_row_range",
     "format_value",
     "listed",
     "parameter_types",

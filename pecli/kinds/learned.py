@@ -20,8 +20,9 @@ from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, round_number
 from pecli.kernels.draws import COLUMN_BITS, fill_normal
-from pecli.kinds.base import Recipe, check_row_range
+from pecli.kinds.base import Recipe
 from pecli.params import choice, int_param, positive_float
+from pecli.resources import check_row_range
 
 Init = Literal["normal", "truncated-normal"]
 #: The seeds :meth:`Learned.fit` tries: 0 to 15 and the round ones people pick.  A table pecli drew

@@ -12,8 +12,10 @@ import pytest
 from pecli.kinds import kinds
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pecli"
-#: The project's rule of thumb for one module (a kind, a command group, a format family).
-MAX_LINES = 600
+#: Past this many lines a module says in its docstring why it is one concept ("Long because …"):
+#: a prompt for the reviewer, far above the usual module, not a cap that splits files by count (a
+#: file holds one concept, STYLE 21: sqlite-utils keeps one 5,000-line db.py).
+LONG_MODULE = 800
 
 
 def _modules() -> dict[str, Path]:
@@ -154,9 +156,15 @@ def test_no_private_name_is_imported_from_another_module() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
-def test_modules_stay_small(name: str) -> None:
-    lines = len(MODULES[name].read_text(encoding="utf-8").splitlines())
-    assert lines <= MAX_LINES, f"{name} has {lines} lines: split it by what it owns"
+def test_a_long_module_says_why_it_is_one_concept(name: str) -> None:
+    text = MODULES[name].read_text(encoding="utf-8")
+    lines = len(text.splitlines())
+    if lines > LONG_MODULE:
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        assert "Long because" in doc, (
+            f"{name} has {lines} lines: split it where its concept splits, or say in its docstring why it is "
+            "one concept ('Long because …')"
+        )
 
 
 def test_every_kind_module_defines_one_kind_and_is_found() -> None:

@@ -20,7 +20,8 @@ import numpy as np
 
 from pecli.errors import RecipeError
 from pecli.kernels.pipelines import f32
-from pecli.kinds.base import check_row_range, format_value
+from pecli.kinds.base import format_value
+from pecli.resources import check_row_range
 
 _EXAMPLE = "text=16,image=1x8x8,text=8"
 _ITEM = re.compile(r"(text|image|video)\s*=\s*(.*)")

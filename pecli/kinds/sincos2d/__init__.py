@@ -21,8 +21,9 @@ from pecli.fitting import Sample
 from pecli.kernels.exact import axis_run, exp_frequencies, frequencies, line_blocks, run_index, sincos, split_lines
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, check_row_range, listed
+from pecli.kinds.base import Recipe, listed
 from pecli.params import choice, flag, int_param, positive_float
+from pecli.resources import check_row_range
 
 Compute = Literal["exact", "float64", "float32"]
 Order = Literal[

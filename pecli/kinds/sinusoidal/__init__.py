@@ -24,8 +24,9 @@ from pecli.kernels.exact import BLOCK_CELLS, frequencies, row_blocks, sincos_pai
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.rotation import ROTATE_MAX_FREQUENCIES, fill_sincos
 from pecli.kernels.threads import cpu_threads, run_blocks
-from pecli.kinds.base import SCRATCH_BYTES_PER_CELL, Mistake, Recipe, built_from_float32, check_row_range
+from pecli.kinds.base import SCRATCH_BYTES_PER_CELL, Mistake, Recipe, built_from_float32
 from pecli.params import choice, int_param, positive_float
+from pecli.resources import check_row_range
 
 if TYPE_CHECKING:
     from pecli.dtypes import Ids
