@@ -95,12 +95,14 @@ def make(n, d, r0=0, r1=None):
         """
 def make(n, d, r0=0, r1=None):
     r1 = n if r1 is None else r1
-    inv_freq = 1.0 / (np.float32(10000.0) ** (np.arange(0, d, 2).astype(np.float32) / np.float32(d)))
+    # transformers' float32 steps, each rounded once from float64 so the table is the same on every
+    # CPU: NumPy's own float32 power and cos take Intel SVML on AVX-512 (up to 7e-6 off here) and
+    # other code on AVX2. The power and the cos as a correctly rounding libm gives them.
+    exponents = np.arange(0, d, 2).astype(np.float32) / np.float32(d)
+    inv_freq = np.float32(1.0) / (np.float64(10000.0) ** exponents.astype(np.float64)).astype(np.float32)
     t = np.arange(r0, r1, dtype=np.float32)
-    freqs = np.outer(t, inv_freq.astype(np.float32))
+    freqs = np.outer(t, inv_freq)
     emb = np.concatenate([freqs, freqs], axis=-1)
-    # cos of each float32 angle rounded once, as torch's float32 cos gives it: NumPy's own float32
-    # cos depends on the CPU (its AVX-512 path is up to 7e-6 off, its AVX2 path is not).
     return np.cos(emb.astype(np.float64)).astype(np.float32)
 """,
     ),
