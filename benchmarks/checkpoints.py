@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _harness import Report, mb, pecli_cmd, read_through, warm_memory
+from _harness import Report, cli_env, mb, pecli_cmd, read_through, warm_memory
 from performance import launch, launch_reading
 
 TARGET = 1.0  # pecli / reading once
@@ -93,7 +93,10 @@ def main() -> None:
         read_through(path)
         pecli = [*pecli_cmd(), "identify", str(path)]
         baseline = [sys.executable, "-c", READ_ONCE, str(path)]
-        launch(pecli), launch(baseline)  # .pyc files, numba's cache: untimed
+        # Both sides in a user's environment: .pyc files written (a shell's PYTHONDONTWRITEBYTECODE would
+        # leave an editable install compiling its modules on every run), then one untimed run each.
+        env = cli_env()
+        launch(pecli, env), launch(baseline, env)
         cases = [("page cache warm", False)] + ([("file not cached", True)] if evict(path) else [])
         for case, cold in cases:
             times: dict[str, list[float]] = {"pecli": [], "baseline": []}
@@ -106,7 +109,7 @@ def main() -> None:
                     else:
                         read_through(path)
                     warm_memory(size // 4)
-                    wall, peak, read = launch_reading(cmd)
+                    wall, peak, read = launch_reading(cmd, env)
                     times[side].append(wall)
                     rss[side], disk[side] = max(rss[side], peak), max(disk[side], read)
             t_pecli, t_base = statistics.median(times["pecli"]), statistics.median(times["baseline"])
