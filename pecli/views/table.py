@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pecli.spans import window
 from pecli.views.console import DECIMALS, ELLIPSIS, NOTEBOOK_WIDTH, Grid, Line, as_html, fmt_value, visible
 
 if TYPE_CHECKING:
@@ -16,6 +17,10 @@ if TYPE_CHECKING:
     from pecli.kinds.base import Recipe
     from pecli.spans import Window
     from pecli.table import Table
+
+#: How a reader picks another window: on the command line, and in a notebook.
+CLI_PICK = "--rows A:B / --cols C:D pick a window"
+NOTEBOOK_PICK = "Table.section(r0, r1, c0, c1) picks a window"
 
 
 def title(table: Table) -> str:
@@ -45,15 +50,15 @@ class Shown:
     shape: tuple[int, int]
     label: str
     position_of: Callable[[int], int | float]
-    pick: str = "--rows A:B / --cols C:D pick a window"
+    pick: str
 
     @classmethod
-    def of_table(cls, table: Table, pick: str | None = None) -> Shown:
+    def of_table(cls, table: Table, pick: str = CLI_PICK) -> Shown:
         label = _row_label(table.recipe, table.shape)
-        return cls(title(table), table.shape, label, table.position_of, *(() if pick is None else (pick,)))
+        return cls(title(table), table.shape, label, table.position_of, pick)
 
     @classmethod
-    def of_recipe(cls, recipe: Recipe, pick: str) -> Shown:
+    def of_recipe(cls, recipe: Recipe, pick: str = NOTEBOOK_PICK) -> Shown:
         """A recipe's table as ``Table.from_recipe(recipe)`` shows it (rows are ``start + r``)."""
         shape = recipe.shape
         head = _heading("", shape, str(recipe.dtype), False, recipe)
@@ -66,7 +71,7 @@ def _row_label(recipe: Recipe | None, shape: tuple[int, int]) -> str:
     return "row" if label == "head" and shape[0] == 1 else label
 
 
-def window_grid(
+def _window_grid(
     win: Window,
     cols: list[int | None],
     position_of: Callable[[int], int | float],
@@ -119,7 +124,7 @@ def values_view(width: int, shown: Shown, win: Window, precision: int) -> list[R
             else:
                 hi = k - 1
         cols = [*range(c0, c0 + lo), None, *range(c1 - lo, c1)]
-    grid = window_grid(win, cols, shown.position_of, cells, shown.label)
+    grid = _window_grid(win, cols, shown.position_of, cells, shown.label)
     out: list[RenderableType] = [Line(shown.title), grid]
     if win.summarised or None in cols:
         n, d = shown.shape
@@ -155,20 +160,12 @@ def row_view(table: Table, pos: int, details: list[dict[str, Any]], precision: i
     return [Text(f"{title(table)}  position {pos}"), Grid(heads, rows, left={2} if explained else set())]
 
 
-#: How a notebook's reader picks another window of a table or a recipe.
-NOTEBOOK_PICK = "Table.section(r0, r1, c0, c1) picks a window"
-
-
 def table_html(table: Table) -> str:
     """What ``pecli generate``/``inspect`` print of ``table`` (first and last rows, the columns that
     fit 100 characters, ``--decimals`` 4), as HTML: a notebook shows a table so."""
-    from pecli.spans import window
-
     return as_html(values_view(NOTEBOOK_WIDTH, Shown.of_table(table, NOTEBOOK_PICK), window(table), DECIMALS))
 
 
 def recipe_html(recipe: Recipe) -> str:
     """:func:`table_html` of the table ``recipe`` computes (only the rows shown are computed)."""
-    from pecli.spans import window
-
-    return as_html(values_view(NOTEBOOK_WIDTH, Shown.of_recipe(recipe, NOTEBOOK_PICK), window(recipe), DECIMALS))
+    return as_html(values_view(NOTEBOOK_WIDTH, Shown.of_recipe(recipe), window(recipe), DECIMALS))

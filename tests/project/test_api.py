@@ -284,7 +284,7 @@ def test_a_notebook_shows_a_recipe_and_a_table_as_generate_prints_them(kind: str
 
     from pecli.cli import cli
     from pecli.views.console import NOTEBOOK_WIDTH
-    from pecli.views.table import NOTEBOOK_PICK
+    from pecli.views.table import CLI_PICK, NOTEBOOK_PICK
 
     def text(markup: str) -> list[str]:
         return html.unescape(re.sub(r"<[^>]+>", "", markup)).split()
@@ -294,7 +294,7 @@ def test_a_notebook_shows_a_recipe_and_a_table_as_generate_prints_them(kind: str
     words = KINDS[kind].example.split()
     printed = CliRunner().invoke(cli, ["generate", *words], env=env)
     assert printed.exit_code == 0, printed.output
-    expected = printed.stdout.replace("--rows A:B / --cols C:D pick a window", NOTEBOOK_PICK).split()
+    expected = printed.stdout.replace(CLI_PICK, NOTEBOOK_PICK).split()
     assert CliRunner().invoke(cli, ["generate", *words, "-o", "t.npy"]).exit_code == 0
     with pecli.open_table("t.npy") as stored:
         recipe = stored.recipe
