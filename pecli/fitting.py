@@ -382,7 +382,7 @@ class Sample:
     def describe(self) -> str:
         rows = sum(b - a for a, b in self.spans)
         if rows == self.n:
-            return f"all {self.n} rows"
+            return "its one row" if self.n == 1 else f"all {self.n} rows"
         between = len(self.spans) - 2
         return f"{rows} of {self.n} rows (head, tail" + (f" and {between} windows between)" if between > 0 else ")")
 
