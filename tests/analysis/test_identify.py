@@ -345,10 +345,12 @@ def test_the_sample_holds_head_tail_and_windows() -> None:
 
 
 def test_the_sample_line_counts_rows_in_words() -> None:
-    """"sampled all 1 rows" read badly: one row is "its one row"; a short table is "all N rows"."""
+    """ "sampled all 1 rows" read badly: one row is "its one row"; a short table is "all N rows"."""
     assert Sample.read(plain(np.zeros((1, 4)))).describe() == "its one row"
     assert Sample.read(plain(np.zeros((2, 4)))).describe() == "all 2 rows"
-    assert Sample.read(plain(np.zeros((10_000, 4)))).describe() == "224 of 10000 rows (head, tail and 8 windows between)"
+    assert (
+        Sample.read(plain(np.zeros((10_000, 4)))).describe() == "224 of 10000 rows (head, tail and 8 windows between)"
+    )
 
 
 def test_a_structured_table_never_gets_a_random_draw_as_its_nearest_recipe() -> None:
