@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from pecli.cli.app import EPILOG, App, PecliError, echo_json, table_input
+from pecli.cli.app import EPILOG, App, PecliError
 from pecli.cli.options import (
     PecliCommand,
     complete_source,
@@ -19,6 +19,7 @@ from pecli.cli.options import (
 )
 from pecli.cli.paramtypes import IntListType
 from pecli.cli.recipe_options import recipe_options
+from pecli.cli.tables import echo_json, table_input
 
 
 @click.command(cls=PecliCommand, epilog=EPILOG)

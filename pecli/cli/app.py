@@ -1,4 +1,6 @@
-"""The ``pecli`` group and the plumbing its commands share: consoles, exit codes, signals, input, output.
+"""The ``pecli`` group: its consoles, its error boundary and the exit-code contract it keeps
+(:mod:`pecli.cli.stops` says how a command stops; :mod:`pecli.cli.tables` what table a command
+takes and where it goes).
 
 Command modules import from here; this module never imports a command module.
 """
@@ -16,20 +18,24 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from pecli.cli.options import quiet_enabled, recipe_params
+from pecli.cli.options import quiet_enabled
+from pecli.cli.stops import (
+    EXIT_BROKEN_PIPE,
+    EXIT_ERROR,
+    EXIT_HANGUP,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    Stop,
+    install_signal_handlers,
+    on_broken_pipe,
+    silence_stdout,
+)
 from pecli.errors import PecliInputError, spelled_as_options
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from pecli.kinds.base import Recipe
-    from pecli.table import Table
-
-EXIT_OK, EXIT_DIFFERENT, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
-#: SIGHUP (the terminal closed, ``ssh`` dropped): 128 + 1, as a shell reports a process it killed.
-EXIT_HANGUP = 129
-#: SIGTERM (``kill``, a job scheduler's stop): 128 + 15, likewise.
-EXIT_TERMINATED = 143
 
 EPILOG = """\b
 Exit status: 0 success; 1 tables differ ('diff'); 2 error (bad option,
@@ -64,7 +70,7 @@ class App:
 
         console = Console(stderr=stderr, no_color=self.no_color or None, highlight=False, soft_wrap=False)
         # Rich's own handler exits 1 on a closed pipe, and 1 means "tables differ" here.
-        console.on_broken_pipe = _on_broken_pipe  # type: ignore[method-assign]
+        console.on_broken_pipe = on_broken_pipe  # type: ignore[method-assign]
         return console
 
     @property
@@ -146,45 +152,6 @@ class App:
                 bar.stop()
 
 
-class _Stop(BaseException):
-    """Unwinds the command (removing temporary files) and sets the exit status.
-
-    A BaseException that Click does not intercept: Click would print a blank line for Ctrl-C and
-    exit 1 on a closed pipe, and 1 means "tables differ" here.
-    """
-
-    def __init__(self, code: int, message: str = "") -> None:
-        super().__init__(code, message)
-        self.code, self.message = code, message
-
-
-def _on_signal(signum: int, frame: Any) -> None:
-    from pecli.interruption import abandon_writes, deferring, settled
-
-    if settled():  # the output is in place: nothing to stop, and the status must say so (0)
-        return
-    if signum == getattr(signal, "SIGHUP", None):
-        stop = _Stop(EXIT_HANGUP, "Interrupted (hang-up): nothing was written.")
-    elif signum == signal.SIGTERM:
-        stop = _Stop(EXIT_TERMINATED, "Interrupted: nothing was written.")
-    else:
-        stop = _Stop(EXIT_INTERRUPTED, "Interrupted: nothing was written.")
-    # Raised wherever the program is; if a library's callback swallows it, the write it
-    # interrupted still fails before its rename, and main() exits with this status.  Inside an
-    # import that runs Python from C++ (torch's), it waits for the import to end (Deferred).
-    abandon_writes(stop)
-    if not deferring():
-        raise stop
-
-
-def _on_broken_pipe() -> NoReturn:
-    """The reader of stdout went away (e.g. `| head`): stop quietly with SIGPIPE's status, like cat.
-
-    A _Stop, not a BrokenPipeError: an ``except OSError`` on the way out cannot turn it into an error.
-    """
-    raise _Stop(EXIT_BROKEN_PIPE)
-
-
 def _visible(text: str) -> str:
     from pecli.views.console import visible
 
@@ -241,7 +208,7 @@ class PecliGroup(click.Group):
         try:
             return super().make_context(*args, **kwargs)
         except BrokenPipeError:
-            _on_broken_pipe()
+            on_broken_pipe()
 
     def invoke(self, ctx: click.Context) -> Any:
         import warnings
@@ -253,7 +220,7 @@ class PecliGroup(click.Group):
         except PecliInputError as exc:
             raise PecliError(str(exc)) from exc
         except BrokenPipeError:
-            _on_broken_pipe()
+            on_broken_pipe()
 
     def main(
         self,
@@ -271,7 +238,7 @@ class PecliGroup(click.Group):
         args = _global_options_first(sys.argv[1:] if args is None else list(args))
         guard_closed_streams()
         forget_abandoned()
-        handlers = _install_signal_handlers()
+        handlers = install_signal_handlers()
         unraisablehook, sys.unraisablehook = sys.unraisablehook, quiet_unraisable
         _tolerate_unencodable()
         # Click would import shutil (and with it bz2, lzma, zlib: ~3 ms) just to ask the width.
@@ -292,9 +259,9 @@ class PecliGroup(click.Group):
             stop = abandoned()
             if stop is not None:  # a signal whose exception a library swallowed: it still decides the status
                 raise stop
-        except _Stop as stop:
+        except Stop as stop:
             if stop.code == EXIT_BROKEN_PIPE:
-                _silence_stdout()
+                silence_stdout()
             if stop.message:
                 try:  # after a hang-up stderr may be a terminal that is gone (EIO)
                     click.echo(stop.message, err=True)
@@ -326,7 +293,7 @@ def _fail(exc: OSError | MemoryError) -> NoReturn:
     from pecli.cli.boundary import describe_failure, drop_pending_output
 
     if isinstance(exc, BrokenPipeError) or getattr(exc, "errno", None) == errno.EPIPE:
-        _on_broken_pipe()
+        on_broken_pipe()
     message = describe_failure(exc)  # before the drop: the traceback's frames name the stream
     drop_pending_output()
     raise PecliError(message) from None
@@ -343,27 +310,6 @@ def _global_options_first(args: list[str]) -> list[str]:
     if not moved:
         return args
     return [*dict.fromkeys(moved), *(a for a in args[:end] if a not in GLOBAL_FLAGS), *args[end:]]
-
-
-def _install_signal_handlers() -> dict[int, Any]:
-    """Ctrl-C, SIGTERM and SIGHUP unwind like an exception, so temporary files are removed on the
-    way out.
-
-    Only default handlers are replaced (an embedding program keeps its own, and ``nohup``'s
-    ignored SIGHUP stays ignored), and only in the main thread, where Python allows it.
-    """
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    replaced: dict[int, Any] = {}
-    wanted = [(signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)]
-    if hasattr(signal, "SIGHUP"):  # not on Windows
-        wanted.append((signal.SIGHUP, signal.SIG_DFL))
-    for signum, default in wanted:
-        if signal.getsignal(signum) is default:
-            replaced[signum] = signal.signal(signum, _on_signal)
-    return replaced
 
 
 def _tolerate_unencodable() -> None:
@@ -408,14 +354,6 @@ def _terminal_columns() -> int:
         return 80
 
 
-def _silence_stdout() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-
-
 def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value and not ctx.resilient_parsing:
         from pecli._version import version_message
@@ -455,129 +393,6 @@ def cli(ctx: click.Context, no_color: bool) -> None:
     or a model's config.json, directory or GGUF file: the cache it implies
     """
     ctx.obj, _ = App(no_color), ctx.with_resource(spelled_as_options())  # errors name the options
-
-
-def recipe_from_options(ctx: click.Context, params: dict[str, Any], ids_given: bool = False) -> Recipe:
-    """The recipe the options describe.  ``ids_given``: --positions gives the rows' ids, so a kind
-    whose tokens carry their own ids (M-RoPE) needs no sequence to derive them from."""
-    from pecli.kinds import DEFAULT_KIND, get_kind, implied_kind, kind_recipe
-
-    given = {name: params[name] for name in recipe_params(ctx)}
-    preset, kind, config = given.pop("preset", None), given.pop("kind", None), given.pop("hf_config", None)
-    if ids_given and preset is None and config is None:
-        given = {**get_kind(kind or implied_kind(given)).ids_stand_in, **given}
-    if config is not None:
-        from pecli.hfconfig import recipe_from_config
-
-        if preset is not None:
-            raise click.UsageError("give --preset or --hf-config, not both", ctx)
-        from pecli.presets import make_recipe
-
-        return make_recipe(given, kind=kind, base=recipe_from_config(config, f"--hf-config {config}"))
-    if preset is None and (kind or implied_kind(given)) == DEFAULT_KIND:
-        missing = [opt for opt, name in (("--len", "length"), ("--dim", "dim")) if params[name] is None]
-        if missing:
-            raise click.UsageError(
-                f"Missing option {' and '.join(missing)}: a recipe needs --len N and --dim D (or --preset NAME).",
-                ctx,
-            )
-    if preset is None:
-        return kind_recipe(given, kind)  # without the presets' tables (start-up)
-    from pecli.presets import make_recipe
-
-    return make_recipe(given, preset, kind)
-
-
-def table_from_options(ctx: click.Context, params: dict[str, Any], ids_given: bool = False) -> Table:
-    """The recipe's table; ``--dtype complex64``/``complex128`` stores its (real, imaginary)
-    column pairs as complex numbers (:meth:`Table.converted`)."""
-    from pecli.dtypes import COMPLEX
-    from pecli.table import Table
-
-    stored = params.get("dtype")
-    parts = {**params, "dtype": COMPLEX[stored]} if stored in COMPLEX else params
-    table = Table.from_recipe(recipe_from_options(ctx, parts, ids_given))
-    return table.converted(stored) if stored in COMPLEX else table
-
-
-@contextmanager
-def table_input(
-    ctx: click.Context,
-    source: str | None,
-    params: dict[str, Any],
-    fmt: str | None,
-    allow: tuple[str, ...] = (),
-    ids_given: bool = False,
-) -> Iterator[Table]:
-    """The table a command works on: SOURCE (file[:key] or KIND:params) or the recipe options.
-
-    ``allow`` names recipe options that still make sense with a SOURCE (export's --dtype).
-    """
-    from pecli.sources import open_source
-
-    given = [n for n in recipe_params(ctx) if n not in allow]
-    if source is not None and given:
-        from pecli.params import spell
-
-        opts = ", ".join(spell(n) for n in given)
-        raise click.UsageError(f"give a SOURCE or recipe options, not both ({opts} given with {source})", ctx)
-    if source is None:
-        if not recipe_params(ctx):
-            raise click.UsageError(
-                "give a SOURCE (a file, FILE:KEY or sinusoidal:len=N,dim=D) "
-                "or recipe options such as --len 120 --dim 8",
-                ctx,
-            )
-        yield table_from_options(ctx, params, ids_given)
-        return
-    with open_source(source, fmt) as table:
-        yield table
-
-
-def show_table(app: App, table: Table, rows: Any, cols: Any, precision: int) -> None:
-    from pecli.spans import window
-    from pecli.views.table import table_view
-
-    app.show(table_view(app.width, table, window(table, rows, cols), precision))
-
-
-def write_output(app: App, table: Table, out: dict[str, Any]) -> None:
-    """Write ``table`` as the output options in ``out`` say (to a path, or stdout for ``-``)."""
-    from pecli.formats import Format, WriteOptions, resolve_format, write_table
-
-    options = WriteOptions(key=out["key"], compress=out["compress"], digits=out["digits"])
-    output, fmt = out["output"], out["fmt"]
-    if out["transpose"]:
-        from pecli.transposition import transposed
-
-        table = transposed(table)
-    if out["compress"] is not None and (output == "-" or not resolve_format(output, fmt, "--to").compresses):
-        from pecli.cli.options import extensions, titles
-
-        def can(f: Format) -> bool:
-            return f.compresses
-
-        raise PecliError(f"--compress applies to {titles(can)} output only ({extensions(can, '/', every=True)})")
-    if output == "-":
-        if fmt is None:
-            raise PecliError("writing to stdout needs --to, e.g. --to npy or --to csv")
-        with app.progress(table.shape[0], "writing") as advance:
-            write_table(table, sys.stdout.buffer, fmt, options=options, progress=advance)
-            sys.stdout.buffer.flush()
-        return
-    with app.progress(table.shape[0], f"writing {output}") as advance:
-        write_table(table, output, fmt, options=options, force=out["force"], sidecar=out["sidecar"], progress=advance)
-
-
-def echo_json(payload: Any, allow_nan: bool = True) -> None:
-    """Machine output on stdout (json is imported here: `pecli --help` never needs it)."""
-    import json
-
-    click.echo(json.dumps(payload, indent=2, allow_nan=allow_nan))
-
-
-def split_params(params: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-    return {name: params.pop(name) for name in names}
 
 
 def main() -> None:

@@ -193,6 +193,6 @@ def quiet_unraisable(unraisable: Any) -> None:
     finaliser or weakref callback (h5py's, torch's) is not printed as "Exception ignored in …"
     (it is recorded, and the write it interrupted is abandoned before its rename: see
     :mod:`pecli.interruption`); anything else goes to Python's own hook."""
-    if isinstance(unraisable.exc_value, KeyboardInterrupt) or type(unraisable.exc_value).__name__ == "_Stop":
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) or type(unraisable.exc_value).__name__ == "Stop":
         return
     sys.__unraisablehook__(unraisable)

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from pecli.cli.app import EPILOG, App, echo_json
+from pecli.cli.app import EPILOG, App
 from pecli.cli.options import (
     PecliCommand,
     complete_source,
@@ -16,6 +16,7 @@ from pecli.cli.options import (
     threads_option,
     tolerance_options,
 )
+from pecli.cli.tables import echo_json
 
 
 @click.command(cls=PecliCommand, epilog=EPILOG)

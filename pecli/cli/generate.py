@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from pecli.cli.app import EPILOG, App, show_table, split_params, table_from_options, write_output
+from pecli.cli.app import EPILOG, App
 from pecli.cli.options import (
     OUTPUT_PARAMS,
     ROW_PARAMS,
@@ -20,6 +20,7 @@ from pecli.cli.options import (
 )
 from pecli.cli.recipe_options import recipe_options
 from pecli.cli.rows import chosen_rows, section
+from pecli.cli.tables import show_table, split_params, table_from_options, write_output
 
 
 @click.command(cls=PecliCommand, epilog=EPILOG)

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from pecli.cli.app import EPILOG, App, echo_json, table_input
+from pecli.cli.app import EPILOG, App
 from pecli.cli.options import (
     PecliCommand,
     alias_option,
@@ -19,6 +19,7 @@ from pecli.cli.options import (
     top_option,
 )
 from pecli.cli.recipe_options import recipe_options
+from pecli.cli.tables import echo_json, table_input
 
 
 @click.command(cls=PecliCommand, epilog=EPILOG, short_help="Which recipe made this table? Proved on every row.")

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from pecli.cli.app import EPILOG, App, table_input
+from pecli.cli.app import EPILOG, App
 from pecli.cli.options import (
     FactOption,
     PecliCommand,
@@ -21,6 +21,7 @@ from pecli.cli.options import (
 )
 from pecli.cli.paramtypes import IntListType
 from pecli.cli.recipe_options import recipe_options
+from pecli.cli.tables import table_input
 
 
 @click.command(cls=PecliCommand, epilog=EPILOG, short_help="Draw a table as a PNG or SVG picture (needs matplotlib).")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from pecli.cli.app import EPILOG, App, echo_json
+from pecli.cli.app import EPILOG, App
 from pecli.cli.options import PecliCommand, json_option
+from pecli.cli.tables import echo_json
 
 
 @click.command(cls=PecliCommand, epilog=EPILOG, short_help="List the presets: recipes of the frameworks' own tables.")

@@ -6,8 +6,9 @@ from typing import Any
 
 import click
 
-from pecli.cli.app import EPILOG, App, echo_json
+from pecli.cli.app import EPILOG, App
 from pecli.cli.options import PecliCommand, complete_source, input_format_option, json_option, quiet_option
+from pecli.cli.tables import echo_json
 
 
 @click.command(cls=PecliCommand, epilog=EPILOG, short_help="Which rotary cache turned BEFORE into AFTER?")

@@ -301,14 +301,14 @@ def test_a_signal_during_torchs_import_waits_for_the_import_to_end() -> None:
     the process (status −6, "terminate called after throwing an instance of
     'pybind11::error_already_set'": CI, SIGINT during a .pt write).  Inside :class:`Deferred` the
     handler records the signal, and the block's end raises it: exit 130, the write abandoned."""
-    from pecli.cli.app import _on_signal, _Stop
+    from pecli.cli.stops import Stop, on_signal
     from pecli.interruption import Deferred, abandoned, forget_abandoned
 
     forget_abandoned()
     reached_the_end = False
     try:
-        with pytest.raises(_Stop) as stop, Deferred():
-            _on_signal(signal.SIGINT, None)  # as if it arrived inside the import
+        with pytest.raises(Stop) as stop, Deferred():
+            on_signal(signal.SIGINT, None)  # as if it arrived inside the import
             reached_the_end = True
         assert reached_the_end and stop.value.code == 130 and abandoned() is stop.value
     finally:

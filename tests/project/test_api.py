@@ -125,7 +125,7 @@ def test_commands_are_listed_without_loading_and_load_under_their_own_names() ->
     printed, loaded = _modules_after("from pecli.cli import cli; print(' '.join(cli.commands))")
     assert printed.split() == list(cli.commands)
     # The group and the option machinery load; no command's module does.
-    machinery = {"pecli.cli.app", "pecli.cli.options", "pecli.cli.paramtypes"}
+    machinery = {"pecli.cli.app", "pecli.cli.stops", "pecli.cli.options", "pecli.cli.paramtypes"}
     assert len(cli.commands) == 10 and {m for m in loaded if m.startswith("pecli.cli.")} == machinery
     for name in cli.commands:
         assert cli.commands[name].name == name
