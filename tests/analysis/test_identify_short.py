@@ -155,3 +155,37 @@ def test_positions_held_in_bfloat16_from_far_repeat_the_first_rows(start: int, r
         assert recipe.start == start, recipe.describe()
     else:
         assert bfloat16(np.float32([recipe.start]))[0] == positions[0], recipe.describe()
+
+
+@pytest.mark.parametrize(("dim", "part"), [(65536, "cos"), pytest.param(128, "sin", marks=SLOW)])
+def test_row_0_of_a_rotary_cache_is_every_theta_s_and_is_proposed_once_per_layout(dim: int, part: str) -> None:
+    """cos 0 = 1 and sin 0 = 0 at every θ, scaling, pipeline and form: the rope fit proposes each
+    layout once (with a clue saying the row cannot tell θ apart), not ~1000 candidates built whole
+    (a 65536-wide row of 1s took 18 s).  The verdict stands, and the table is rebuilt bit for bit."""
+    from pecli.fitting import Sample
+    from pecli.kinds.rope import Rope
+
+    row = hf_rows(np.array([0]), dim, part)
+    assert np.all(row == (1 if part == "cos" else 0))  # the independent truth: HF's steps at position 0
+    sample = Sample.read(Table(row, None, "table.npy"))
+    fitted = [r for r in Rope.fit(sample) if r.part == part]  # (cos-sin and cis proposals fail the screen)
+    assert sorted(r.layout for r in fitted) == ["half", "once", "pairs"]
+    for recipe in fitted:
+        assert np.array_equal(recipe.build(), row)
+    assert any("the row cannot tell them apart" in clue for clue in sample.clues)
+    result = named(row)
+    assert result.best is not None and result.best.verification is not None
+    assert result.best.verification.max_abs == 0
+    assert result.candidates_tried < 100, result.candidates_tried
+
+
+def test_row_0_of_a_cos_sin_cache_is_still_named_cos_sin() -> None:
+    """vLLM's ``[cos | sin]`` row at position 0 (1s, then 0s): the cos half fitted as above, then
+    proposed with the part that puts the sin table beside it."""
+    row = np.concatenate([np.ones((1, 64), np.float32), np.zeros((1, 64), np.float32)], axis=1)
+    from pecli.fitting import Sample
+    from pecli.kinds.rope import Rope
+
+    fitted = list(Rope.fit(Sample.read(Table(row, None, "table.npy"))))
+    assert any(r.part == "cos-sin" and np.array_equal(r.build(), row) for r in fitted)
+    named(row)

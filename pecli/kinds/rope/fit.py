@@ -389,6 +389,9 @@ def _fit_short(cls: type[Rope], sample: Sample, pipelines: tuple[str, ...] | Non
     row = np.asarray(sample.rows(0, 1), dtype=np.float64)
     if d < 2 or not np.all(np.isfinite(row)):
         return
+    if pipelines is None and n == 1 and (zero := _position_zero(cls, sample, row)) is not None:
+        yield from zero
+        return
     head = np.asarray(sample.rows(0, min(n, 64)))
     run = next((k for k in range(1, len(head)) if not np.array_equal(head[k], head[0])), len(head))
     # The start is searched once per dtype the pipelines hold inv_freq in (float32 and float64 ones
@@ -455,6 +458,33 @@ def _fit_short(cls: type[Rope], sample: Sample, pipelines: tuple[str, ...] | Non
                                     yield cls(n, **spec, odd=odd, compute=compute, form=form, dtype=dtype)
                                 except RecipeError:
                                     continue
+
+
+def _position_zero(cls: type[Rope], sample: Sample, row: Arr) -> list[Rope] | None:
+    """A single row of 1s or of 0s: a cos or a sin table at position 0, where every θ, scaling,
+    pipeline and form gives ``cos 0 = 1`` and ``sin 0 = 0`` exactly, so the row tells none of them
+    apart.  One recipe per layout (θ = 10000, HF's float32 pipeline) instead of every common θ in
+    every pipeline and form: those ~1000 candidates were all the same row, each built whole (a
+    65536-wide row of 1s took 18 s).  ``None`` for any other row."""
+    part: RopePart | None = "cos" if np.all(row == 1) else "sin" if np.all(row == 0) else None
+    if part is None:
+        return None
+    value = 1 if part == "cos" else 0
+    out = []
+    for layout, _, dim in _layouts(sample.d):
+        try:
+            recipe = cls(
+                1, dim, layout=layout, part=part, base=COMMON_THETAS[0], odd=_odd(dim), dtype=cast(DType, sample.dtype)
+            )
+        except RecipeError:
+            continue
+        sample.clue(
+            f"one row of {value}s: a rotary {part} table at position 0, the same at every θ, scaling and "
+            "pipeline (the row cannot tell them apart)",
+            recipe,
+        )
+        out.append(recipe)
+    return out
 
 
 #: Columns a one- or two-row cache is placed by, at most (a 3,000,000-wide row took 0.1 s a candidate).
