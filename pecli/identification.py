@@ -79,7 +79,6 @@ class _Scored:
     rel_rms: float = math.inf
     rows: int = 0
     digest: str = ""
-    built: Arr | None = None  # the whole sample, when it was built
     narrow: bool = False  # scored on the screen's columns only (SCREEN_COLUMNS)
 
 
@@ -207,9 +206,9 @@ def _score_sample(sample: Sample, proposals: list[_Scored], nearest: int) -> Non
     for i, p in enumerate(sorted(proposals, key=lambda p: (p.max_abs, p.rank))):
         within = p.max_abs <= tolerances(p.recipe, sample)[1]
         if p.digest and (within or (p.rel_rms <= _NEAR_MISS if p.narrow else i < nearest)):
-            p.built = _try_build(p.recipe, sample.spans)
-            if p.built is not None:
-                _score(p, sample.values, p.built)
+            built = _try_build(p.recipe, sample.spans)
+            if built is not None:  # scored, not kept: a 64×65536 sample is 32 MB a candidate
+                _score(p, sample.values, built)
                 p.narrow = False
 
 
@@ -328,7 +327,7 @@ def identify(
         _screen(found.add(v, None), screen)
     if extra:
         groups, candidates, (verdict, best, alternatives) = settle()
-    confidence = _confidence(best, groups, candidates) if best is not None else 0.0
+    confidence = _confidence(best, groups, candidates, sample) if best is not None else 0.0
     kind: str | None = best.recipe.kind if best is not None else None
     if verdict == "unknown":
         for cls in kinds().values():
@@ -471,21 +470,39 @@ def _tie_names(best: Candidate | None, alternatives: list[Candidate]) -> tuple[s
     return tuple(n for n in dict.fromkeys(names) if n != _STORED or n in best.names)
 
 
-def _confidence(best: Candidate, groups: list[list[_Scored]], candidates: list[Candidate]) -> float:
+def _on_sample(p: _Scored, sample: Sample) -> bool:
+    """Whether ``p``'s score is on the whole sample (a screen's rows or columns are part of it)."""
+    return not p.narrow and p.rows == sum(b - a for a, b in sample.spans)
+
+
+def _confidence(best: Candidate, groups: list[list[_Scored]], candidates: list[Candidate], sample: Sample) -> float:
     """``1 − tolerance / (score of the nearest different table)``: near 1 when every other table
     is far off.  Candidates within rounding of the best one (another pipeline of the same recipe)
-    are not doubt about the recipe."""
+    are not doubt about the recipe.
+
+    How far another candidate is from the best on the sample is bounded by their distances to the
+    table, ``|a − b| ≤ max|other − table| ± max|best − table|`` (the best one's 0 when it rebuilds
+    the sample bit for bit: the distance is then the other's score); only when the bounds fall
+    on both sides of the close tolerance are the two rebuilt and compared."""
     index = next((i for i, g in enumerate(groups) if any(m.recipe == best.recipe for m in g)), None)
     if index is None:
         return 0.0
-    built = groups[index][0].built
+    head, own = groups[index][0], candidates[index].max_abs
+    built: list[Arr | None] = []  # the best one's rows, once rebuilt
     runner = math.inf
     for i, (g, c) in enumerate(zip(groups, candidates, strict=True)):
         if i == index:
             continue
-        other = g[0].built
-        distance = math.inf if built is None or other is None else float(np.nanmax(np.abs(built - other)))
-        if distance > best.close_tolerance:
+        if not (_on_sample(head, sample) and _on_sample(g[0], sample)):  # a screen's score bounds nothing elsewhere
+            far = True
+        elif abs(c.max_abs - own) > best.close_tolerance or c.max_abs + own <= best.close_tolerance:
+            far = abs(c.max_abs - own) > best.close_tolerance
+        else:
+            if not built:
+                built.append(_try_build(head.recipe, sample.spans))
+            other = _try_build(g[0].recipe, sample.spans)
+            far = built[0] is None or other is None or float(np.nanmax(np.abs(built[0] - other))) > best.close_tolerance
+        if far:
             runner = min(runner, c.max_abs)
     bound = best.tolerance if best.proved else best.close_tolerance
     confidence = max(0.0, 1.0 - bound / runner) if runner > 0 else 0.0

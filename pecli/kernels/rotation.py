@@ -28,9 +28,9 @@ of exact, absolutely.
   kind) do not come here for float16: their table is rotated in float32 and each value rounded
   once to float16, the few that float32 cannot decide from float64 (:mod:`pecli.kernels.halves`),
   so it is correctly rounded (and faster: NumPy casts to float16 one value at a time).
-- Tables of more than :data:`ROTATE_MAX_FREQUENCIES` frequencies (any dtype) are computed by
-  the exact kernel, value by value, column piece by column piece: correctly rounded, and memory
-  that does not grow with the width.
+- Tables of more than :data:`ROTATE_MAX_FREQUENCIES` frequencies (any dtype), and tables of at
+  most ``B + G`` rows (:func:`rotates`), are computed by the exact kernel, value by value, column
+  piece by column piece: correctly rounded, and memory that does not grow with the width.
 - float64 (and any other dtype): ``9.1u`` is thousands of ulp for values near zero, so those
   keep the exact kernel (``pecli.kernels.exact.fill_exact``), row blocks split between threads;
   compiled by numba for large float64 tables when the ``fast`` extra is installed
@@ -88,6 +88,20 @@ _THREAD_CELLS = 1 << 16
 ROTATE_MAX_FREQUENCIES = 1 << 15
 
 
+def rotates(dtype: np.dtype | type, n_freq: int, table_rows: int | None) -> bool:
+    """Whether a table of ``table_rows`` rows and ``n_freq`` frequencies in ``dtype`` is rotated:
+    float32 and float16 tables at most :data:`ROTATE_MAX_FREQUENCIES` wide, and longer than the
+    ``B + G`` rows of exact values the rotations cost (a shorter one, computed value by value by
+    the exact kernel, costs less: a 64×65536 table's rotations, 37 MB kept, were 64 rows' worth
+    ten times over); ``None``: rows not known, the width decides.  A fact of the table, so every
+    row range of it takes the same path."""
+    return (
+        np.dtype(dtype) in (np.float32, np.float16)
+        and n_freq <= ROTATE_MAX_FREQUENCIES
+        and (table_rows is None or table_rows > block_rows(n_freq) + _GROUP)
+    )
+
+
 def block_rows(n_freq: int) -> int:
     """``B`` for ``n_freq`` frequencies: a power of two, ``Z0`` about ``_Z0_CELLS`` cells."""
     b = _B_MAX
@@ -104,7 +118,7 @@ def fill_sincos(
     w_lo: np.ndarray,
     *,
     threads: int | None = None,
-    table_pairs: int | None = None,
+    table_rows: int | None = None,
 ) -> None:
     """Row ``r`` of ``sin_out``/``cos_out`` ← sin/cos of ``2π·p·(w_hi + w_lo)``, ``p = first_position + r``.
 
@@ -113,11 +127,12 @@ def fill_sincos(
     array.  ``w_hi + w_lo`` are the frequencies in turns per position (double-double, as
     ``pecli.kernels.exact.frequencies`` gives them).  float32/float16 output is rotated (within 1 ulp
     of exact; the module docstring says which float16 tables are not built here); float64 and
-    other dtypes use the exact kernel.  ``threads``: None = as many as pay (up to the CPUs
-    available), 1 = none.  ``table_pairs``: the whole table's (position,
-    frequency) pairs when it is asked for block by block (a writer's row blocks): whether loading
-    the compiled kernel pays is decided on it.  Bit-identical whatever the threads, the row split
-    or the kernel.
+    other dtypes use the exact kernel, and so do tables too short to pay for the rotations
+    (:func:`rotates`).  ``threads``: None = as many as pay (up to the CPUs available), 1 = none.
+    ``table_rows``: the whole table's rows, so that whether it is rotated and whether loading
+    the compiled kernel pays are decided on the whole table when it is asked for block by block
+    (a writer's row blocks); ``None``: rotated whenever the width allows, the compiled kernel
+    decided on ``rows``.  Bit-identical whatever the threads, the row split or the kernel.
     """
     rows, n_sin = sin_out.shape
     n_cos = cos_out.shape[1]
@@ -134,11 +149,11 @@ def fill_sincos(
         np.ascontiguousarray(w_lo[:n_sin], dtype=np.float64),
     )
     dtype = sin_out.dtype
-    rotate = dtype == cos_out.dtype and dtype in (np.float32, np.float16) and n_sin <= ROTATE_MAX_FREQUENCIES
+    rotate = dtype == cos_out.dtype and rotates(dtype, n_sin, table_rows)
     b = block_rows(n_sin) if rotate else 1
     parts = _split_rows(first_position, rows, b, n_sin, threads)
     both64 = dtype == cos_out.dtype == np.float64
-    compiled = exact_sincos(max(rows * n_sin, table_pairs or 0)) if both64 and not rotate else None
+    compiled = exact_sincos(max(rows, table_rows or 0) * n_sin) if both64 and not rotate else None
 
     def work(a: int, z: int) -> None:
         s, c = sin_out[a:z], cos_out[a:z]

@@ -300,7 +300,7 @@ class Alibi(Recipe):
             return
         # Each row is slope·(j − q): its step from key to key is the slope, and it is zero at the query.
         step = rows[:heads, 1].astype(np.float64) - rows[:heads, 0]
-        if not np.all(step > 0):
+        if not (np.all(step > 0) and np.all(np.isfinite(rows[:heads, :2]))):  # (−inf, 0: no slope)
             return
         q = round(float(-rows[0, 0] / step[0]))
         params = _fitted_heads(sample, step, n)

@@ -235,4 +235,5 @@ def test_a_sample_of_a_wide_table_computes_its_cells_alone_with_the_tables_bits(
     sample = heatmap_sample(table, max_rows=10, max_cols=64)
     assert built == []  # no row was built for the picture
     assert np.array_equal(sample.values, expected[sample.row_ids][:, sample.col_ids])
-    assert not Sinusoidal(8, 512).direct_cells()  # rotated float32: rows are cheaper than cells
+    assert not Sinusoidal(1000, 512).direct_cells()  # rotated float32: rows are cheaper than cells
+    assert Sinusoidal(8, 512).direct_cells()  # too short to rotate: the exact kernel, as the cells

@@ -388,3 +388,11 @@ def test_a_long_factor_list_is_said_by_its_bad_value_not_whole(run, tmp_path: Pa
     text = refused(run, tmp_path, "generate", "--hf-config", str(tmp_path / "config.json"),
                    message="long_factor must be a list of numbers, got 'x' in it")  # fmt: skip
     assert len(text) < 200
+
+
+def test_identify_of_rows_of_minus_infinity_beside_zeros_is_unknown_not_a_crash() -> None:
+    """A complex array of −inf is read as (real, imaginary) columns, −inf beside 0: the ALiBi fit
+    saw a step of +inf from key to key and divided −inf by it (``round(nan)``: ValueError); found by
+    the drawn-arrays contract above."""
+    for a in (np.full((4, 4), -np.inf).astype(np.complex64), np.tile(np.float32([-np.inf, 0.0]), (4, 4))):
+        assert identify(a).verdict == "unknown"

@@ -332,3 +332,25 @@ def test_a_table_written_block_by_block_asks_for_the_compiled_kernel_by_its_whol
     Sinusoidal(70000, 1024, dtype="float64").rows(0, 10)
     Sinusoidal(70000, 1024).rows(0, 10)  # float32: the rotation, never the float64 kernel
     assert asked == [70000 * 512]
+
+
+def test_a_table_too_short_to_pay_for_its_rotations_takes_the_exact_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a table is rotated is decided on the whole table (``table_rows``), never on the
+    rows asked for: a short table (at most ``B + G`` rows) is the exact kernel's values rounded
+    once, and a few rows of a long one are rotated as the whole is."""
+    calls: list[int] = []
+    real = fp._fill_rotated
+
+    def spy(s: np.ndarray, *args: object) -> None:
+        calls.append(s.shape[0])
+        real(s, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fp, "_fill_rotated", spy)
+    n_sin = 40
+    limit = fp.block_rows(n_sin) + fp._GROUP
+    s, c, w_hi, w_lo = fill("split", np.float32, 1000, 5, n_sin, n_sin, 2 * n_sin, table_rows=limit)
+    es, ec = exact(1000, 5, n_sin, n_sin, w_hi, w_lo)
+    assert calls == [] and np.array_equal(s, es.astype(np.float32)) and np.array_equal(c, ec.astype(np.float32))
+    fill("split", np.float32, 1000, 5, n_sin, n_sin, 2 * n_sin, table_rows=limit + 1)
+    fill("split", np.float32, 1000, 5, n_sin, n_sin, 2 * n_sin)  # rows not known: the width decides
+    assert calls == [5, 5]

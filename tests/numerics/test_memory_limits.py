@@ -67,24 +67,27 @@ def refused(run, d: Path, args: list[str], *needles: str) -> str:
 
 # -- 1. a width whose rows cannot fit is refused before any work --------------------------------
 WIDE = "60000"
+#: Rows enough to be rotated (more than the ``B + G`` rows its rotations cost): a table of 8 rows
+#: is computed value by value, and 8 rows of 60000 fit in the patched machine.
+LONG = "1000"
 ROW_REFUSED = ("computing one row of 60000 float32 values", "but only 104.9 MB of memory is available", "--dim")
 
 
 @pytest.mark.parametrize(
     "args",
     [
-        ["generate", "--len", "8", "--dim", WIDE],
-        ["generate", "--len", "8", "--dim", WIDE, "-o", "t.npy"],
-        ["generate", "--len", "8", "--dim", WIDE, "-o", "-", "--to", "csv"],
-        ["export", "--len", "8", "--dim", WIDE, "-o", "t.csv"],
-        ["export", f"sinusoidal:len=8,dim={WIDE}", "-o", "t.h5"],
-        ["inspect", "--len", "8", "--dim", WIDE],
-        ["inspect", "--len", "8", "--dim", WIDE, "--pos", "1"],
+        ["generate", "--len", LONG, "--dim", WIDE],
+        ["generate", "--len", LONG, "--dim", WIDE, "-o", "t.npy"],
+        ["generate", "--len", LONG, "--dim", WIDE, "-o", "-", "--to", "csv"],
+        ["export", "--len", LONG, "--dim", WIDE, "-o", "t.csv"],
+        ["export", f"sinusoidal:len={LONG},dim={WIDE}", "-o", "t.h5"],
+        ["inspect", "--len", LONG, "--dim", WIDE],
+        ["inspect", "--len", LONG, "--dim", WIDE, "--pos", "1"],
         ["inspect", "--grid", "4x4", "--dim", "800000", "--json"],
-        ["identify", f"sinusoidal:len=8,dim={WIDE}"],
-        ["analyze", f"sinusoidal:len=8,dim={WIDE}"],
-        ["diff", f"sinusoidal:len=8,dim={WIDE}", f"sinusoidal:len=8,dim={WIDE},base=500"],
-        ["plot", f"sinusoidal:len=8,dim={WIDE}", "-o", "p.png"],
+        ["identify", f"sinusoidal:len={LONG},dim={WIDE}"],
+        ["analyze", f"sinusoidal:len={LONG},dim={WIDE}"],
+        ["diff", f"sinusoidal:len={LONG},dim={WIDE}", f"sinusoidal:len={LONG},dim={WIDE},base=500"],
+        ["plot", f"sinusoidal:len={LONG},dim={WIDE}", "-o", "p.png"],
     ],
     ids=lambda a: " ".join(a)[:50],
 )
@@ -138,7 +141,8 @@ def peak_scratch(recipe: pecli.kinds.base.Recipe, r0: int, r1: int) -> int:
 @pytest.mark.parametrize(
     ("recipe", "rows"),
     [
-        (Sinusoidal(4, 65536), 1),  # rotated: the cached rotations' fixed cost per frequency
+        (Sinusoidal(100, 65536), 1),  # rotated: the cached rotations' fixed cost per frequency
+        (Sinusoidal(4, 65536), 1),  # too short to rotate: the exact kernel, value by value
         (Sinusoidal(2000, 65536), 2000),
         (Sinusoidal(5000, 8192), 5000),
         (Sinusoidal(3, 70_000), 3),  # wider than ROTATE_MAX_FREQUENCIES: exact, in column pieces
@@ -179,16 +183,31 @@ def test_the_table_streams_in_small_blocks() -> None:
 
 
 def test_recipe_rows_and_tables_refuse_before_allocating(small_machine: int) -> None:
-    recipe = Sinusoidal(8, 60_000)
+    recipe = Sinusoidal(1000, 60_000)
     with pytest.raises(TableTooLargeError, match="computing one row of 60000 float32 values"):
         recipe.rows(0, 1)  # identify's candidates and diff's explanations call a recipe directly
     with pytest.raises(TableTooLargeError, match="use a smaller --dim"):
         Table.from_recipe(recipe)
     with pytest.raises(TableTooLargeError, match="use a smaller --len"):
-        pecli.kinds.alibi.Alibi(8, length=1_000_000, part="bias", compute="exact").rows(0, 8)
+        pecli.Alibi(8, length=1_000_000, part="bias", compute="exact").rows(0, 8)
     with pytest.raises(TableTooLargeError, match="write it to a file with -o instead"):
         Sinusoidal(100_000, 512).build()
     assert Sinusoidal(8, 1000).rows(0, 8).shape == (8, 1000)  # small work never asks
+
+
+def test_a_short_wide_table_is_computed_value_by_value_within_the_limit(small_machine: int) -> None:
+    """8 rows of 60000 (refused before: the rotations alone, ~170 MB, outgrew the machine) are
+    too few to pay for rotating: the exact kernel computes each value, rounded once, in column
+    pieces that fit, and every row range is the whole table's bits."""
+    from pecli.kernels.exact import frequencies, sincos
+
+    recipe = Sinusoidal(8, 60_000)
+    assert recipe.scratch_bytes(8) < LIMIT  # and rows() checks it (refused above at 1000 rows)
+    table = recipe.rows(0, 8)
+    _, w_hi, w_lo = frequencies(10000.0, 1.0, recipe.exponents())
+    s, c = sincos(np.arange(8, dtype=np.float64), w_hi, w_lo)  # the exact kernel, float64
+    assert np.array_equal(table[:, 0::2], s.astype(np.float32)) and np.array_equal(table[:, 1::2], c.astype(np.float32))
+    assert np.array_equal(recipe.rows(5, 7), table[5:7])
 
 
 @pytest.mark.slow  # big table: 256 MB written and read back
@@ -297,7 +316,7 @@ def test_the_environment_limit_reaches_the_command_line(tmp_path: Path) -> None:
     code = """
         import sys
         from pecli.cli import cli
-        sys.argv = ["pecli", "generate", "--len", "8", "--dim", "30000"]
+        sys.argv = ["pecli", "generate", "--len", "1000", "--dim", "30000"]
         cli.main(prog_name="pecli")
     """
     r = _child(code, env={"PECLI_MEMORY_LIMIT": "64M"})

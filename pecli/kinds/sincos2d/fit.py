@@ -267,7 +267,8 @@ def _learn_layout(kind: type[Sincos2d], order: str, d: int, naxes: int) -> GridL
                 cos = cols[np.abs(rows[0, cols]) >= 0.5]
                 k = min(sin.size, cos.size)
                 axes.append((sin[:k], cos[:k]))
-            return GridLayout(order, rows[0], tuple(axes), tuple(perm), probe.per_axis, columns)
+            # Row 0 copied: a view would keep the whole probe (15 to 30 rows) alive with the layout.
+            return GridLayout(order, rows[0].copy(), tuple(axes), tuple(perm), probe.per_axis, columns)
     return None
 
 

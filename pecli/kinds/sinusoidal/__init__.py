@@ -22,7 +22,7 @@ from pecli.errors import RecipeError
 from pecli.kernels.compiled import flat_sincos, pipeline32
 from pecli.kernels.exact import BLOCK_CELLS, frequencies, row_blocks, sincos_pairs
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
-from pecli.kernels.rotation import ROTATE_MAX_FREQUENCIES, fill_sincos
+from pecli.kernels.rotation import fill_sincos, rotates
 from pecli.kernels.threads import cpu_threads, run_blocks
 from pecli.kinds.base import SCRATCH_BYTES_PER_CELL, Mistake, Recipe, built_from_float32
 from pecli.params import choice, int_param, positive_float
@@ -294,7 +294,7 @@ class Sinusoidal(Recipe):
         rows = max(1, min(rows, n))
         threads = max(1, min(cpu_threads(), rows))
         frequencies = FREQUENCY_BYTES * self.sin_columns
-        if self.dtype in ("float32", "float16") and self.sin_columns <= ROTATE_MAX_FREQUENCIES:
+        if rotates(numpy_dtype(self.dtype), self.sin_columns, n):
             return frequencies + (ROTATION_BYTES + ROTATION_BYTES_PER_THREAD * threads) * self.sin_columns
         return frequencies + SCRATCH_BYTES_PER_CELL * min(rows * d, BLOCK_CELLS) * threads
 
@@ -310,7 +310,7 @@ class Sinusoidal(Recipe):
         first = self.start + r0  # with a padding row too: fairseq's row r is sin/cos(r·ω)
         if self.compute == "exact":
             _, w_hi, w_lo = frequencies(self.base, self.min_timescale, self.exponents())
-            fill_sincos(sin_cols, cos_cols, first, w_hi, w_lo, table_pairs=self.shape[0] * n_sin)
+            fill_sincos(sin_cols, cos_cols, first, w_hi, w_lo, table_rows=self.shape[0])
         else:
             # float32 pipelines' sin/cos: compiled when numba is there and the table is large (the
             # same bits); a float32 table of the exp or pow form in one compiled pass.
@@ -353,10 +353,11 @@ class Sinusoidal(Recipe):
         return frequency, is_cos
 
     def direct_cells(self) -> bool:
-        """Exact float64 tables, and exact float32 ones too wide to rotate: their rows are the
-        exact kernel's values rounded once, which :meth:`cells` computes cell by cell."""
+        """Exact float64 tables, and exact float32 ones not rotated (too wide, or too short): their
+        rows are the exact kernel's values rounded once, which :meth:`cells` computes cell by cell."""
         return self.compute == "exact" and (
-            self.dtype == "float64" or (self.dtype == "float32" and self.sin_columns > ROTATE_MAX_FREQUENCIES)
+            self.dtype == "float64"
+            or (self.dtype == "float32" and not rotates(np.float32, self.sin_columns, self.shape[0]))
         )
 
     def cells(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
