@@ -15,7 +15,7 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, cosine_frequencies, round_number
-from pecli.kernels.rope_scaling import SCALINGS
+from pecli.kernels.rope_scaling import SCALINGS, inv_freq_near
 from pecli.kinds.rope.thetas import COMMON_THETAS, coarse_thetas, grid_thetas, odd_width, scalings
 from pecli.precision import held, pipeline_of
 from pecli.table import spread_indices
@@ -536,9 +536,9 @@ def _amplitude(x: Arr) -> float:
 
 
 def _inv_of(cls: type[Rope], params: dict[str, Any], dim: int, n: int) -> Arr:
-    """The exact inv_freq of a candidate, for placing its start (``start = 0`` assumed for dynamic)."""
+    """The float64 inv_freq of a candidate, for placing its start (``start = 0`` assumed for dynamic)."""
     try:
-        return cls(n, dim, **{**params, "compute": "exact"}).inv_freq()
+        return inv_freq_near(cls(n, dim, **{**params, "compute": "exact"}))
     except RecipeError:
         count = (dim + 1) // 2 if params.get("odd") == "truncate" else dim // 2
         out: Arr = np.power(params["base"], -np.arange(count) * 2.0 / dim)
