@@ -155,9 +155,9 @@ def cosine_frequencies(values: Arr, lever: float = 0.01) -> Arr | None:
     # Columns a piece at a time: the bases and their products are ~8 copies of the rows checked
     # (a 64×65536 table's took 130 MB at once).
     checked = spread_indices(n, CHECK_ROWS)
-    x = x[checked]
+    x = x[checked] if checked.size < n else x  # (every row: no copy)
     pos = checked.astype(np.float64)[:, None]
-    scale = max(float(np.abs(x).max()), 1e-300)
+    scale = max(abs(float(x.max())), abs(float(x.min())), 1e-300)
     for c0 in range(0, cols, _CHECK_PIECE):
         xs, w = x[:, c0 : c0 + _CHECK_PIECE], omega[c0 : c0 + _CHECK_PIECE]
         basis_c, basis_s = np.cos(pos * w), np.sin(pos * w)

@@ -137,22 +137,66 @@ def _try_build(recipe: Recipe, spans: list[tuple[int, int]]) -> Arr | None:
         return None
 
 
+class _Tally:
+    """A candidate's score (:func:`_score`) summed over pieces of its rows, so that no more than a
+    piece is held at once; the digest is the whole rows' (hashed piece by piece, the same bytes)."""
+
+    def __init__(self) -> None:
+        self.max_abs, self.squares, self.norm_squares, self.rows = 0.0, 0.0, 0.0, 0
+        self.hash = hashlib.blake2b(digest_size=16)
+
+    def add(self, table_rows: Arr, built: Arr) -> None:
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = table_rows - built
+            if diff.size and np.isfinite(diff).all():  # both finite: the same sums as below, fewer passes
+                self.max_abs = max(self.max_abs, float(diff.max()), -float(diff.min()))
+                flat, values = diff.ravel(), built.ravel()
+                self.squares += float(np.dot(flat, flat))
+                self.norm_squares += float(np.dot(values, values))
+            elif diff.size:
+                same = (table_rows == built) | (np.isnan(table_rows) & np.isnan(built))
+                diff = np.where(same, 0.0, np.abs(diff))
+                diff[~np.isfinite(diff)] = np.inf
+                self.max_abs = max(self.max_abs, float(diff.max()))
+                self.norm_squares += float(np.sum(np.where(np.isfinite(built), built, 0.0) ** 2))
+                self.squares += float(np.sum(diff * diff))
+        self.rows += built.shape[0]
+        self.hash.update(np.ascontiguousarray(built).data)
+
+    def into(self, s: _Scored) -> None:
+        rms, norm = math.sqrt(self.squares), math.sqrt(self.norm_squares)
+        s.max_abs, s.rows, s.digest = self.max_abs, self.rows, self.hash.hexdigest()
+        s.rel_rms = rms / norm if norm > 0 else (0.0 if rms == 0 else math.inf)
+
+
 def _score(s: _Scored, table_rows: Arr, built: Arr) -> None:
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = table_rows - built
-        if diff.size and np.isfinite(diff).all():  # both finite: the same sums as below, fewer passes
-            s.max_abs = max(float(diff.max()), -float(diff.min()))
-            rms, norm = float(np.sqrt(np.sum(diff * diff))), float(np.sqrt(np.sum(built * built)))
-        else:
-            same = (table_rows == built) | (np.isnan(table_rows) & np.isnan(built))
-            diff = np.where(same, 0.0, np.abs(diff))
-            diff[~np.isfinite(diff)] = np.inf
-            s.max_abs = float(diff.max()) if diff.size else 0.0
-            norm = float(np.sqrt(np.sum(np.where(np.isfinite(built), built, 0.0) ** 2)))
-            rms = float(np.sqrt(np.sum(diff * diff)))
-    s.rel_rms = rms / norm if norm > 0 else (0.0 if rms == 0 else math.inf)
-    s.rows = built.shape[0]
-    s.digest = hashlib.blake2b(np.ascontiguousarray(built).data, digest_size=16).hexdigest()
+    """``s`` scored on ``built`` against ``table_rows``: its largest difference, relative RMS and digest."""
+    tally = _Tally()
+    tally.add(table_rows, built)
+    tally.into(s)
+
+
+#: Cells of a candidate's rows built and scored at once on the sample (8 MB of float64).
+_SCORE_CELLS = 1 << 20
+
+
+def _score_rows(s: _Scored, sample: Sample) -> bool:
+    """``s`` scored on the whole sample, its rows built a piece at a time (a 64×65536 sample is
+    32 MB of float64, and its differences and squares as much again each); False if the
+    candidate cannot be built."""
+    tally, at = _Tally(), 0
+    step = max(1, _SCORE_CELLS // max(1, sample.d))
+    try:
+        for a, b in sample.spans:
+            for c0 in range(a, b, step):
+                c1 = min(b, c0 + step)
+                built = np.asarray(s.recipe.rows(c0, c1), dtype=np.float64)
+                tally.add(sample.values[at : at + c1 - c0], built)
+                at += c1 - c0
+    except Exception:  # as _try_build: one kind's bug must not stop the others
+        return False
+    tally.into(s)
+    return True
 
 
 @dataclass(frozen=True)
@@ -206,9 +250,7 @@ def _score_sample(sample: Sample, proposals: list[_Scored], nearest: int) -> Non
     for i, p in enumerate(sorted(proposals, key=lambda p: (p.max_abs, p.rank))):
         within = p.max_abs <= tolerances(p.recipe, sample)[1]
         if p.digest and (within or (p.rel_rms <= _NEAR_MISS if p.narrow else i < nearest)):
-            built = _try_build(p.recipe, sample.spans)
-            if built is not None:  # scored, not kept: a 64×65536 sample is 32 MB a candidate
-                _score(p, sample.values, built)
+            if _score_rows(p, sample):  # scored, not kept: a 64×65536 sample is 32 MB a candidate
                 p.narrow = False
 
 

@@ -197,23 +197,31 @@ class Learned(Recipe):
         their spread, range and zero rows say which initialisation they fit.
         """
         values = sample.values
-        nonzero = values[np.any(values != 0, axis=1)]
+        kept = np.any(values != 0, axis=1)
+        nonzero = values if kept.all() else values[kept]  # (a copy only when there are zero rows)
         if nonzero.shape[0] < 8 or sample.d < 8:
             return None
         std = float(nonzero.std())
         mean = float(nonzero.mean())
         if std == 0 or abs(mean) > 4 * std / math.sqrt(nonzero.size):
             return None
+        # Neighbouring rows' correlation and the moments from dot products: no copies of the sample
+        # (np.corrcoef stacked both, 64 MB for a 64×65536 table); the mean is near 0 (above).
         a, b = nonzero[:-1].ravel(), nonzero[1:].ravel()
-        correlation = float(np.corrcoef(a, b)[0, 1])
+        ma, mb = float(a.mean()), float(b.mean())
+        cov = float(np.dot(a, b)) / a.size - ma * mb
+        spread = (float(np.dot(a, a)) / a.size - ma * ma) * (float(np.dot(b, b)) / b.size - mb * mb)
+        correlation = cov / math.sqrt(spread) if spread > 0 else math.nan
         if not abs(correlation) < 0.2:
             return None
-        centred = nonzero - mean
-        kurtosis = float(np.mean(centred**4) / std**4)
+        centred = (nonzero - mean).ravel()
+        peak = float(np.abs(centred).max())
+        squared = np.square(centred, out=centred)
+        kurtosis = float(np.dot(squared, squared)) / squared.size / std**4
         # A normal's kurtosis is 3, one truncated at ±2σ about 2.4; a uniform's 1.8.
         if not 2.2 <= kurtosis <= 3.6:
             return None
-        z = float(np.abs(centred).max()) / float(centred.std() / 0.8796) if kurtosis < 2.7 else math.inf
+        z = peak / (std / 0.8796) if kurtosis < 2.7 else math.inf
         init = "a normal truncated at ±2σ" if z <= 2.0001 else "a normal"
         zeros = sample.zero_rows
         text = (

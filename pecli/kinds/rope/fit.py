@@ -21,7 +21,7 @@ from pecli.precision import held, pipeline_of
 from pecli.table import spread_indices
 
 if TYPE_CHECKING:
-    from pecli.dtypes import Arr
+    from pecli.dtypes import Arr, Ids
     from pecli.kinds.rope import Rope, RopeCompute, RopeLayout, RopeOdd, RopePart
 
 # ==================================================================================== fitting
@@ -47,6 +47,13 @@ def _layouts(d: int) -> list[tuple[RopeLayout, np.ndarray, int]]:
     if d >= 4 or d == 3:
         out += [("half", np.arange((d + 1) // 2), d), ("pairs", np.arange(0, d, 2), d)]
     return [*out, ("once", np.arange(d), 2 * d)]
+
+
+def _strided(cols: np.ndarray) -> slice:
+    """A layout's distinct columns (evenly spaced from 0: :func:`_layouts`) as a slice, which takes
+    them as a view."""
+    step = int(cols[1] - cols[0]) if cols.size > 1 else 1
+    return slice(0, int(cols[-1]) + 1 if cols.size else 0, step)
 
 
 def _odd(dim: int) -> RopeOdd:
@@ -177,12 +184,16 @@ def _fit_both(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
     if d < 4 or d % 2:
         return
     head = sample.rows(0, min(n, sample.head_rows))
+
+    def one_circle(rows: Arr, cos_cols: Ids, sin_cols: Ids) -> bool:
+        radius = rows[:, cos_cols] ** 2 + rows[:, sin_cols] ** 2
+        slack = max(1e-3, 4 * sample.eps) * max(1.0, radius[0, 0])
+        return bool(np.all(np.isfinite(radius)) and np.allclose(radius, radius[0, 0], rtol=0, atol=slack))
+
     for part, columns, words in _BOTH:
         cos_cols, sin_cols = columns(d)
-        radius = head[:, cos_cols] ** 2 + head[:, sin_cols] ** 2
-        if not np.all(np.isfinite(radius)) or not np.allclose(
-            radius, radius[0, 0], rtol=0, atol=max(1e-3, 4 * sample.eps) * max(1.0, radius[0, 0])
-        ):
+        # Row 0 first: most tables are off the circle there, and the head's radii are 4 copies of it.
+        if not one_circle(head[:1], cos_cols, sin_cols) or not one_circle(head, cos_cols, sin_cols):
             continue
         cos_table = Table(_Columns(sample, cos_cols), None, sample.table.source, {})
         cos_sample = type(sample)(cos_table, sample.spans, sample.values[:, cos_cols])
@@ -255,7 +266,7 @@ def _fit_one(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
         # Positions held in 16 bits repeat rows (bfloat16: 256 and 257 are one): the waves are
         # measured on the rows before the first repeat, and only such pipelines are proposed.
         repeat = _first_repeat(head)
-        x = head[: repeat or None, cols]
+        x = head[: repeat or None, _strided(cols)]  # a view (a 64×65536 copy was 32 MB)
         reduced = _collapsed_computes(x, sample.dtype) if repeat is not None else ()
         if "bfloat16" in reduced:
             # Angles rounded to bfloat16 are too coarse to measure a frequency by: the common θ are
