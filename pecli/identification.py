@@ -129,10 +129,11 @@ def _started_presets(sample: Sample, found: _Proposals, presets: list[tuple[Pres
 
 
 # -- scoring ---------------------------------------------------------------------------------
-def _try_build(recipe: Recipe, spans: list[tuple[int, int]]) -> Arr | None:
-    """The candidate's rows at ``spans``; ``None`` if it cannot be built at this shape."""
+def _try_build(recipe: Recipe, spans: list[tuple[int, int]], dtype: type | None = None) -> Arr | None:
+    """The candidate's rows at ``spans`` (in its own dtype, or ``dtype``); ``None`` if it cannot be
+    built at this shape."""
     try:
-        return np.concatenate([np.asarray(recipe.rows(a, b), dtype=np.float64) for a, b in spans])
+        return np.concatenate([np.asarray(recipe.rows(a, b), dtype=dtype) for a, b in spans])
     except Exception:  # a candidate that fails to build (any kind's bug) must not stop the others
         return None
 
@@ -145,7 +146,14 @@ class _Tally:
         self.max_abs, self.squares, self.norm_squares, self.rows = 0.0, 0.0, 0.0, 0
         self.hash = hashlib.blake2b(digest_size=16)
 
-    def add(self, table_rows: Arr, built: Arr) -> None:
+    def add(self, table_rows: Arr, rows: Arr) -> None:
+        """Rows of the candidate in its own dtype (hashed so: half the bytes of float64 for a
+        float32 table, whose hashing was a fifth of a wide table's identify), beside the table's."""
+        native = np.ascontiguousarray(rows)
+        if self.rows == 0:  # one table in two dtypes is two digests
+            self.hash.update(native.dtype.name.encode())
+        self.hash.update(native.reshape(-1).view(np.uint8).data)
+        built = native.astype(np.float64, copy=False)
         with np.errstate(invalid="ignore", over="ignore"):
             diff = table_rows - built
             if diff.size and np.isfinite(diff).all():  # both finite: the same sums as below, fewer passes
@@ -161,7 +169,6 @@ class _Tally:
                 self.norm_squares += float(np.sum(np.where(np.isfinite(built), built, 0.0) ** 2))
                 self.squares += float(np.sum(diff * diff))
         self.rows += built.shape[0]
-        self.hash.update(np.ascontiguousarray(built).data)
 
     def into(self, s: _Scored) -> None:
         rms, norm = math.sqrt(self.squares), math.sqrt(self.norm_squares)
@@ -190,8 +197,7 @@ def _score_rows(s: _Scored, sample: Sample) -> bool:
         for a, b in sample.spans:
             for c0 in range(a, b, step):
                 c1 = min(b, c0 + step)
-                built = np.asarray(s.recipe.rows(c0, c1), dtype=np.float64)
-                tally.add(sample.values[at : at + c1 - c0], built)
+                tally.add(sample.values[at : at + c1 - c0], np.asarray(s.recipe.rows(c0, c1)))
                 at += c1 - c0
     except Exception:  # as _try_build: one kind's bug must not stop the others
         return False
@@ -233,7 +239,7 @@ def _screen(p: _Scored, screen: _Screen) -> None:
         except Exception:  # as _try_build: one kind's bug must not stop the others
             return
         if narrow is not None:
-            _score(p, screen.narrow_values, np.asarray(narrow, dtype=np.float64))
+            _score(p, screen.narrow_values, np.asarray(narrow))
             # A few columns alike say nothing of the others: no two such candidates are one table.
             p.digest, p.narrow = f"{p.digest}:{p.rank}", True
             return
@@ -541,8 +547,8 @@ def _confidence(best: Candidate, groups: list[list[_Scored]], candidates: list[C
             far = abs(c.max_abs - own) > best.close_tolerance
         else:
             if not built:
-                built.append(_try_build(head.recipe, sample.spans))
-            other = _try_build(g[0].recipe, sample.spans)
+                built.append(_try_build(head.recipe, sample.spans, np.float64))
+            other = _try_build(g[0].recipe, sample.spans, np.float64)
             far = built[0] is None or other is None or float(np.nanmax(np.abs(built[0] - other))) > best.close_tolerance
         if far:
             runner = min(runner, c.max_abs)
