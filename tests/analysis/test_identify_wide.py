@@ -5,6 +5,7 @@ code, the same bits on every CPU (float64 formulas rounded once, float32 steps v
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from pecli.identification import SCREEN_COLUMNS, identify
 from tests.helpers import f32_step
@@ -37,3 +38,27 @@ def test_a_wide_hf_rope_cos_cache_is_named_after_a_screen_of_its_columns() -> No
     params = found.best.recipe.params()
     assert (params["base"], params["layout"], params["part"]) == (10000.0, "half", "cos")
     assert found.best.verification is not None and found.best.verification.holds
+
+
+def test_a_wide_table_of_a_kind_without_columns_at_is_screened_on_one_whole_row_a_span(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kind that cannot compute a few columns alone (pecli's learned draw) builds one whole row
+    of each screen span, rows 0 and n − 8, not 16 (16 rows of a 65536-wide table: 16 ms a
+    candidate); a candidate that passes is scored on the whole sample and proved, as before."""
+    from pecli.kinds.learned import Learned
+
+    recipe = Learned(64, 2048, std=0.02, seed=3)
+    table = recipe.build()
+    asked: list[tuple[int, int]] = []
+    real = Learned.rows
+
+    def rows(self: Learned, a: int, b: int) -> np.ndarray:
+        asked.append((a, b))
+        return real(self, a, b)
+
+    monkeypatch.setattr(Learned, "rows", rows)
+    found = identify(table)
+    assert found.verdict == "match" and found.best is not None and found.best.recipe == recipe
+    assert "(or whole, on rows 0 and 56)" in found.sample
+    assert (0, 1) in asked and (56, 57) in asked and (0, 8) not in asked and (56, 64) not in asked
