@@ -274,3 +274,42 @@ def test_no_private_module_is_imported_from_outside_its_package() -> None:
         and not (name + ".").startswith(".".join(module.split(".")[:i]) + ".")
     ]
     assert crossing == []
+
+
+# -- the layers docs/development.md draws ----------------------------------------------------------
+def _layers() -> list[tuple[str, list[str]]]:
+    """``(layer, module names)`` of the table under "### The layers" in docs/development.md."""
+    text = (PACKAGE.parent / "docs" / "development.md").read_text(encoding="utf-8")
+    section = text.split("### The layers", 1)[1].split("\n#", 1)[0]
+    rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("| ") and "`" in line]
+    return [(cells[0].strip(), [m.strip().strip("`") for m in cells[1].split(",")]) for cells in rows]
+
+
+def _layer_of(module: str, layers: list[tuple[str, list[str]]]) -> int | None:
+    """The layer a module is drawn in: its own name's, else the nearest package's ``.*``."""
+    for i, (_, names) in enumerate(layers):
+        if module in names:
+            return i
+    owners = [(p, i) for i, (_, names) in enumerate(layers) for p in names if p.endswith(".*")]
+    packages = [(len(p), i) for p, i in owners if module.startswith(p[:-1])]
+    return max(packages)[1] if packages else None
+
+
+def test_every_module_is_drawn_in_one_layer() -> None:
+    layers = _layers()
+    assert [name.split(".")[0] for name, _ in layers] == [str(i) for i in range(1, len(layers) + 1)]
+    names = [m for _, ms in layers for m in ms]
+    assert len(names) == len(set(names)), "a module is drawn twice"
+    assert all(n in MODULES or (n.endswith(".*") and n[:-2] in MODULES) for n in names), "a drawn module is gone"
+    assert [m for m in MODULES if _layer_of(m, layers) is None] == []
+
+
+def test_no_module_imports_from_a_layer_above_its_own() -> None:
+    layers = _layers()
+    up = [
+        f"{m} ({layers[_layer_of(m, layers) or 0][0]}) imports {t} ({layers[_layer_of(t, layers) or 0][0]})"
+        for m, targets in _graph().items()
+        for t in sorted(targets)
+        if (_layer_of(t, layers) or 0) > (_layer_of(m, layers) or 0)
+    ]
+    assert up == []
