@@ -267,9 +267,10 @@ def inv_freq_float32(r: RotaryParams) -> np.ndarray:
 
 
 # -- the same formulas in float64, from the correctly rounded default inv_freq -------------------------
-def _powers(r: RotaryParams, base: float) -> np.ndarray:
-    """``base^(−2i/dim)``, correctly rounded."""
-    return np.array(frequencies(base, 1.0, paper_exponents(r.dim, r.frequency_count))[0])
+def _powers(r: RotaryParams, base: float, used: np.ndarray | None = None) -> np.ndarray:
+    """``base^(−2i/dim)`` for every ``i`` (or those ``used``), correctly rounded."""
+    exponents = paper_exponents(r.dim, r.frequency_count) if used is None else tuple((2 * int(i), r.dim) for i in used)
+    return np.array(frequencies(base, 1.0, exponents)[0])
 
 
 def _dynamic64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:
@@ -295,10 +296,16 @@ def _llama3_64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarra
     return np.where(medium, (1 - smooth) * inv / factor + smooth * inv, inv)
 
 
-def inv_freq_float64(r: RotaryParams) -> np.ndarray:
-    """``inv_freq`` from the same formulas in float64, with ``base^(−2i/dim)`` correctly rounded."""
+def inv_freq_float64(r: RotaryParams, used: np.ndarray | None = None) -> np.ndarray:
+    """``inv_freq`` from the same formulas in float64, with ``base^(−2i/dim)`` correctly rounded;
+    ``used``: those frequencies only (the same values), computed alone when the scaling takes each
+    frequency by itself (:attr:`ScalingType.per_frequency`)."""
     factor = r.factor if r.factor is not None else 1.0
-    return SCALINGS[r.scaling].float64(r, _powers(r, r.base), factor)
+    scaling = SCALINGS[r.scaling]
+    if used is not None and scaling.per_frequency:
+        return np.asarray(scaling.float64(r, _powers(r, r.base, used), factor))
+    whole = scaling.float64(r, _powers(r, r.base), factor)
+    return whole if used is None else whole[used]
 
 
 def inv_freq_near(r: RotaryParams) -> np.ndarray:
@@ -447,6 +454,10 @@ class ScalingType:
     #: Such a slip between two tables of this scaling in its own words, A's first, and the
     #: parameters the phrase covers; None when they differ otherwise.
     said: Callable[[RotaryParams, RotaryParams], tuple[str, tuple[str, ...]] | None] = lambda a, b: None
+    #: Its float64 ``inv_freq`` takes each frequency from that frequency's default value alone (no
+    #: ramp or list by index, no base of its own): some frequencies cost only theirs
+    #: (:func:`inv_freq_float64` with ``used``; identify screens 1024 columns of a 65536-wide table).
+    per_frequency: bool = False
 
 
 _BOTH_FORMS = ("pow", "neg-pow")
@@ -467,7 +478,14 @@ SCALINGS: dict[str, ScalingType] = {
     for s in (
         # transformers 4.x called Qwen2-VL's rope "mrope"; 5.x says default + mrope_section.
         ScalingType(
-            "default", (), (), _unscaled32, lambda r, default, factor: default, aliases=("mrope",), forms=_BOTH_FORMS
+            "default",
+            (),
+            (),
+            _unscaled32,
+            lambda r, default, factor: default,
+            aliases=("mrope",),
+            forms=_BOTH_FORMS,
+            per_frequency=True,
         ),
         ScalingType(
             "linear",
@@ -476,6 +494,7 @@ SCALINGS: dict[str, ScalingType] = {
             _linear32,
             lambda r, default, factor: default / factor,
             forms=_BOTH_FORMS,
+            per_frequency=True,
         ),
         ScalingType(
             "dynamic",
@@ -524,6 +543,7 @@ SCALINGS: dict[str, ScalingType] = {
             _llama3_64,
             check=_check_llama3,
             original_from_config=True,
+            per_frequency=True,
         ),
         # Gemma 4's full-attention layers: the first partial_rotary_factor·dim/2 frequencies of the
         # whole head's exponents, then zero frequencies (the table keeps the head's width).
@@ -546,6 +566,7 @@ SCALINGS: dict[str, ScalingType] = {
             lambda r, default, factor: default / factor ** (r.dim / max(1, r.dim - 2)),
             in_transformers=False,
             forms=("neg-pow", "pow"),
+            per_frequency=True,
         ),
         # litgpt's build_rope_cache with beta_fast/beta_slow in its rope_adjustments.
         ScalingType(

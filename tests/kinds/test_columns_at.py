@@ -130,3 +130,39 @@ def test_rope_columns_are_its_rows(recipe: Recipe) -> None:
     want = recipe.rows(0, recipe.shape[0])[np.ix_(ROWS, cols)]
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+#: Parameters of each scaling for the exact recipes below (a new scaling adds its own here).
+_SCALED: dict[str, dict[str, Any]] = {
+    "default": {},
+    "linear": {"factor": 4.0},
+    "dynamic": {"factor": 2.0, "original_max_position_embeddings": 64},
+    "yarn": {"factor": 4.0, "original_max_position_embeddings": 64},
+    "longrope": {
+        "factor": 4.0,
+        "original_max_position_embeddings": 64,
+        "short_factor": ";".join(["1.0"] * 64),
+        "long_factor": ";".join(f"{1 + k / 8:g}" for k in range(64)),
+    },
+    "llama3": {"factor": 8.0, "original_max_position_embeddings": 64, "low_freq_factor": 1.0, "high_freq_factor": 4.0},
+    "proportional": {"partial_rotary_factor": 0.25},
+    "keras-dynamic": {"factor": 2.0},
+    "litgpt-yarn": {"factor": 4.0, "original_max_position_embeddings": 64},
+}
+
+
+@pytest.mark.parametrize("scaling", list(_SCALED))
+def test_an_exact_rope_s_columns_and_frequencies_alone_are_its_rows_in_every_scaling(scaling: str) -> None:
+    """An exact recipe computes the frequencies of the screened columns alone where its scaling
+    takes each frequency by itself (``ScalingType.per_frequency``; 60-digit powers cost ~8 µs
+    each), else all of them: the same values either way."""
+    from pecli.kernels.rope_scaling import SCALINGS
+
+    assert set(_SCALED) == set(SCALINGS)  # every scaling of the registry has its case
+    recipe = kinds()["rope"](200, 128, scaling=scaling, compute="exact", dtype="float64", **_SCALED[scaling])
+    used = np.array([0, 1, 5, 31, 32, 63])
+    np.testing.assert_array_equal(recipe.inv_freq_at(used), recipe.inv_freq()[used])  # type: ignore[attr-defined]
+    cols = _columns(recipe.shape[1])
+    got = recipe.columns_at(ROWS, cols)
+    assert got is not None
+    np.testing.assert_array_equal(got, recipe.rows(0, recipe.shape[0])[np.ix_(ROWS, cols)])

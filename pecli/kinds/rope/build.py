@@ -87,7 +87,7 @@ def rope_columns(r: Rope, rows: np.ndarray, cols: np.ndarray) -> np.ndarray | No
     half = r.frequency_count
     frequency = {"half": np.where(cols < half, cols, cols - half), "pairs": cols // 2, "once": cols}[r.layout]
     used, at = np.unique(frequency, return_inverse=True)
-    inv = np.asarray(r.inv_freq())[used]
+    inv = r.inv_freq_at(used)
     values = Waves(r, inv).values(r.start + rows)
     out = np.empty((rows.size, cols.size), dtype=r.dtype)
     out[...] = values[:, at]  # cast to the output dtype as rows() assigns
