@@ -192,7 +192,8 @@ def _fit_both(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
 
     for part, columns, words in _BOTH:
         cos_cols, sin_cols = columns(d)
-        # Row 0 first: most tables are off the circle there, and the head's radii are 4 copies of it.
+        # Row 0 first: most tables leave the circle there already, and the whole head's radii cost
+        # four copies of the head (a 64×65536 learned table's were 64 MB).
         if not one_circle(head[:1], cos_cols, sin_cols) or not one_circle(head, cos_cols, sin_cols):
             continue
         cos_table = Table(_Columns(sample, cos_cols), None, sample.table.source, {})
