@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
@@ -142,17 +143,18 @@ class _Tally:
     """A candidate's score (:func:`_score`) summed over pieces of its rows, so that no more than a
     piece is held at once; the digest is the whole rows' (hashed piece by piece, the same bytes)."""
 
-    def __init__(self) -> None:
+    def __init__(self, hashed: bool = True) -> None:
         self.max_abs, self.squares, self.norm_squares, self.rows = 0.0, 0.0, 0.0, 0
-        self.hash = hashlib.blake2b(digest_size=16)
+        self.hash = hashlib.blake2b(digest_size=16) if hashed else None
 
     def add(self, table_rows: Arr, rows: Arr) -> None:
         """Rows of the candidate in its own dtype (hashed so: half the bytes of float64 for a
         float32 table, whose hashing was a fifth of a wide table's identify), beside the table's."""
         native = np.ascontiguousarray(rows)
-        if self.rows == 0:  # one table in two dtypes is two digests
-            self.hash.update(native.dtype.name.encode())
-        self.hash.update(native.reshape(-1).view(np.uint8).data)
+        if self.hash is not None:
+            if self.rows == 0:  # one table in two dtypes is two digests
+                self.hash.update(native.dtype.name.encode())
+            self.hash.update(native.reshape(-1).view(np.uint8).data)
         built = native.astype(np.float64, copy=False)
         with np.errstate(invalid="ignore", over="ignore"):
             diff = table_rows - built
@@ -172,13 +174,15 @@ class _Tally:
 
     def into(self, s: _Scored) -> None:
         rms, norm = math.sqrt(self.squares), math.sqrt(self.norm_squares)
-        s.max_abs, s.rows, s.digest = self.max_abs, self.rows, self.hash.hexdigest()
+        s.max_abs, s.rows = self.max_abs, self.rows
+        s.digest = self.hash.hexdigest() if self.hash is not None else f"part of the screen:{s.rank}"
         s.rel_rms = rms / norm if norm > 0 else (0.0 if rms == 0 else math.inf)
 
 
-def _score(s: _Scored, table_rows: Arr, built: Arr) -> None:
-    """``s`` scored on ``built`` against ``table_rows``: its largest difference, relative RMS and digest."""
-    tally = _Tally()
+def _score(s: _Scored, table_rows: Arr, built: Arr, hashed: bool = True) -> None:
+    """``s`` scored on ``built`` against ``table_rows``: its largest difference, relative RMS and
+    digest (``hashed=False``: one of its own)."""
+    tally = _Tally(hashed)
     tally.add(table_rows, built)
     tally.into(s)
 
@@ -233,7 +237,10 @@ class _Screen:
         columns alone are screened on (whole rows: 16 of a 65536-wide table took 16 ms each)."""
         return [(a, a + 1) for a, _ in self.spans]
 
+    @functools.cached_property
     def thin_values(self) -> Arr:
+        """The table's values at :attr:`thin_spans` (copied once: 70 ms of a 3·10⁶-wide row's identify
+        when each candidate took its own copy)."""
         at = np.cumsum([0] + [b - a for a, b in self.spans[:-1]])
         out: Arr = self.values[at]
         return out
@@ -254,14 +261,15 @@ def _screen(p: _Scored, screen: _Screen) -> None:
         except Exception:  # as _try_build: one kind's bug must not stop the others
             return
         if narrow is not None:
-            _score(p, screen.narrow_values, np.asarray(narrow))
+            _score(p, screen.narrow_values, np.asarray(narrow), hashed=False)
         else:  # a kind that builds whole rows: one row of each span
             built = _try_build(p.recipe, screen.thin_spans)
             if built is None:
                 return
-            _score(p, screen.thin_values(), built)
-        # Part of the screen alike says nothing of the rest: no two such candidates are one table.
-        p.digest, p.narrow = f"{p.digest}:{p.rank}", True
+            _score(p, screen.thin_values, built, hashed=False)
+        # Part of the screen alike says nothing of the rest: no two such candidates are one table
+        # (each its own digest, nothing hashed: a 3·10⁶-wide row's hashing took 17 ms a candidate).
+        p.narrow = True
         return
     built = _try_build(p.recipe, screen.spans)
     if built is not None:

@@ -91,7 +91,7 @@ def test_rows_outside_table_refused() -> None:
 
 @pytest.mark.parametrize("layout", ["interleaved", "split", "cos-first"])
 def test_pairs_are_the_columns_each_function_says(layout: str) -> None:
-    """``pairs()`` (all columns at once) against ``column(j)`` (the definition, one column at a
+    """``pairs()`` and ``column_frequencies`` (all columns at once) against ``column(j)`` (the definition, one column at a
     time) for every width to 39, odd-width policy and frequency rule the kind accepts."""
     checked = 0
     for d, odd, freq in itertools.product(range(1, 40), ("sin", "zero", "truncate", "error"), ("paper", "half", "t2t")):
@@ -104,5 +104,9 @@ def test_pairs_are_the_columns_each_function_says(layout: str) -> None:
         both = sorted(sin_of.keys() & cos_of.keys())
         s, c = r.pairs()
         assert s.tolist() == [sin_of[i] for i in both] and c.tolist() == [cos_of[i] for i in both], (d, odd, freq)
+        frequency, is_cos = r.column_frequencies(np.arange(d))
+        assert [
+            (int(i), "zero" if i < 0 else "cos" if c else "sin") for i, c in zip(frequency, is_cos, strict=True)
+        ] == [r.column(j) for j in range(d)], (d, odd, freq)
         checked += 1
     assert checked > 300
