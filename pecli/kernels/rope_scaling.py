@@ -16,13 +16,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
 from pecli.errors import RecipeError
 from pecli.kernels.exact import frequencies, paper_exponents
 from pecli.kernels.pipelines import f32, pow32
+
+if TYPE_CHECKING:
+    from pecli.dtypes import Ids
 
 #: The scaling types, as ``--scaling`` and a config's ``rope_type`` name them (the keys of :data:`SCALINGS`).
 Scaling = Literal[
@@ -108,11 +111,11 @@ def factors(text: str | None) -> list[float]:
 
 
 # -- inv_freq in HF's float32 pipeline: each scaling from the exponents e and the default inv_freq -----
-def _linear32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+def _linear32(r: RotaryParams, i: Ids, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
     return default / factor
 
 
-def _dynamic32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+def _dynamic32(r: RotaryParams, i: Ids, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
     dim, orig = r.dim, r.original_max_position_embeddings
     assert orig is not None and r.factor is not None
     if r.seq_len > orig:
@@ -128,12 +131,12 @@ def _dynamic32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.f
     return f32(1) / pow32(base, e)
 
 
-def _yarn32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+def _yarn32(r: RotaryParams, i: Ids, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
     pos = pow32(r.base, e)
     extrapolation = f32(1) / pos
     interpolation = f32(1) / (factor * pos)
     low, high = yarn_range(r)
-    ramp = np.clip((np.arange(r.dim // 2, dtype=f32) - f32(low)) / f32(high - low), f32(0), f32(1))
+    ramp = np.clip((i.astype(f32) - f32(low)) / f32(high - low), f32(0), f32(1))
     extra = f32(1) - ramp
     return np.asarray(interpolation * (f32(1) - extra) + extrapolation * extra)
 
@@ -198,12 +201,12 @@ def _longrope_factors(r: RotaryParams) -> list[float]:
     return factors(r.short_factor if _longrope_unused(r) == ("long_factor",) else r.long_factor)
 
 
-def _longrope32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
-    ext = np.array(_longrope_factors(r), dtype=f32)
+def _longrope32(r: RotaryParams, i: Ids, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+    ext = np.array(_longrope_factors(r), dtype=f32)[i]
     return np.asarray(f32(1) / (ext * pow32(r.base, e)))
 
 
-def _llama3_32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+def _llama3_32(r: RotaryParams, i: Ids, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
     orig = r.original_max_position_embeddings
     assert orig is not None and r.low_freq_factor is not None and r.high_freq_factor is not None
     low_wavelen, high_wavelen = orig / r.low_freq_factor, orig / r.high_freq_factor
@@ -215,26 +218,26 @@ def _llama3_32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.f
     return np.where(medium, smoothed, inv).astype(f32)
 
 
-def _keras_dynamic32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+def _keras_dynamic32(r: RotaryParams, i: Ids, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
     # keras-hub: inv / ops.power(float32(factor), float32(dim) / float32(max(1, dim − 2)))
     exponent = f32(r.dim) / f32(max(1, r.dim - 2))
     return np.asarray(default / pow32(factor, np.asarray(exponent)))
 
 
-def _litgpt_yarn32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+def _litgpt_yarn32(r: RotaryParams, i: Ids, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
     # litgpt's build_rope_cache: the ramp weighs the *extrapolated* frequencies (HF's weighs the
     # interpolated ones), and the range stops at dim/2 − 1.
     pos = pow32(r.base, e)
     extrapolation = f32(1) / pos
     interpolation = f32(1) / (factor * pos)
     low, high = yarn_range(r, r.dim // 2 - 1)
-    ramp = np.clip((np.arange(r.dim // 2, dtype=f32) - f32(low)) / f32(high - low), f32(0), f32(1))
+    ramp = np.clip((i.astype(f32) - f32(low)) / f32(high - low), f32(0), f32(1))
     return np.asarray(interpolation * (f32(1) - ramp) + extrapolation * ramp)
 
 
-def _litgpt_yarn64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:
+def _litgpt_yarn64(r: RotaryParams, i: Ids, default: np.ndarray, factor: float) -> np.ndarray:
     low, high = yarn_range(r, r.dim // 2 - 1)
-    ramp = np.clip((np.arange(r.dim // 2) - low) / (high - low), 0, 1)
+    ramp = np.clip((i - low) / (high - low), 0, 1)
     return np.asarray((default / factor) * (1 - ramp) + default * ramp)
 
 
@@ -253,40 +256,48 @@ def _litgpt_yarn_attention(r: RotaryParams) -> float:
     return 1.0
 
 
-def inv_freq_float32(r: RotaryParams) -> np.ndarray:
+def inv_freq_float32(r: RotaryParams, used: Ids | None = None) -> np.ndarray:
     """``inv_freq`` as HF computes it in float32 (scalars rounded to float32 as torch does; pow
     evaluated in float64 and rounded once; ``x / t`` with a Python ``x`` is torch's
-    ``t.reciprocal() * x``)."""
+    ``t.reciprocal() * x``); ``used``: those frequencies alone (each scaling takes a frequency
+    from its own index: the same values)."""
     # torch.arange(0, dim, 2, dtype=int64).float() / dim; an odd dim's dim // 2 frequencies, as
     # rotary-embedding-torch takes them (torch.arange(0, dim, 2)[:(dim // 2)]), or all ⌈dim/2⌉ (litgpt).
-    e = np.arange(0, 2 * r.frequency_count, 2).astype(f32) / f32(r.dim)
+    i = _indices(r, used)
+    e = (2 * i).astype(f32) / f32(r.dim)
     # HF: 1.0 / (base ** e); keras-hub: ops.power(float32(base), -e), one rounding.
     default = f32(1) / pow32(r.base, e) if r.form == "pow" else pow32(r.base, -e)
     factor = f32(r.factor) if r.factor is not None else f32(1)
-    return SCALINGS[r.scaling].float32(r, e, default, factor)
+    return SCALINGS[r.scaling].float32(r, i, e, default, factor)
+
+
+def _indices(r: RotaryParams, used: Ids | None) -> Ids:
+    return np.arange(r.frequency_count) if used is None else np.asarray(used, dtype=np.intp)
 
 
 # -- the same formulas in float64, from the correctly rounded default inv_freq -------------------------
-def _powers(r: RotaryParams, base: float, used: np.ndarray | None = None) -> np.ndarray:
-    """``base^(−2i/dim)`` for every ``i`` (or those ``used``), correctly rounded."""
-    exponents = paper_exponents(r.dim, r.frequency_count) if used is None else tuple((2 * int(i), r.dim) for i in used)
+def _powers(r: RotaryParams, base: float, i: Ids) -> np.ndarray:
+    """``base^(−2i/dim)`` for each ``i``, correctly rounded (every frequency's exponents kept
+    between calls: :func:`paper_exponents`)."""
+    whole = i.size == r.frequency_count and np.array_equal(i, np.arange(i.size))
+    exponents = paper_exponents(r.dim, r.frequency_count) if whole else tuple((2 * int(k), r.dim) for k in i)
     return np.array(frequencies(base, 1.0, exponents)[0])
 
 
-def _dynamic64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:
+def _dynamic64(r: RotaryParams, i: Ids, default: np.ndarray, factor: float) -> np.ndarray:
     orig = r.original_max_position_embeddings
     assert orig is not None
     seq = max(r.seq_len, orig)
-    return _powers(r, r.base * ((factor * seq / orig) - (factor - 1)) ** (r.dim / (r.dim - 2)))
+    return _powers(r, r.base * ((factor * seq / orig) - (factor - 1)) ** (r.dim / (r.dim - 2)), i)
 
 
-def _yarn64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:
+def _yarn64(r: RotaryParams, i: Ids, default: np.ndarray, factor: float) -> np.ndarray:
     low, high = yarn_range(r)
-    extra = 1 - np.clip((np.arange(r.dim // 2) - low) / (high - low), 0, 1)
+    extra = 1 - np.clip((i - low) / (high - low), 0, 1)
     return np.asarray((default / factor) * (1 - extra) + default * extra)
 
 
-def _llama3_64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:
+def _llama3_64(r: RotaryParams, i: Ids, default: np.ndarray, factor: float) -> np.ndarray:
     orig = r.original_max_position_embeddings
     assert orig is not None and r.low_freq_factor is not None and r.high_freq_factor is not None
     wavelen = 2 * math.pi / default
@@ -296,16 +307,13 @@ def _llama3_64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarra
     return np.where(medium, (1 - smooth) * inv / factor + smooth * inv, inv)
 
 
-def inv_freq_float64(r: RotaryParams, used: np.ndarray | None = None) -> np.ndarray:
+def inv_freq_float64(r: RotaryParams, used: Ids | None = None) -> np.ndarray:
     """``inv_freq`` from the same formulas in float64, with ``base^(−2i/dim)`` correctly rounded;
-    ``used``: those frequencies only (the same values), computed alone when the scaling takes each
-    frequency by itself (:attr:`ScalingType.per_frequency`)."""
+    ``used``: those frequencies alone (the same values; an exact recipe's 60-digit powers cost
+    ~8 µs each, and identify screens 1024 columns of a 65536-wide table)."""
     factor = r.factor if r.factor is not None else 1.0
-    scaling = SCALINGS[r.scaling]
-    if used is not None and scaling.per_frequency:
-        return np.asarray(scaling.float64(r, _powers(r, r.base, used), factor))
-    whole = scaling.float64(r, _powers(r, r.base), factor)
-    return whole if used is None else whole[used]
+    i = _indices(r, used)
+    return np.asarray(SCALINGS[r.scaling].float64(r, i, _powers(r, r.base, i), factor))
 
 
 def inv_freq_near(r: RotaryParams) -> np.ndarray:
@@ -314,8 +322,9 @@ def inv_freq_near(r: RotaryParams) -> np.ndarray:
     The correctly rounded powers cost ~8 µs each (60-digit decimals): 0.3 s at 65536 columns, for
     each θ a fit tried.  Dynamic NTK's rescaled θ keeps them."""
     factor = r.factor if r.factor is not None else 1.0
-    default = np.power(float(r.base), -np.arange(0, 2 * r.frequency_count, 2) / r.dim)
-    return SCALINGS[r.scaling].float64(r, default, factor)
+    i = _indices(r, None)
+    default = np.power(float(r.base), -(2 * i) / r.dim)
+    return np.asarray(SCALINGS[r.scaling].float64(r, i, default, factor))
 
 
 # -- the factor HF multiplies cos and sin by ------------------------------------------------------------
@@ -364,7 +373,7 @@ def _check_llama3(r: RotaryParams) -> None:
         )
 
 
-def _unscaled32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+def _unscaled32(r: RotaryParams, i: Ids, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
     return default
 
 
@@ -375,17 +384,17 @@ def proportional_angles(r: RotaryParams) -> int:
     return int(share * r.dim // 2)
 
 
-def _proportional32(r: RotaryParams, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
+def _proportional32(r: RotaryParams, i: Ids, e: np.ndarray, default: np.ndarray, factor: np.float32) -> np.ndarray:
     # _compute_proportional_rope_parameters: 1 / base^(2i/head_dim) for the rotated ones (the
     # default's own), torch.zeros after them, then inv_freq /= factor.
     out = np.array(default, dtype=f32)
-    out[proportional_angles(r) :] = 0
+    out[i >= proportional_angles(r)] = 0
     return out / factor
 
 
-def _proportional64(r: RotaryParams, default: np.ndarray, factor: float) -> np.ndarray:
+def _proportional64(r: RotaryParams, i: Ids, default: np.ndarray, factor: float) -> np.ndarray:
     out = np.array(default, dtype=np.float64)
-    out[proportional_angles(r) :] = 0
+    out[i >= proportional_angles(r)] = 0
     return out / factor
 
 
@@ -420,10 +429,12 @@ class ScalingType:
     reads: tuple[str, ...]
     #: Those it cannot be built without.
     needs: tuple[str, ...]
-    #: ``inv_freq`` in HF's float32 pipeline, from the exponents, the default ``inv_freq`` and the factor.
-    float32: Callable[[RotaryParams, np.ndarray, np.ndarray, np.float32], np.ndarray]
-    #: ``inv_freq`` in float64, from the correctly rounded default ``inv_freq`` and the factor.
-    float64: Callable[[RotaryParams, np.ndarray, float], np.ndarray]
+    #: ``inv_freq`` in HF's float32 pipeline, from the frequencies' indices ``i``, their exponents
+    #: ``2i/dim``, their default ``inv_freq`` and the factor: some frequencies alone (``i`` any of
+    #: them) give the values they have among all.
+    float32: Callable[[RotaryParams, Ids, np.ndarray, np.ndarray, np.float32], np.ndarray]
+    #: ``inv_freq`` in float64, from the indices, the correctly rounded default ``inv_freq`` and the factor.
+    float64: Callable[[RotaryParams, Ids, np.ndarray, float], np.ndarray]
     #: The factor cos and sin are multiplied by; None: 1 (no attention factor to fit or say).
     attention: Callable[[RotaryParams], float] | None = None
     #: A check beyond the keys it needs (a :class:`~pecli.errors.RecipeError` naming the fix).
@@ -454,10 +465,6 @@ class ScalingType:
     #: Such a slip between two tables of this scaling in its own words, A's first, and the
     #: parameters the phrase covers; None when they differ otherwise.
     said: Callable[[RotaryParams, RotaryParams], tuple[str, tuple[str, ...]] | None] = lambda a, b: None
-    #: Its float64 ``inv_freq`` takes each frequency from that frequency's default value alone (no
-    #: ramp or list by index, no base of its own): some frequencies cost only theirs
-    #: (:func:`inv_freq_float64` with ``used``; identify screens 1024 columns of a 65536-wide table).
-    per_frequency: bool = False
 
 
 _BOTH_FORMS = ("pow", "neg-pow")
@@ -482,19 +489,17 @@ SCALINGS: dict[str, ScalingType] = {
             (),
             (),
             _unscaled32,
-            lambda r, default, factor: default,
+            lambda r, i, default, factor: default,
             aliases=("mrope",),
             forms=_BOTH_FORMS,
-            per_frequency=True,
         ),
         ScalingType(
             "linear",
             ("factor",),
             ("factor",),
             _linear32,
-            lambda r, default, factor: default / factor,
+            lambda r, i, default, factor: default / factor,
             forms=_BOTH_FORMS,
-            per_frequency=True,
         ),
         ScalingType(
             "dynamic",
@@ -524,7 +529,7 @@ SCALINGS: dict[str, ScalingType] = {
             ("factor", "original_max_position_embeddings", "attention_factor", "short_factor", "long_factor"),
             ("original_max_position_embeddings", "short_factor", "long_factor"),
             _longrope32,
-            lambda r, default, factor: np.asarray(default / np.array(_longrope_factors(r))),
+            lambda r, i, default, factor: np.asarray(default / np.array(_longrope_factors(r))[i]),
             attention=_longrope_attention,
             check=_check_longrope,
             original_from_config=True,
@@ -543,7 +548,6 @@ SCALINGS: dict[str, ScalingType] = {
             _llama3_64,
             check=_check_llama3,
             original_from_config=True,
-            per_frequency=True,
         ),
         # Gemma 4's full-attention layers: the first partial_rotary_factor·dim/2 frequencies of the
         # whole head's exponents, then zero frequencies (the table keeps the head's width).
@@ -563,10 +567,9 @@ SCALINGS: dict[str, ScalingType] = {
             ("factor",),
             ("factor",),
             _keras_dynamic32,
-            lambda r, default, factor: default / factor ** (r.dim / max(1, r.dim - 2)),
+            lambda r, i, default, factor: default / factor ** (r.dim / max(1, r.dim - 2)),
             in_transformers=False,
             forms=("neg-pow", "pow"),
-            per_frequency=True,
         ),
         # litgpt's build_rope_cache with beta_fast/beta_slow in its rope_adjustments.
         ScalingType(

@@ -83,7 +83,6 @@ def test_a_kind_without_its_own_columns_says_so() -> None:
     assert learned.columns_at(np.arange(3), np.arange(2)) is None
     assert Sinusoidal(10, 8, dtype="bfloat16").columns_at(np.arange(3), np.arange(2)) is None
     assert kinds()["rope"](10, 8, dtype="float16").columns_at(np.arange(3), np.arange(2)) is None
-    assert kinds()["rope"](1, 8, part="inv_freq").columns_at(np.arange(1), np.arange(2)) is None
 
 
 def _ropes() -> list[Recipe]:
@@ -151,18 +150,36 @@ _SCALED: dict[str, dict[str, Any]] = {
 }
 
 
+@pytest.mark.parametrize("compute", ["exact", "float32", "inv-float16", "bfloat16"])
 @pytest.mark.parametrize("scaling", list(_SCALED))
-def test_an_exact_rope_s_columns_and_frequencies_alone_are_its_rows_in_every_scaling(scaling: str) -> None:
-    """An exact recipe computes the frequencies of the screened columns alone where its scaling
-    takes each frequency by itself (``ScalingType.per_frequency``; 60-digit powers cost ~8 µs
-    each), else all of them: the same values either way."""
+def test_a_rope_s_columns_and_frequencies_alone_are_its_rows_in_every_scaling(scaling: str, compute: str) -> None:
+    """A recipe computes the frequencies of the screened columns alone, each scaling from the
+    frequencies' indices (an exact recipe's 60-digit powers cost ~8 µs each, a 3·10⁶-wide
+    row's float32 ones 20 ms): the values they have among all, in every pipeline and form."""
     from pecli.kernels.rope_scaling import SCALINGS
 
     assert set(_SCALED) == set(SCALINGS)  # every scaling of the registry has its case
-    recipe = kinds()["rope"](200, 128, scaling=scaling, compute="exact", dtype="float64", **_SCALED[scaling])
-    used = np.array([0, 1, 5, 31, 32, 63])
-    np.testing.assert_array_equal(recipe.inv_freq_at(used), recipe.inv_freq()[used])  # type: ignore[attr-defined]
-    cols = _columns(recipe.shape[1])
-    got = recipe.columns_at(ROWS, cols)
-    assert got is not None
-    np.testing.assert_array_equal(got, recipe.rows(0, recipe.shape[0])[np.ix_(ROWS, cols)])
+    rope = kinds()["rope"]
+    for form in SCALINGS[scaling].forms if compute != "exact" else ("pow",):
+        recipe = rope(200, 128, scaling=scaling, compute=compute, form=form, dtype="float64", **_SCALED[scaling])
+        used = np.array([0, 1, 5, 31, 32, 63])
+        np.testing.assert_array_equal(recipe.inv_freq_at(used), recipe.inv_freq()[used])  # type: ignore[attr-defined]
+        cols = _columns(recipe.shape[1])
+        got = recipe.columns_at(ROWS, cols)
+        assert got is not None
+        np.testing.assert_array_equal(got, recipe.rows(0, recipe.shape[0])[np.ix_(ROWS, cols)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_an_inv_freq_row_s_columns_are_its_row(dtype: str) -> None:
+    """An ``inv_freq`` row is the frequencies themselves: a few of them, cast as the row casts
+    them, in every dtype (identify screens a 3·10⁶-wide row's candidates on 1024 of them)."""
+    rope = kinds()["rope"]
+    for compute, scaling in itertools.product(("exact", "float32", "inv-bfloat16"), ("default", "llama3", "yarn")):
+        recipe = rope(1, 256, part="inv_freq", compute=compute, scaling=scaling, dtype=dtype, **_SCALED[scaling])
+        cols = _columns(recipe.shape[1])
+        got = recipe.columns_at(np.zeros(2, dtype=np.intp), cols)
+        assert got is not None
+        want = recipe.rows(0, 1)[[0, 0]][:, cols]
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)

@@ -68,8 +68,10 @@ class Waves:
 
 def rope_columns(r: Rope, rows: np.ndarray, cols: np.ndarray) -> np.ndarray | None:
     """:meth:`Rope.columns_at`."""
-    if r.part == "inv_freq" or r.dtype not in ("float32", "float64"):
-        return None  # an inv_freq row is one row; 16-bit rows are rounded from float32 ones with care
+    if r.part == "inv_freq":  # its one row is the frequencies, cast as rope_rows casts them
+        return np.asarray(r.inv_freq_at(cols)[None, :], dtype=r.dtype)[np.zeros(rows.size, dtype=np.intp)]
+    if r.dtype not in ("float32", "float64"):
+        return None  # 16-bit rows are rounded from float32 ones with care
     if r.part in BOTH_PARTS:
         # cos-sin: the cos table's columns, then the sin table's; cis: cos and sin in turn.
         width = r.shape[1] // 2

@@ -418,12 +418,13 @@ def _fit_short(cls: type[Rope], sample: Sample, pipelines: tuple[str, ...] | Non
     def inv_of(width: int, theta: float, pipeline: RopeCompute, odd: RopeOdd) -> tuple[int, Arr] | None:
         """The count of frequencies and those a wide row is placed by (spread over them, both ends
         kept: :data:`_SHORT_COLUMNS`; a whole 3,000,000-wide row's, kept for each θ and pipeline,
-        took a gigabyte)."""
+        took a gigabyte, and computing it 2 s)."""
         key = (width, theta, pipeline, odd)
         if key not in invs:
             try:
-                inv = np.asarray(cls(1, width, base=theta, compute=pipeline, odd=odd).inv_freq(), np.float64)
-                invs[key] = (inv.size, inv[spread_indices(inv.size, _SHORT_COLUMNS)])
+                rope = cls(1, width, base=theta, compute=pipeline, odd=odd)
+                count = rope.frequency_count
+                invs[key] = (count, np.asarray(rope.inv_freq_at(spread_indices(count, _SHORT_COLUMNS)), np.float64))
             except RecipeError:
                 invs[key] = None
         return invs[key]
