@@ -39,6 +39,8 @@ SINUSOIDS = [
             ("float32", "div"),
             ("float32", "inv-pow"),
             ("float64", "pow"),
+            ("bfloat16", "inv-pow"),
+            ("bfloat16", "exp"),
         ),
         ("float32", "float64"),
     )
@@ -49,6 +51,7 @@ SINUSOIDS = [
     Sinusoidal(200, 64, scale=64**-0.5, compute="float32", form="neg-pow"),
     Sinusoidal(200, 64, scale=64**-0.5),
     Sinusoidal(200, 64, base=500000.0, min_timescale=2.0, start=1000),
+    Sinusoidal(200, 64, compute="bfloat16", form="inv-pow", start=1000),  # positions held in bfloat16 repeat
     Sinusoidal(200, 20000),  # a float32 exact table too wide to rotate: rows are the cells rounded once
 ]
 

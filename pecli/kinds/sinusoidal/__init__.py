@@ -381,8 +381,8 @@ class Sinusoidal(Recipe):
     def columns_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray | None:
         """Rows × columns from the frequencies of those columns alone (an exact table's values
         rounded once; a pipeline's steps on those frequencies: elementwise, the same bits); float32
-        and float64 tables, not 16-bit ones (``None``)."""
-        if self.dtype not in ("float32", "float64") or self.compute == "bfloat16":
+        and float64 tables (of any pipeline, bfloat16's too), not 16-bit ones (``None``)."""
+        if self.dtype not in ("float32", "float64"):
             return None
         check_row_range(self.shape[0], int(rows.min(initial=0)), int(rows.max(initial=-1)) + 1)
         f, is_cos = self.column_frequencies(cols)
