@@ -136,18 +136,23 @@ def _frequencies(base: float, scale: float, exponents: tuple[tuple[int, int], ..
     return omega, w_hi, w_lo
 
 
-@lru_cache(maxsize=8)
 def exp_frequencies(rate: int, count: int) -> tuple[Arr, Arr, Arr]:
     """``ω_k = e^(−rate·k)`` for ``k < count`` as :func:`frequencies` returns its ``ω`` (``(omega,
     w_hi, w_lo)``, ``w_hi + w_lo = ω/2π``), from the same 60-digit decimal ``exp`` (LoFTR's
     ``temp_bug_fix=False`` frequencies, ``rate`` 2)."""
+    return exp_frequencies_of(rate, tuple(range(count)))
+
+
+@lru_cache(maxsize=8)
+def exp_frequencies_of(rate: int, ks: tuple[int, ...]) -> tuple[Arr, Arr, Arr]:
+    """:func:`exp_frequencies` of the frequencies ``ks`` alone (each its own ``exp``: the same values)."""
     ctx = decimal.Context(prec=60)
-    omega, w_hi, w_lo = np.empty(count), np.empty(count), np.empty(count)
-    for k in range(count):
+    omega, w_hi, w_lo = np.empty(len(ks)), np.empty(len(ks)), np.empty(len(ks))
+    for j, k in enumerate(ks):
         om = ctx.exp(decimal.Decimal(-rate * k))
         w = ctx.divide(om, TWO_PI_DEC)
-        omega[k], w_hi[k] = float(om), float(w)
-        w_lo[k] = float(ctx.subtract(w, decimal.Decimal(w_hi[k])))
+        omega[j], w_hi[j] = float(om), float(w)
+        w_lo[j] = float(ctx.subtract(w, decimal.Decimal(w_hi[j])))
     for arr in (omega, w_hi, w_lo):
         arr.flags.writeable = False
     return omega, w_hi, w_lo

@@ -16,10 +16,10 @@ from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 
-from pecli.dtypes import DType
+from pecli.dtypes import DType, numpy_dtype
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, round_number
-from pecli.kernels.draws import COLUMN_BITS, fill_normal
+from pecli.kernels.draws import COLUMN_BITS, fill_normal, normal_at
 from pecli.kinds.base import Recipe
 from pecli.params import choice, int_param, positive_float
 from pecli.resources import check_row_range
@@ -130,6 +130,19 @@ class Learned(Recipe):
                 out[r - r0] = self._pcg64_row(r, bound)
         if self.padding_idx is not None and r0 <= self.padding_idx < r1:
             out[self.padding_idx - r0] = 0
+        return out
+
+    def columns_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray | None:
+        """Rows × columns, each cell its own draw (``rng=splitmix``: the values :meth:`rows` gives,
+        without the rest of the row); a ``pcg64`` row is one stream, drawn whole (``None``)."""
+        if self.rng != "splitmix":
+            return None
+        check_row_range(self.shape[0], int(rows.min(initial=0)), int(rows.max(initial=-1)) + 1)
+        bound = TRUNCATION if self.init == "truncated-normal" else math.inf
+        cells = (rows.astype(np.uint64)[:, None] << np.uint64(COLUMN_BITS)) + cols.astype(np.uint64)[None, :]
+        out = (normal_at(self.seed, cells, bound) * self.std).astype(numpy_dtype(self.dtype))  # one rounding
+        if self.padding_idx is not None:
+            out[rows == self.padding_idx] = 0
         return out
 
     def _pcg64_row(self, r: int, bound: float) -> np.ndarray:

@@ -43,12 +43,13 @@ def test_a_wide_hf_rope_cos_cache_is_named_after_a_screen_of_its_columns() -> No
 def test_a_wide_table_of_a_kind_without_columns_at_is_screened_on_one_whole_row_a_span(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A kind that cannot compute a few columns alone (pecli's learned draw) builds one whole row
-    of each screen span, rows 0 and n − 8, not 16 (16 rows of a 65536-wide table: 16 ms a
-    candidate); a candidate that passes is scored on the whole sample and proved, as before."""
+    """A kind that cannot compute a few columns alone (pecli 0.2's learned draw, a PCG64 stream
+    a row) builds one whole row of each screen span, rows 0 and n − 8, not 16 (16 rows of a
+    65536-wide table: 16 ms a candidate); a candidate that passes is scored on the whole sample
+    and proved, as before."""
     from pecli.kinds.learned import Learned
 
-    recipe = Learned(64, 2048, std=0.02, seed=3)
+    recipe = Learned(64, 2048, std=0.02, seed=3, rng="pcg64")
     table = recipe.build()
     asked: list[tuple[int, int]] = []
     real = Learned.rows
@@ -62,3 +63,19 @@ def test_a_wide_table_of_a_kind_without_columns_at_is_screened_on_one_whole_row_
     assert found.verdict == "match" and found.best is not None and found.best.recipe == recipe
     assert "(or whole, on rows 0 and 56)" in found.sample
     assert (0, 1) in asked and (56, 57) in asked and (0, 8) not in asked and (56, 64) not in asked
+
+
+@pytest.mark.parametrize("pairs", [1, 63, 64, 65, 65600, 131200])
+def test_the_circle_check_reads_every_pair_a_piece_at_a_time(pairs: int) -> None:
+    """``on_circle`` checks the first pairs first, then the rest in pieces: a pair off the circle
+    anywhere, the edges of the pieces included, is found, and pairs all on it pass."""
+    from pecli.fitting import on_circle
+
+    angle = np.random.default_rng(pairs).uniform(0, 2 * np.pi, size=(2, pairs))
+    rows = np.concatenate([np.sin(angle), np.cos(angle)], axis=1)
+    sin_cols, cos_cols = np.arange(pairs), np.arange(pairs, 2 * pairs)
+    assert on_circle(rows, sin_cols, cos_cols)
+    for k in {0, 63, 64, pairs // 2, 65599, 65600, pairs - 1} & set(range(pairs)):
+        off = rows.copy()
+        off[1, k], off[1, pairs + k] = 0.6, 0.6  # radius² 0.72
+        assert not on_circle(off, sin_cols, cos_cols), k

@@ -82,7 +82,7 @@ def test_sinusoid_columns_are_its_rows(recipe: Sinusoidal) -> None:
 
 def test_a_kind_without_its_own_columns_says_so() -> None:
     """The default: None (identify then builds whole rows), never a made-up block."""
-    learned = kinds()["learned"](10, 8)
+    learned = kinds()["learned"](10, 8, rng="pcg64")  # a row is one stream
     assert learned.columns_at(np.arange(3), np.arange(2)) is None
     assert Sinusoidal(10, 8, dtype="bfloat16").columns_at(np.arange(3), np.arange(2)) is None
     assert kinds()["rope"](10, 8, dtype="float16").columns_at(np.arange(3), np.arange(2)) is None
@@ -184,5 +184,73 @@ def test_an_inv_freq_row_s_columns_are_its_row(dtype: str) -> None:
         got = recipe.columns_at(np.zeros(2, dtype=np.intp), cols)
         assert got is not None
         want = recipe.rows(0, 1)[[0, 0]][:, cols]
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def _grids() -> list[Recipe]:
+    """Every sincos2d preset at a small grid, and each order in each pipeline, dtype and frequency
+    rule it takes (a combination the kind refuses is left out)."""
+    from pecli.errors import RecipeError
+    from pecli.presets import PRESETS
+
+    sincos2d = kinds()["sincos2d"]
+    out: list[Recipe] = [
+        p.recipe(grid="2x3x4" if p.params.get("order") == "cogvideox" or "3d" in p.name else "5x6", dim=48)
+        for p in PRESETS.values()
+        if p.kind == "sincos2d"
+    ]
+    orders = ("mae", "timm", "timm-interleave", "timm-reverse", "timm-reverse-interleave", "tatp", "cogvideox", "loftr")
+    for order, grid, compute, dtype, freq, extra in itertools.product(
+        orders,
+        ("5x6", "2x3x4"),
+        ("exact", "float32", "float64"),
+        ("float32", "float64", "float16", "bfloat16"),
+        ("paper", "t2t", "loftr-bug"),
+        ({}, {"cls": True}, {"extra_tokens": 3}, {"coords": "detr"}, {"base_size": 4, "interpolation_scale": 2.0}),
+    ):
+        try:
+            out.append(sincos2d(grid, 48, order=order, compute=compute, dtype=dtype, freq=freq, **extra))
+        except RecipeError:
+            continue
+    out.append(sincos2d("5x6", 48, max_size=9, compute="float32"))  # SD3's centred crop
+    out.append(sincos2d("5x6", 46, order="tatp"))  # tatp's last axis cut at the width
+    return out
+
+
+@pytest.mark.parametrize(
+    "recipe",
+    _params(
+        _grids(),
+        lambda r: r.dtype == "float32" and r.compute in ("exact", "float32") and not getattr(r, "cls", False),
+    ),
+)
+def test_sincos2d_columns_are_its_rows(recipe: Recipe) -> None:
+    """Each column's axis, frequency and function, read from the order's own arrangement, and
+    each value on its own: the bits ``rows`` gives, the class-token rows and 3-D mae's zero
+    columns included."""
+    n = recipe.shape[0]
+    rows = np.unique(np.r_[0, 1, 2, 3, n // 2, n - 2, n - 1])
+    cols = _columns(recipe.shape[1])
+    got = recipe.columns_at(rows, cols)
+    assert got is not None
+    want = recipe.rows(0, n)[np.ix_(rows, cols)]
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("compiled", ["0", "1"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_learned_columns_are_its_rows(dtype: str, compiled: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pecli's splitmix draws are one per cell: a few columns alone are the values ``rows`` gives
+    (the compiled loop's, where numba is installed, and NumPy's), in both inits, with rows in front."""
+    monkeypatch.setenv("PECLI_COMPILED", compiled)
+    learned = kinds()["learned"]
+    for extra in ({}, {"init": "truncated-normal"}, {"padding_idx": 1}, {"offset": 2, "seed": 42, "std": 0.5}):
+        recipe = learned(300, 4000, dtype=dtype, **extra)
+        cols = _columns(recipe.shape[1])
+        got = recipe.columns_at(ROWS, cols)
+        assert got is not None
+        want = recipe.rows(0, recipe.shape[0])[np.ix_(ROWS, cols)]
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)

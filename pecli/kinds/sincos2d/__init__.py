@@ -11,19 +11,31 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import numpy as np
 
-from pecli.dtypes import DType
+from pecli.dtypes import DType, numpy_dtype
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
-from pecli.kernels.exact import axis_run, exp_frequencies, frequencies, line_blocks, run_index, sincos, split_lines
+from pecli.kernels.exact import (
+    axis_run,
+    exp_frequencies,
+    exp_frequencies_of,
+    frequencies,
+    line_blocks,
+    run_index,
+    sincos,
+    split_lines,
+)
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.base import Recipe, listed
 from pecli.params import choice, flag, int_param, positive_float
 from pecli.resources import check_row_range
+
+if TYPE_CHECKING:
+    from pecli.dtypes import Ids
 
 Compute = Literal["exact", "float64", "float32"]
 Order = Literal[
@@ -376,10 +388,18 @@ class Sincos2d(Recipe):
                 made[key] = kept_axis_table(*args, key[1]) if small else axis_table(*args, run)
             tables.append(made[key])
             starts.append(lo)
+        return self._arranged(tables, starts)
+
+    def _arranged(
+        self, tables: list[tuple[np.ndarray, np.ndarray]], starts: list[int]
+    ) -> list[tuple[np.ndarray, int, int, slice]]:
+        """Each axis's ``(sin, cos)`` values (its coordinates × its frequencies) as the order puts
+        them in columns: the groups of :meth:`_column_groups` (the one place the orders' column
+        layouts are written)."""
         if self.order in ("tatp", "loftr"):  # sin and cos interleaved: axis after axis, or in turn (loftr: x first)
             groups = []
             for axis, (s, c) in enumerate(tables):
-                both = np.empty((len(s), 2 * self.per_axis), dtype=self.dtype)
+                both = np.empty((len(s), 2 * self.per_axis), dtype=s.dtype)
                 both[:, 0::2], both[:, 1::2] = s, c
                 if self.order == "loftr":  # columns 4k, 4k + 1 (x) and 4k + 2, 4k + 3 (y)
                     for half in (0, 1):
@@ -429,6 +449,34 @@ class Sincos2d(Recipe):
             h, w = np.divmod(cells, width)
         return h, w
 
+    def columns_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray | None:
+        """Rows × columns from those columns' own axis sinusoids alone: each axis's coordinates of
+        the rows' cells and the columns' frequencies (:func:`axis_table` computes each value on
+        its own: the bits :meth:`rows` gives).  Which axis, frequency and function a column
+        holds is read from :meth:`_arranged` itself, given codes ``2k`` (sin) and ``2k + 1`` (cos)."""
+        check_row_range(self.shape[0], int(rows.min(initial=0)), int(rows.max(initial=-1)) + 1)
+        out = np.zeros((rows.size, cols.size), dtype=numpy_dtype(self.dtype))  # the cls rows, 3-D mae's zero columns
+        live = np.flatnonzero(rows >= self.prefix)
+        if not live.size or not cols.size:
+            return out
+        cells = self._coordinates_of(rows[live] - self.prefix)
+        codes = []
+        for axis in range(len(self.cell_axes)):
+            k = 2 * np.arange(self.axis_frequencies(axis))[None, :]
+            codes.append((k, k + 1))
+        for table, axis, _, columns in self._arranged(codes, [0] * len(codes)):
+            start, stop, step = columns.indices(self.dim)
+            inside = np.flatnonzero((cols >= start) & (cols < stop) & ((cols - start) % step == 0))
+            if not inside.size:
+                continue
+            code = table[0, (cols[inside] - start) // step]
+            ks, at = np.unique(code // 2, return_inverse=True)
+            q = self.axis_frequencies(axis)
+            coords = self.coordinates(axis)[cells[axis]]
+            s, c = axis_table(self.base, self.compute, self.dtype, q, self.spacing(q), self.frequency_form, coords, ks)
+            out[np.ix_(live, inside)] = np.where(code % 2 == 1, c[:, at], s[:, at])
+        return out
+
     # -- the inverse -------------------------------------------------------------------------
     @classmethod
     def fit(cls, sample: Sample) -> Iterator[Recipe]:
@@ -448,26 +496,37 @@ class Sincos2d(Recipe):
 
 
 def axis_table(
-    base: float, compute: str, dtype: str, q: int, spacing: int, form: str, coords: np.ndarray
+    base: float,
+    compute: str,
+    dtype: str,
+    q: int,
+    spacing: int,
+    form: str,
+    coords: np.ndarray,
+    ks: Ids | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """sin and cos of ``c·ω_k``, ``ω_k = base^(−k/spacing)`` (``form`` ``exp-2k``: ``e^(−2k)``), for
-    coordinates ``coords`` (float64) and ``k < q``, rounded to ``dtype`` (each value on its own: any
-    subset of coordinates gives the same values as the whole axis).  The float pipelines take the
-    angle as ``form`` says (:attr:`Sincos2d.frequency_form`): ``c · (1 / base^e)``, DETR's ``c /
-    base^e``, LoFTR's ``c · exp(2k·(−ln base/(2·spacing)))`` or ``c · exp(−2k)``."""
+    coordinates ``coords`` (float64) and ``k < q`` (``ks``: those frequencies alone), rounded to
+    ``dtype`` (each value on its own: any subset of coordinates or frequencies gives the same
+    values as the whole axis).  The float pipelines take the angle as ``form`` says
+    (:attr:`Sincos2d.frequency_form`): ``c · (1 / base^e)``, DETR's ``c / base^e``, LoFTR's ``c ·
+    exp(2k·(−ln base/(2·spacing)))`` or ``c · exp(−2k)``."""
+    k = np.arange(q) if ks is None else np.asarray(ks)
     if compute == "exact":
-        pairs = tuple((k, spacing) for k in range(q))
-        _, w_hi, w_lo = exp_frequencies(2, q) if form == "exp-2k" else frequencies(base, 1.0, pairs)
+        if form == "exp-2k":
+            _, w_hi, w_lo = exp_frequencies(2, q) if ks is None else exp_frequencies_of(2, tuple(map(int, k)))
+        else:
+            _, w_hi, w_lo = frequencies(base, 1.0, tuple((int(j), spacing) for j in k))
         s, c = sincos(coords.astype(np.float64), w_hi, w_lo)
         return s.astype(dtype), c.astype(dtype)
     dt: Any = compute_dtype(compute)
     if form in ("exp", "exp-2k"):  # kornia: exp(arange(0, d/2, 2) * (-log(T) / (d/2))), each step in dt
         step = -1.0 if form == "exp-2k" else -math.log(base) / (2 * spacing)
-        omega_: Any = rounded(np.exp, dt, np.arange(0, 2 * q, 2, dtype=dt) * dt(step))
+        omega_: Any = rounded(np.exp, dt, (2 * k).astype(dt) * dt(step))
         s, c = sin_cos_rounded(coords.astype(dt)[:, None] * omega_[None, :], dt)
         return s.astype(dtype), c.astype(dtype)
     # timm/MAE/HF: omega = 1 / T^(k/q), angle = c·omega; vit-pytorch: arange(q) / (q − 1).
-    e: Any = np.arange(q, dtype=dt) / dt(spacing)
+    e: Any = k.astype(dt) / dt(spacing)
     power: Any = rounded(np.power, dt, dt(base), e)
     if form == "divide":  # DETR: pos_x = x_embed / dim_t
         s, c = sin_cos_rounded(coords.astype(dt)[:, None] / power[None, :], dt)
