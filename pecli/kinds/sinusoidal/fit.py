@@ -176,15 +176,24 @@ def _bfloat16_values(sample: Sample) -> bool:
     return sample.memo(("bfloat16 values",), read)
 
 
+#: Pairs :func:`_scale` measures the radius on, at most.
+_RADIUS_PAIRS = 1 << 16
+
+
 def _scale(rows: np.ndarray, sin_cols: Ids, cos_cols: Ids, d: int, eps: float) -> float:
     """The radius the ``(sin, cos)`` pairs of ``rows`` lie on: 1, or a ``scale`` (x-transformers'
     ``dim^-0.5`` where it is that, else the median radius to 7 digits, a float32 parameter's).
     ``eps``: the data's rounding unit; bfloat16 values (``2⁻⁸``) put a radius of 1 as far as
     1.0002 off (keras' bfloat16 table from position 100), and say a scale to 3 digits only."""
     from pecli.fitting import round_number
+    from pecli.table import spread_indices
 
+    # The median over pairs spread across the width (all of them up to 65536: a 3·10⁶-wide row's
+    # squares at once were 48 MB; the radius is only proposed, and the proof reads every value).
+    spread = spread_indices(sin_cols.size, _RADIUS_PAIRS)
+    s, c = rows[:, sin_cols[spread]], rows[:, cos_cols[spread]]
     with np.errstate(invalid="ignore", over="ignore"):
-        radius = float(np.sqrt(np.median(rows[:, sin_cols] ** 2 + rows[:, cos_cols] ** 2)))
+        radius = float(np.sqrt(np.median(s * s + c * c)))
     tol = max(1e-6, 2 * eps)
     if not math.isfinite(radius) or radius == 0 or abs(radius - 1) <= tol:
         return 1.0
