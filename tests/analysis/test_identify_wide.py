@@ -79,3 +79,40 @@ def test_the_circle_check_reads_every_pair_a_piece_at_a_time(pairs: int) -> None
         off = rows.copy()
         off[1, k], off[1, pairs + k] = 0.6, 0.6  # radius² 0.72
         assert not on_circle(off, sin_cols, cos_cols), k
+
+
+def _paper_sinusoid(n: int, d: int) -> np.ndarray:
+    p = np.arange(n, dtype=np.float64)[:, None]
+    angle = p / np.power(10000.0, np.arange(0, d, 2) / d)
+    table = np.empty((n, d))
+    table[:, 0::2], table[:, 1::2] = np.sin(angle), np.cos(angle)
+    return table.astype(np.float32)
+
+
+def test_a_table_wider_than_the_sample_columns_is_scored_on_them_and_proved_on_every_value() -> None:
+    """Past SAMPLE_COLUMNS, candidates are scored on that many columns of the sampled rows; the
+    one reported is still compared with every value, and the words say which columns."""
+    from pecli.identification import SAMPLE_COLUMNS
+
+    n, d = 24, SAMPLE_COLUMNS + 1904
+    found = identify(_paper_sinusoid(n, d))
+    assert f"all {n} rows at {SAMPLE_COLUMNS} of its {d} columns" in found.sample
+    assert found.verdict == "match" and found.best is not None and found.best.recipe.kind == "sinusoidal"
+    assert found.best.verification is not None and found.best.verification.holds
+    assert found.best.verification.rows == n
+
+
+def test_a_column_off_outside_the_sampled_columns_is_caught_by_the_proof() -> None:
+    """A value changed in a column neither the screen nor the sample reads: the sampled score is
+    a match, but the proof reads every value, so no MATCH is claimed."""
+    from pecli.identification import SAMPLE_COLUMNS
+
+    n, d = 24, SAMPLE_COLUMNS + 1904
+    table = _paper_sinusoid(n, d)
+    read = set(np.linspace(0, d - 1, SAMPLE_COLUMNS).round().astype(int).tolist())
+    read |= set(np.linspace(0, d - 1, SCREEN_COLUMNS).round().astype(int).tolist())
+    col = next(j for j in range(d // 2, d) if j not in read)
+    table[n - 1, col] += 0.5
+    found = identify(table)
+    assert found.verdict != "match"
+    assert any("matched the sampled rows but not the whole table" in note for note in found.notes)

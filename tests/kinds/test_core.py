@@ -110,3 +110,12 @@ def test_pairs_are_the_columns_each_function_says(layout: str) -> None:
         ] == [r.column(j) for j in range(d)], (d, odd, freq)
         checked += 1
     assert checked > 300
+
+
+def test_exponent_values_are_each_frequency_s_fraction_divided() -> None:
+    """``exponent_values`` (all frequencies at once, for the fit) against ``exponent(i)`` (the
+    definition, one fraction at a time), for every rule at odd and even widths."""
+    for d, freq in itertools.product((4, 7, 10, 33, 512), ("paper", "half", "t2t")):
+        r = Sinusoidal(1, d, freq=freq, odd="zero")  # type: ignore[arg-type]
+        want = [num / den for num, den in (r.exponent(i) for i in range(r.sin_columns))]
+        assert r.exponent_values(r.sin_columns).tolist() == want, (d, freq)

@@ -110,10 +110,17 @@ def layout_of(sample: Sample, width: int) -> str | None:
     """``pairs`` when every column equals its neighbour (``[a0, a0, a1, a1, …]``), ``half`` when
     each part's halves are equal (``cat([x, x])``), in the sample's head; else None."""
     head = sample.rows(0, min(sample.n, sample.head_rows))
-    if sample.d % 2 == 0 and np.array_equal(head[:, 0::2], head[:, 1::2]):
+    # The first pair (or half's first column) first: most tables differ there already, and the
+    # whole head's comparison cost 4 ms a call at 65536 columns, 104 calls a table.
+    if sample.d % 2 == 0 and np.array_equal(head[:, 0], head[:, 1]) and np.array_equal(head[:, 0::2], head[:, 1::2]):
         return "pairs"
     parts = [head[:, a : a + width] for a in range(0, sample.d - width + 1, width)] if width else []
-    if width % 2 == 0 and parts and all(np.array_equal(p[:, : width // 2], p[:, width // 2 :]) for p in parts):
+    if (
+        width % 2 == 0
+        and parts
+        and np.array_equal(parts[0][:, 0], parts[0][:, width // 2])
+        and all(np.array_equal(p[:, : width // 2], p[:, width // 2 :]) for p in parts)
+    ):
         return "half"
     return None
 

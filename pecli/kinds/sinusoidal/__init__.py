@@ -76,8 +76,19 @@ def exponent_of(freq: str, width: int, i: int) -> tuple[int, int]:
 
 @functools.lru_cache(maxsize=64)
 def _exponents(freq: str, width: int, count: int) -> tuple[tuple[int, int], ...]:
-    step, den = _rule(freq, width)  # built in C: a Python loop took 2.5 s for 1.5·10⁶ frequencies
+    """:func:`exponent_of` of the first ``count`` frequencies, over the denominator ``width`` where
+    the rule's divides it (the same fractions: ``half``'s ``i/(d/2)`` is the paper's ``2i/d``, so
+    both rules, which identify proves one after the other, share one cached computation of
+    :func:`pecli.kernels.exact.frequencies`: 0.15 s at 65536 columns)."""
+    step, den = _rule_over_width(freq, width)
+    # built in C: a Python loop took 2.5 s for 1.5·10⁶ frequencies
     return tuple(zip(range(0, step * count, step), itertools.repeat(den, count), strict=True))
+
+
+def _rule_over_width(freq: str, width: int) -> tuple[int, int]:
+    """:func:`_rule` over the denominator ``width`` where the rule's divides it (:func:`_exponents`)."""
+    step, den = _rule(freq, width)
+    return (step * (width // den), width) if width % den == 0 else (step, den)
 
 
 @functools.lru_cache(maxsize=64)
@@ -210,6 +221,11 @@ class Sinusoidal(Recipe):
     def exponent(self, i: int) -> tuple[int, int]:
         """``e_i`` as a fraction ``(numerator, denominator)`` of the frequency rule."""
         return exponent_of(self.freq, self.frequency_width, i)
+
+    def exponent_values(self, count: int) -> np.ndarray:
+        """``e_i`` of the first ``count`` frequencies as float64 ``num / den``, each as
+        :meth:`exponent`'s fraction divides (a Python loop over them took 0.15 s at 65536 columns)."""
+        return _numerators(self.freq, self.frequency_width, count) / _rule(self.freq, self.frequency_width)[1]
 
     def exponent_max(self) -> float:
         """The largest frequency exponent ``n/d`` (the slowest column's: ``ω = base^(−n/d)``)."""
@@ -387,7 +403,7 @@ class Sinusoidal(Recipe):
         at = np.searchsorted(used, np.maximum(f, 0)).clip(max=max(used.size - 1, 0))
         positions = (self.start + rows).astype(np.float64)
         if self.compute == "exact":
-            step, den = _rule(self.freq, self.frequency_width)
+            step, den = _rule_over_width(self.freq, self.frequency_width)  # the fractions exponents() gives
             _, w_hi, w_lo = frequencies(self.base, self.min_timescale, tuple((step * int(i), den) for i in used))
             k = used.size
             s, c = sincos_pairs(np.repeat(positions, k), np.tile(w_hi, rows.size), np.tile(w_lo, rows.size))

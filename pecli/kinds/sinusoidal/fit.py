@@ -71,7 +71,7 @@ def fit_sinusoid(kind: type[Sinusoidal], sample: Sample) -> Iterator[Sinusoidal]
                 rule = replace(shape, freq=cast("Freq", freq), scale=scale)
             except RecipeError:
                 continue
-            exponents = np.array([num / den for num, den in (rule.exponent(i) for i in range(omega.size))])
+            exponents = rule.exponent_values(omega.size)
             rounded_base = sample.fit_round_base(omega, exponents, tol + drift, span)
             if rounded_base is None and span < _SHORT_SPAN:
                 # A few rows far from position 0: a float32 angle there is rounded by up to p·2⁻²⁴,
@@ -176,8 +176,8 @@ def _bfloat16_values(sample: Sample) -> bool:
     return sample.memo(("bfloat16 values",), read)
 
 
-#: Pairs :func:`_scale` measures the radius on, at most.
-_RADIUS_PAIRS = 1 << 16
+#: Values :func:`_scale` measures the radius on, at most.
+_RADIUS_VALUES = 1 << 16
 
 
 def _scale(rows: np.ndarray, sin_cols: Ids, cos_cols: Ids, d: int, eps: float) -> float:
@@ -188,9 +188,10 @@ def _scale(rows: np.ndarray, sin_cols: Ids, cos_cols: Ids, d: int, eps: float) -
     from pecli.fitting import round_number
     from pecli.table import spread_indices
 
-    # The median over pairs spread across the width (all of them up to 65536: a 3·10⁶-wide row's
-    # squares at once were 48 MB; the radius is only proposed, and the proof reads every value).
-    spread = spread_indices(sin_cols.size, _RADIUS_PAIRS)
+    # The median over pairs spread across the width, 65536 values at most (a 3·10⁶-wide row's
+    # squares at once were 48 MB, 64 rows × 32768 pairs 0.14 s; the radius is only proposed, and
+    # the proof reads every value).
+    spread = spread_indices(sin_cols.size, max(1, _RADIUS_VALUES // max(1, rows.shape[0])))
     s, c = rows[:, sin_cols[spread]], rows[:, cos_cols[spread]]
     with np.errstate(invalid="ignore", over="ignore"):
         radius = float(np.sqrt(np.median(s * s + c * c)))
@@ -207,7 +208,7 @@ def _first_start(sample: Sample, rule: Sinusoidal, sin_cols: Ids, cos_cols: Ids)
     if not nonzero.size:
         return None
     r = int(nonzero[0])
-    exponents = np.array([num / den for num, den in (rule.exponent(i) for i in range(sin_cols.size))])
+    exponents = rule.exponent_values(sin_cols.size)
     from pecli.fitting import start_position
 
     slack = 2.0**-8 if _bfloat16_values(sample) else 0.0  # keras' pipeline rounds every step to bfloat16
