@@ -273,7 +273,20 @@ def _learn_layout(kind: type[Sincos2d], order: str, d: int, naxes: int) -> GridL
 
 
 def _first_change(sample: Sample, first_row: int, cols: Ids, cell0: Arr, limit: int) -> int:
-    """Cells after the first before the values in ``cols`` move away from the first cell's."""
+    """Cells after the first before the values in ``cols`` move away from the first cell's: where
+    a few of them move first (an axis's first columns are its fastest in every order), then every
+    column on the rows before that alone (all of a 65536-wide table's columns on every head row
+    took 14 ms a call)."""
+    few = _moves_after(sample, first_row, cols[:_FIRST_COLUMNS], cell0, limit)
+    return _moves_after(sample, first_row, cols, cell0, min(limit, few + 1)) if cols.size > _FIRST_COLUMNS else few
+
+
+#: Columns of an axis :func:`_first_change` looks at first.
+_FIRST_COLUMNS = 8
+
+
+def _moves_after(sample: Sample, first_row: int, cols: Ids, cell0: Arr, limit: int) -> int:
+    """:func:`_first_change` on every column of ``cols``, within ``limit`` cells."""
     n = min(sample.n, first_row + limit)
     r = first_row + 1
     while r < n:
