@@ -330,7 +330,16 @@ def _candidate(group: list[_Scored], sample: Sample) -> Candidate:
     match, close = tolerances(head.recipe, sample)
     rounding = 4 * sample.eps * sample.scale
     return Candidate(
-        head.recipe, names, head.max_abs, head.rel_rms, match, close, head.rows, rounding=rounding, held_in=sample.dtype
+        head.recipe,
+        names,
+        head.max_abs,
+        head.rel_rms,
+        match,
+        close,
+        head.rows,
+        rounding=rounding,
+        held_in=sample.dtype,
+        scored_on="screen" if head.narrow else "sample",
     )
 
 

@@ -21,7 +21,8 @@ class Candidate:
 
     ``names``: every preset that builds this same table (first = the one reported), plus
     ``"stored recipe"`` when it is the recipe saved with the file.  ``max_abs``/``rel_rms`` are over
-    the ``rows`` sampled rows; ``verification`` (when done) over the whole table.
+    the ``rows`` sampled rows (``scored_on`` ``"screen"``: a wide table's screen alone, a few rows
+    at some of its columns); ``verification`` (when done) over the whole table.
     """
 
     recipe: Recipe
@@ -36,6 +37,8 @@ class Candidate:
     #: table's largest value), and that dtype: what "within rounding" means for this table.
     rounding: float = 0.0
     held_in: str = ""
+    #: What ``max_abs`` and ``rel_rms`` were measured on: the sample, or only the screen.
+    scored_on: Literal["sample", "screen"] = "sample"
 
     @property
     def within_rounding(self) -> bool:
@@ -122,6 +125,7 @@ class Candidate:
             "rel_rms": json_number(self.rel_rms),
             "tolerance": self.tolerance,
             "rows": self.rows,
+            "scored_on": self.scored_on,
             "verified": None if v is None else {"rows": v.rows, "max_abs": json_number(v.max_abs), "beyond": v.beyond},
         }
 

@@ -217,13 +217,20 @@ def identify_view(found: Any) -> list[RenderableType]:
         grid = RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
         for head, justify in (
             ("candidate", "left"),
-            ("max |Δ| (sample)", "right"),
+            ("max |Δ|", "right"),
             ("rel RMS", "right"),
+            ("on", "left"),
             ("recipe", "left"),
         ):
             grid.add_column(head, justify=justify, no_wrap=head != "recipe")  # type: ignore[arg-type]
         for c in found.nearest:
-            grid.add_row(c.name, short_number(c.max_abs, 3), short_number(c.rel_rms, 3), c.recipe.describe(short=True))
+            grid.add_row(
+                c.name,
+                short_number(c.max_abs, 3),
+                short_number(c.rel_rms, 3),
+                c.scored_on,
+                c.recipe.describe(short=True),
+            )
         out += ["", "nearest candidates", grid]
     return out
 

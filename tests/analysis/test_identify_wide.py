@@ -4,6 +4,8 @@ code, the same bits on every CPU (float64 formulas rounded once, float32 steps v
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -116,3 +118,24 @@ def test_a_column_off_outside_the_sampled_columns_is_caught_by_the_proof() -> No
     found = identify(table)
     assert found.verdict != "match"
     assert any("matched the sampled rows but not the whole table" in note for note in found.notes)
+
+
+def test_the_nearest_candidates_say_whether_a_score_rests_on_the_screen_or_the_sample(tmp_path: Path) -> None:
+    """A wide random table's candidates fail the screen and keep its numbers: the table of nearest
+    candidates says "screen" beside each, --json ``scored_on``; a narrow table's are "sample"."""
+    import json
+
+    from click.testing import CliRunner
+
+    from pecli.cli import cli
+
+    rng = np.random.default_rng(7)
+    for d, on in ((2 * SCREEN_COLUMNS, "screen"), (64, "sample")):
+        path = tmp_path / f"t{d}.npy"
+        np.save(path, (rng.standard_normal((1, d)) * 0.5).astype(np.float32))
+        shown = CliRunner().invoke(cli, ["identify", str(path)], terminal_width=120)
+        assert shown.exit_code == 0 and "nearest candidates" in shown.stdout
+        rows = shown.stdout.split("nearest candidates")[1].splitlines()
+        assert any(f" {on} " in row for row in rows[3:]), shown.stdout
+        data = json.loads(CliRunner().invoke(cli, ["identify", "--json", str(path)]).stdout)
+        assert data["nearest"] and {c["scored_on"] for c in data["nearest"]} == {on}
