@@ -344,17 +344,37 @@ def _candidate(group: list[_Scored], sample: Sample) -> Candidate:
 
 
 # -- proof on the whole table (pecli.proof) ---------------------------------------------------
+class _Passes:
+    """The proof's progress: every pass reads each row of the table, so a pass after the first
+    starts the count again (a negative count, :data:`pecli.table.Progress`) where the bar went on
+    past 100 % (up to four passes: two stages, a second settling with other pipelines)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress, self.done = progress, 0
+
+    def __call__(self, rows: int) -> None:
+        self.done += rows
+        self.progress(rows)
+
+    def next_pass(self) -> None:
+        if self.done:
+            self.progress(-self.done)
+            self.done = 0
+
+
 #: The digest of a rebuild that departs from the table nowhere.
 _NO_DEPARTURE = hashlib.blake2b(digest_size=16).hexdigest()
 
 
 def _prove(
-    table: Table, sample: Sample, cands: list[Candidate], atols: list[float], progress: Progress | None
+    table: Table, sample: Sample, cands: list[Candidate], atols: list[float], progress: _Passes | None
 ) -> list[Candidate]:
     """The candidates with their :class:`Verification` on the whole table (one pass for all)."""
     whole = sum(b - a for a, b in sample.spans) == sample.n and _sample_columns(sample) is None
     todo = [i for i, c in enumerate(cands) if not (whole and c.max_abs == 0)]
     checks = [(cands[i].recipe, atols[i]) for i in todo]
+    if progress is not None and todo:
+        progress.next_pass()
     found = verify_all(table, checks, progress, sample.dtype, sample.scale) if todo else []
     results = {i: v for i, v in zip(todo, found, strict=True)}
     out = []
@@ -370,7 +390,7 @@ def _prove(
     return out
 
 
-def _prove_staged(table: Table, sample: Sample, chosen: list[Candidate], progress: Progress | None) -> list[Candidate]:
+def _prove_staged(table: Table, sample: Sample, chosen: list[Candidate], progress: _Passes | None) -> list[Candidate]:
     """:func:`_prove` in two passes: first the stored recipe and the candidates the sample rebuilds
     bit for bit (the score order puts them first).  The one of them reported (:func:`_preference`)
     is then known, and a candidate left whose sampled rows are already further from the table than
@@ -398,6 +418,7 @@ def identify(
     an unknown table is also tried transposed, and a 3-D one read channels-first:
     :func:`pecli.transposition.transposed_note`, :func:`~pecli.transposition.channels_first_note`)."""
     table = as_table(table, "the array")
+    passes = _Passes(progress) if progress is not None else None
     n, d = table.shape
     table.check_stored("identify", "look at its rows with pecli inspect --rows A:B")
     if n == 0 or d == 0:
@@ -422,7 +443,7 @@ def identify(
         _score_sample(sample, proposals, nearest)
         groups = _groups(proposals)
         candidates = [_candidate(g, sample) for g in groups]
-        return groups, candidates, _decide(table, sample, groups, candidates, progress)
+        return groups, candidates, _decide(table, sample, groups, candidates, passes)
 
     groups, candidates, (verdict, best, alternatives) = settle()
     # Matched only within a pipeline's envelope, or missed by a hair: another pipeline may rebuild it
@@ -471,7 +492,7 @@ def identify(
 
 
 def _decide(
-    table: Table, sample: Sample, groups: list[list[_Scored]], candidates: list[Candidate], progress: Progress | None
+    table: Table, sample: Sample, groups: list[list[_Scored]], candidates: list[Candidate], progress: _Passes | None
 ) -> tuple[Verdict, Candidate | None, list[Candidate]]:
     """Prove the candidates that match the sample on the whole table; pick the one to report.
 

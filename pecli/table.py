@@ -40,7 +40,8 @@ _WIDE_ROWS_FIX = "free memory or use a machine with more: pecli reads whole rows
 READ_GAP = 4
 
 Progress = Callable[[int], None]
-"""Called with the number of rows just finished."""
+"""Called with the number of rows just finished; a negative number starts the count again
+(another pass over the same rows: identify's proof passes)."""
 
 
 #: A file whose table declares this many times more bytes than it stores is not read whole (if

@@ -140,7 +140,10 @@ class App:
 
         def advance(n: int) -> None:
             nonlocal started
-            bar.advance(task, n)
+            if n < 0:  # another pass over the same rows (pecli.table.Progress)
+                bar.reset(task)
+            else:
+                bar.advance(task, n)
             if not started and time.monotonic() - began > 1.0:
                 bar.start()
                 started = True

@@ -139,3 +139,20 @@ def test_the_nearest_candidates_say_whether_a_score_rests_on_the_screen_or_the_s
         assert any(f" {on} " in row for row in rows[3:]), shown.stdout
         data = json.loads(CliRunner().invoke(cli, ["identify", "--json", str(path)]).stdout)
         assert data["nearest"] and {c["scored_on"] for c in data["nearest"]} == {on}
+
+
+def test_the_proof_s_progress_starts_again_for_each_pass_instead_of_passing_100_percent() -> None:
+    """identify may read the table twice or more (a stage of bit-exact candidates, then the
+    others); each pass after the first starts the count again with a negative number, so the
+    rows counted never exceed the table's (the bar ran to 200 %)."""
+    n, d = 300, 64
+    exponent = f32_step(np.divide, np.arange(0, d, 2).astype(np.float32), np.float32(d))
+    inv = f32_step(np.divide, np.float32(1.0), f32_step(np.power, np.float32(10000.0), exponent))
+    freqs = f32_step(np.multiply, np.arange(n, dtype=np.float32)[:, None], inv[None, :])
+    counts: list[int] = []
+    found = identify(f32_step(np.cos, np.concatenate([freqs, freqs], axis=1)), progress=counts.append)
+    assert found.verdict == "match"
+    running = np.cumsum(counts)
+    assert running.min() >= 0 and running.max() <= n and running[-1] == n
+    passes = [c for c in counts if c < 0]
+    assert passes and all(c == -n for c in passes)  # this table takes two passes: the test can fail
