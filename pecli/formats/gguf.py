@@ -26,8 +26,7 @@ from pecli.table import Table
 
 #: The first bytes of every GGUF file.
 GGUF_MAGIC = b"GGUF"
-#: GGUF's ``{arch}.rope.scaling.type`` values and the transformers ``rope_type`` each was converted from.
-_SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn", "longrope": "longrope"}
+
 #: LongRoPE's per-frequency factors (Phi-3's ``long_factor``, ``short_factor``), one tensor each.
 _LONGROPE_TENSORS = {"long_factor": "rope_factors_long.weight", "short_factor": "rope_factors_short.weight"}
 #: transformers' RoPE keys and the GGUF keys (after ``{arch}.rope.scaling.``) that hold them.
@@ -170,6 +169,15 @@ def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
     return array_table(data, f"{path}:{name}" if key else str(path), info, {}, storage=storage)
 
 
+def _scaling_types() -> dict[str, str]:
+    """GGUF's ``{arch}.rope.scaling.type`` values and the transformers ``rope_type`` each was
+    converted from: the scaling registry's ``gguf`` names (imported here: a format's import stays
+    light, for start-up)."""
+    from pecli.kernels.rope_scaling import SCALINGS
+
+    return {s.gguf: s.name for s in SCALINGS.values() if s.gguf is not None}
+
+
 def hf_config(path: Path) -> dict[str, Any]:
     """The model's RoPE settings as the keys of the transformers ``config.json`` it was converted
     from, the way llama.cpp's ``convert_hf_to_gguf.py`` maps them: ``{arch}.rope.freq_base`` →
@@ -222,11 +230,11 @@ def hf_config(path: Path) -> dict[str, Any]:
         raise FormatError(f"{path} has no {arch}.context_length or {arch}.rope.dimension_count: no RoPE to read")
     base = float(number(f"{arch}.rope.freq_base") or 10000.0)  # llama.cpp's default
     kind = get(f"{arch}.rope.scaling.type") or "none"
-    rope_type = _SCALING_TYPES.get(kind)
+    rope_type = _scaling_types().get(kind)
     if rope_type is None:
-        known = ", ".join(_SCALING_TYPES)
+        known = ", ".join(_scaling_types())
         raise FormatError(f"{path}: {arch}.rope.scaling.type {kind!r} is not one pecli reads from GGUF ({known})")
-    reads = scaling_named(rope_type).reads  # type: ignore[union-attr]  # every value of _SCALING_TYPES is one
+    reads = scaling_named(rope_type).reads  # type: ignore[union-attr]  # every value of _scaling_types() is one
     longrope = "long_factor" in reads or any(_has(reader, t) for t in _LONGROPE_TENSORS.values())
     for name, neutral in _OWN_KNOBS.items():
         value = get(f"{arch}.rope.scaling.{name}")
@@ -267,7 +275,7 @@ def _longrope(reader: Any, original: Any, attn: Any, n_ctx: int, width: int, pat
         raise FormatError(
             f"{path} has LongRoPE factors but no rope.scaling.original_context_length: no LongRoPE to build"
         )
-    out: dict[str, Any] = {"rope_type": _SCALING_TYPES["longrope"], "original_max_position_embeddings": original}
+    out: dict[str, Any] = {"rope_type": "longrope", "original_max_position_embeddings": original}
     for key, name in _LONGROPE_TENSORS.items():
         tensor = next((t for t in reader.tensors if t.name == name), None)
         if tensor is None:

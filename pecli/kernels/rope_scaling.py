@@ -465,6 +465,9 @@ class ScalingType:
     #: Such a slip between two tables of this scaling in its own words, A's first, and the
     #: parameters the phrase covers; None when they differ otherwise.
     said: Callable[[RotaryParams, RotaryParams], tuple[str, tuple[str, ...]] | None] = lambda a, b: None
+    #: The value llama.cpp writes for it in a GGUF file's ``{arch}.rope.scaling.type``
+    #: (``convert_hf_to_gguf.py``); None: a GGUF file cannot say it.
+    gguf: str | None = None
 
 
 _BOTH_FORMS = ("pow", "neg-pow")
@@ -492,6 +495,7 @@ SCALINGS: dict[str, ScalingType] = {
             lambda r, i, default, factor: default,
             aliases=("mrope",),
             forms=_BOTH_FORMS,
+            gguf="none",
         ),
         ScalingType(
             "linear",
@@ -500,6 +504,7 @@ SCALINGS: dict[str, ScalingType] = {
             _linear32,
             lambda r, i, default, factor: default / factor,
             forms=_BOTH_FORMS,
+            gguf="linear",
         ),
         ScalingType(
             "dynamic",
@@ -523,6 +528,7 @@ SCALINGS: dict[str, ScalingType] = {
             from_default=False,
             slips=_yarn_slips,
             said=_yarn_said,
+            gguf="yarn",
         ),
         ScalingType(
             "longrope",
@@ -539,6 +545,7 @@ SCALINGS: dict[str, ScalingType] = {
             unused=_longrope_unused,
             slips=_longrope_slips,
             said=_longrope_said,
+            gguf="longrope",
         ),
         ScalingType(
             "llama3",
