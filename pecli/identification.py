@@ -147,7 +147,7 @@ class _Tally:
     """A candidate's score (:func:`_score`) summed over pieces of its rows, so that no more than a
     piece is held at once; the digest is the whole rows' (hashed piece by piece, the same bytes)."""
 
-    def __init__(self, hashed: bool = True) -> None:
+    def __init__(self, hashed: bool = True) -> None:  # hashed=False: no digest (a screen's part)
         self.max_abs, self.squares, self.norm_squares, self.rows = 0.0, 0.0, 0.0, 0
         self.hash = hashlib.blake2b(digest_size=16) if hashed else None
 
@@ -179,13 +179,13 @@ class _Tally:
     def into(self, s: _Scored) -> None:
         rms, norm = math.sqrt(self.squares), math.sqrt(self.norm_squares)
         s.max_abs, s.rows = self.max_abs, self.rows
-        s.digest = self.hash.hexdigest() if self.hash is not None else f"part of the screen:{s.rank}"
+        s.digest = self.hash.hexdigest() if self.hash is not None else ""
         s.rel_rms = rms / norm if norm > 0 else (0.0 if rms == 0 else math.inf)
 
 
 def _score(s: _Scored, table_rows: Arr, built: Arr, hashed: bool = True) -> None:
     """``s`` scored on ``built`` against ``table_rows``: its largest difference, relative RMS and
-    digest (``hashed=False``: one of its own)."""
+    digest (``hashed=False``: none, the caller gives it one)."""
     tally = _Tally(hashed)
     tally.add(table_rows, built)
     tally.into(s)
@@ -230,6 +230,12 @@ def _sample_columns(sample: Sample) -> tuple[Ids, Arr] | None:
         return cols, np.ascontiguousarray(sample.values[:, cols])
 
     return sample.memo(("identify's sample columns",), read)
+
+
+def _sample_columns_words(sample: Sample) -> str:
+    """:func:`_sample_columns` in words (nothing when the sample has every column)."""
+    scored = _sample_columns(sample)
+    return "" if scored is None else f" at {scored[0].size} of its {sample.d} columns"
 
 
 @dataclass(frozen=True)
@@ -292,7 +298,7 @@ def _screen(p: _Scored, screen: _Screen) -> None:
             _score(p, screen.thin_values, built, hashed=False)
         # Part of the screen alike says nothing of the rest: no two such candidates are one table
         # (each its own digest, nothing hashed: a 3·10⁶-wide row's hashing took 17 ms a candidate).
-        p.narrow = True
+        p.digest, p.narrow = f"part of the screen:{p.rank}", True
         return
     built = _try_build(p.recipe, screen.spans)
     if built is not None:
@@ -484,9 +490,7 @@ def identify(
         nearest=_nearest(candidates, verdict)[:nearest],
         names=_tie_names(best, alternatives),
         notes=list(dict.fromkeys(clues + sample.notes)),  # a second settle() says its notes again
-        sample=sample.describe()
-        + (f" at {SAMPLE_COLUMNS} of its {d} columns" if d > SAMPLE_COLUMNS else "")
-        + screen.describe(d),
+        sample=sample.describe() + _sample_columns_words(sample) + screen.describe(d),
         candidates_tried=len(found.found),
     )
 

@@ -514,7 +514,7 @@ def axis_table(
     k = np.arange(q) if ks is None else np.asarray(ks)
     if compute == "exact":
         if form == "exp-2k":
-            _, w_hi, w_lo = exp_frequencies(2, q) if ks is None else exp_frequencies_of(2, tuple(map(int, k)))
+            _, w_hi, w_lo = exp_frequencies_of(2, tuple(map(int, k)))
         else:
             _, w_hi, w_lo = frequencies(base, 1.0, tuple((int(j), spacing) for j in k))
         s, c = sincos(coords.astype(np.float64), w_hi, w_lo)
