@@ -17,18 +17,15 @@ if TYPE_CHECKING:
     from pecli.table import Table
 
 
-def _plain(v: Any) -> str:
-    return str(int(v)) if isinstance(v, float) and v.is_integer() and abs(v) < 1e16 else str(v)
-
-
 def _stored_recipe_line(meta: dict[str, Any]) -> str:
     """The stored recipe as ``describe()`` words it (changed parameters only); raw if unreadable."""
     from pecli.kinds import recipe_from_metadata
+    from pecli.kinds.base import format_value
 
     recipe = recipe_from_metadata(meta)
     if recipe is not None:
         return recipe.describe()
-    params = " ".join(f"{k}={_plain(v)}" for k, v in meta.items() if k not in ("schema", "kind", "pecli_version"))
+    params = " ".join(f"{k}={format_value(v)}" for k, v in meta.items() if k not in ("schema", "kind", "pecli_version"))
     return f"{meta.get('kind')} {params}"
 
 
