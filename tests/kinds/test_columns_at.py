@@ -27,6 +27,16 @@ def _columns(d: int) -> np.ndarray:
     return picked[(picked >= 0) & (picked < d)]
 
 
+def _assert_columns_are_rows(recipe: Recipe, rows: np.ndarray = ROWS) -> None:
+    """``columns_at(rows, cols)`` is ``rows()``'s cells at those rows and columns: dtype and bits."""
+    cols = _columns(recipe.shape[1])
+    got = recipe.columns_at(rows, cols)
+    assert got is not None
+    want = recipe.rows(0, recipe.shape[0])[np.ix_(rows, cols)]
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
 SINUSOIDS = [
     Sinusoidal(200, d, layout=layout, compute=compute, form=form, dtype=dtype)
     for d, layout, (compute, form), dtype in itertools.product(
@@ -126,12 +136,7 @@ def _ropes() -> list[Recipe]:
 )
 def test_rope_columns_are_its_rows(recipe: Recipe) -> None:
     """Every pipeline step is elementwise, so a column alone has the bits it has among all."""
-    cols = _columns(recipe.shape[1])
-    got = recipe.columns_at(ROWS, cols)
-    assert got is not None
-    want = recipe.rows(0, recipe.shape[0])[np.ix_(ROWS, cols)]
-    assert got.dtype == want.dtype
-    np.testing.assert_array_equal(got, want)
+    _assert_columns_are_rows(recipe)
 
 
 #: Parameters of each scaling for the exact recipes below (a new scaling adds its own here).
@@ -167,10 +172,7 @@ def test_a_rope_s_columns_and_frequencies_alone_are_its_rows_in_every_scaling(sc
         recipe = rope(200, 128, scaling=scaling, compute=compute, form=form, dtype="float64", **_SCALED[scaling])
         used = np.array([0, 1, 5, 31, 32, 63])
         np.testing.assert_array_equal(recipe.inv_freq_at(used), recipe.inv_freq()[used])  # type: ignore[attr-defined]
-        cols = _columns(recipe.shape[1])
-        got = recipe.columns_at(ROWS, cols)
-        assert got is not None
-        np.testing.assert_array_equal(got, recipe.rows(0, recipe.shape[0])[np.ix_(ROWS, cols)])
+        _assert_columns_are_rows(recipe)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
@@ -230,13 +232,7 @@ def test_sincos2d_columns_are_its_rows(recipe: Recipe) -> None:
     each value on its own: the bits ``rows`` gives, the class-token rows and 3-D mae's zero
     columns included."""
     n = recipe.shape[0]
-    rows = np.unique(np.r_[0, 1, 2, 3, n // 2, n - 2, n - 1])
-    cols = _columns(recipe.shape[1])
-    got = recipe.columns_at(rows, cols)
-    assert got is not None
-    want = recipe.rows(0, n)[np.ix_(rows, cols)]
-    assert got.dtype == want.dtype
-    np.testing.assert_array_equal(got, want)
+    _assert_columns_are_rows(recipe, np.unique(np.r_[0, 1, 2, 3, n // 2, n - 2, n - 1]))
 
 
 @pytest.mark.parametrize("compiled", ["0", "1"])
@@ -247,10 +243,4 @@ def test_learned_columns_are_its_rows(dtype: str, compiled: str, monkeypatch: py
     monkeypatch.setenv("PECLI_COMPILED", compiled)
     learned = kinds()["learned"]
     for extra in ({}, {"init": "truncated-normal"}, {"padding_idx": 1}, {"offset": 2, "seed": 42, "std": 0.5}):
-        recipe = learned(300, 4000, dtype=dtype, **extra)
-        cols = _columns(recipe.shape[1])
-        got = recipe.columns_at(ROWS, cols)
-        assert got is not None
-        want = recipe.rows(0, recipe.shape[0])[np.ix_(ROWS, cols)]
-        assert got.dtype == want.dtype
-        np.testing.assert_array_equal(got, want)
+        _assert_columns_are_rows(learned(300, 4000, dtype=dtype, **extra))
