@@ -162,9 +162,14 @@ def heatmap_view(table: Table, sample: Any, width: int = 80) -> list[RenderableT
 VERDICTS = {"match": "MATCH", "close": "CLOSE", "unknown": "NO KNOWN RECIPE", "learned": "LEARNED"}
 
 
+#: Arrays a checkpoint's report names for each reason it skipped them (then "and N more").
+SKIPPED_NAMED = 3
+
+
 def checkpoint_view(source: str, entries: list[Any]) -> list[RenderableType]:
     """``identify`` of a whole checkpoint (:mod:`pecli.checkpoints`): each positional array's
-    verdict and the SOURCE that rebuilds it, then what was skipped and why."""
+    verdict and the SOURCE that rebuilds it, then what was skipped and why: each array that could
+    not be read, the others one line a reason (the first :data:`SKIPPED_NAMED` named)."""
     found = [e for e in entries if e.positional]
     out: list[RenderableType] = [literal_line(f"{source}: {len(entries)} arrays, {len(found)} positional")]
     for e in found:
@@ -175,7 +180,17 @@ def checkpoint_view(source: str, entries: list[Any]) -> list[RenderableType]:
             out.append(literal_line(f"  rebuild it with  {f.best.spec}"))
         elif f.verdict == "learned":
             out.append(literal_line("  a learned table (no formula rebuilds it)"))
-    out += [literal_line(f"skipped {e.key}: {e.error or e.why}") for e in entries if not e.positional]
+    skipped = [e for e in entries if not e.positional]
+    out += [literal_line(f"skipped {e.key}: {e.error}") for e in skipped if e.error]  # each one: it is a fault
+    reasons: dict[str, list[str]] = {}
+    for e in skipped:
+        if not e.error:
+            reasons.setdefault(e.why, []).append(e.key)
+    for why, keys in reasons.items():  # a model's hundreds of weights in a line a reason
+        more = f" and {len(keys) - SKIPPED_NAMED} more" if len(keys) > SKIPPED_NAMED + 1 else ""
+        named = keys if not more else keys[:SKIPPED_NAMED]
+        json_hint = " (--json lists each)" if more else ""
+        out.append(literal_line(f"skipped {', '.join(named)}{more}: {why}{json_hint}"))
     return out
 
 
