@@ -33,7 +33,7 @@ from _harness import Report
 import pecli.identification
 import pecli.kinds.rope.fit as rope_fit
 from pecli import Sinusoidal, compare, identify
-from pecli.kinds.base import Recipe
+from pecli.recipe import Recipe
 from pecli.kinds.learned import Learned
 from pecli.kinds.rope import Rope
 from pecli.kinds.sincos2d import Sincos2d

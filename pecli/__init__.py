@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from pecli.kinds.sinusoidal import Sinusoidal
     from pecli.kinds.xpos import Xpos
     from pecli.presets import PRESETS, get_preset, make_recipe
+    from pecli.recipe import Recipe
     from pecli.rotation import Rotation, apply_rotary, rotation_of
     from pecli.table import Table
 
@@ -52,6 +53,7 @@ __all__ = [
     "Mrope",
     "OutputError",
     "PecliInputError",
+    "Recipe",
     "RecipeError",
     "Rope",
     "Rope2d",
@@ -109,6 +111,7 @@ _LAZY = {
     "open_table": "pecli.formats",
     "write_table": "pecli.formats",
     "Table": "pecli.table",
+    "Recipe": "pecli.recipe",
     **dict.fromkeys(("Rotation", "apply_rotary", "rotation_of"), "pecli.rotation"),
 }
 

@@ -24,8 +24,8 @@ from numpy.typing import NDArray
 from pecli.dtypes import json_number
 from pecli.errors import PecliInputError
 from pecli.fitting import nonzero_runs, pair_frequencies
-from pecli.kinds.base import Recipe
 from pecli.kinds.sinusoidal import Sinusoidal
+from pecli.recipe import Recipe
 from pecli.table import BLOCK_BYTES, Table, read_rows, spread_windows
 
 if TYPE_CHECKING:

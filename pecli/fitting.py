@@ -32,7 +32,7 @@ from pecli.table import Table, read_rows, spread_indices, spread_windows
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr, Ids
-    from pecli.kinds.base import Recipe
+    from pecli.recipe import Recipe
 
 #: ``(rows, positions)``: contiguous rows of a table and the position of each.
 Window = tuple["Arr", "Arr"]

@@ -32,7 +32,7 @@ from typing import Any, cast
 
 from pecli.errors import PecliInputError, RecipeError
 from pecli.kernels.rope_scaling import SCALINGS, scaling_named
-from pecli.kinds.base import Recipe
+from pecli.recipe import Recipe
 
 #: What transformers 5.23's config classes use when ``config.json`` leaves a key out, per
 #: ``model_type``: ``head_dim`` (None: ``hidden_size // num_attention_heads``), ``rope_theta``

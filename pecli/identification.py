@@ -33,10 +33,10 @@ from pecli.errors import PecliInputError, RecipeError
 from pecli.fitting import Sample
 from pecli.identified import Candidate, Identification, Verdict
 from pecli.kinds import kinds
-from pecli.kinds.base import Recipe
 from pecli.precision import untold
 from pecli.presets import PRESETS, Preset
 from pecli.proof import Verification, round_up, tolerances, verify_all
+from pecli.recipe import Recipe
 from pecli.table import Progress, Table, TableLike, as_table, spread_indices
 from pecli.transposition import channels_first_note, transposed_note
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pecli.dtypes import json_number
-from pecli.kinds.base import Recipe
 from pecli.presets import PRESETS
 from pecli.proof import Verification
+from pecli.recipe import Recipe
 
 Verdict = Literal["match", "close", "unknown", "learned"]
 

@@ -29,8 +29,8 @@ from typing import Any
 
 from pecli.errors import PecliInputError, RecipeError
 from pecli.hfconfig import MAX_CONFIG_BYTES, SINUSOIDAL_MODELS, read_config, recipe_from_config
-from pecli.kinds.base import Recipe, format_value, parameter_types
 from pecli.params import operand_params, spell_param
+from pecli.recipe import Recipe, format_value, parameter_types
 from pecli.table import Table
 
 #: Keys of a config.json that say it describes a model (beside ``model_type``).

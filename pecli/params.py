@@ -63,7 +63,7 @@ ALIASES = {"len": "length"}
 
 def operand_params(kind: str, types: dict[str, str], items: list[str], spec: str) -> dict[str, Any]:
     """``PARAM=VALUE`` items of an operand (``len=120``, ``layout=split``) as recipe parameters of
-    ``kind``, whose parameter types are ``types`` (:func:`pecli.kinds.base.parameter_types`)."""
+    ``kind``, whose parameter types are ``types`` (:func:`pecli.recipe.parameter_types`)."""
     names = ", ".join("len" if n == "length" else n for n in types)
     params: dict[str, Any] = {}
     for item in filter(None, (p.strip() for p in items)):

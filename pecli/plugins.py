@@ -1,7 +1,7 @@
 """Kinds and formats from other packages, found through entry points (PEP 621's
 ``[project.entry-points]``), as pytest finds its plugins.
 
-A package adds a kind by naming its :class:`~pecli.kinds.base.Recipe` subclass in the group
+A package adds a kind by naming its :class:`~pecli.recipe.Recipe` subclass in the group
 ``pecli.kinds``, and a format by naming its :class:`~pecli.formats.Format` entry in the group
 ``pecli.formats``::
 

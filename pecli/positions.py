@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import ArrayLike
 
-    from pecli.kinds.base import Recipe
+    from pecli.recipe import Recipe
     from pecli.table import Table
 
 #: ``A``, ``A:B`` (half-open, like --rows) or ``A:B:S`` (every S-th, as ``range``), separated by commas;
@@ -211,7 +211,7 @@ def ids_table(recipe: Recipe, spec: str | ArrayLike) -> Table:
     """The rows of the tokens whose ids ``--positions`` gives, for a kind that builds rows from its
     tokens' own ids (``Recipe.rows_at``).  When the ids are the ones the recipe's rule makes for some
     sequence (checked on every id), the table is that recipe's; otherwise it has no recipe."""
-    from pecli.kinds.base import format_value
+    from pecli.recipe import format_value
     from pecli.table import Table
 
     ids = token_ids(spec)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pecli.kinds.base import Recipe
+from pecli.recipe import Recipe
 from pecli.table import Progress, Table
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def _stored_recipe_line(meta: dict[str, Any]) -> str:
     """The stored recipe as ``describe()`` words it (changed parameters only); raw if unreadable."""
     from pecli.kinds import recipe_from_metadata
-    from pecli.kinds.base import format_value
+    from pecli.recipe import format_value
 
     recipe = recipe_from_metadata(meta)
     if recipe is not None:

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from pecli.errors import PecliInputError
-from pecli.kinds.base import Recipe
+from pecli.recipe import Recipe
 
 Pairing = Literal["half", "pairs"]
 #: How much a pair's squared length may change, relative to the largest squared value, for the

@@ -32,9 +32,9 @@ from typing import Any
 
 from pecli.errors import FormatError, RecipeError
 from pecli.kinds import kinds
-from pecli.kinds.base import Recipe, format_value, parameter_types
 from pecli.params import operand_params
 from pecli.presets import PRESETS
+from pecli.recipe import Recipe, format_value, parameter_types
 from pecli.streams import is_stream
 
 

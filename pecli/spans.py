@@ -12,7 +12,7 @@ from pecli.errors import PecliInputError
 if TYPE_CHECKING:
     import numpy as np
 
-    from pecli.kinds.base import Recipe
+    from pecli.recipe import Recipe
     from pecli.table import Table
 
 Span = tuple[int | None, int | None]

@@ -19,12 +19,12 @@ from pecli.dtypes import (
 from pecli.errors import FormatError, PecliInputError
 from pecli.kernels.exact import RowBlocks
 from pecli.kernels.threads import ordered_blocks, ordered_map, prefetch
-from pecli.kinds.base import Recipe
-from pecli.resources import CHECK_WORK_ABOVE, check_row_range, ensure_fits_in_memory, human_bytes
+from pecli.rowsource import RowSource, refuse_rows, row_source
 from pecli.values import read_array
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr, Ids
+    from pecli.recipe import Recipe
 
 #: Rows per block when a table is streamed (writers, statistics): about this many bytes.
 BLOCK_BYTES = 4 << 20
@@ -33,9 +33,6 @@ BLOCK_BYTES = 4 << 20
 #: with 4, 282 MB with 8, 384 MB with 16), and 4 blocks at a time computed a 2 GB table there in
 #: 0.75-0.86 s (float32, RoPE, bfloat16), about what np.save takes to write it.
 STREAM_BLOCKS = 4
-#: What to do when rows of a file do not fit in memory (pecli reads whole rows).
-_WIDE_ROWS_FIX = "free memory or use a machine with more: pecli reads whole rows of a table"
-
 #: Sampled rows at most this far apart are read as one range (one read beats several tiny ones).
 READ_GAP = 4
 
@@ -59,8 +56,10 @@ class Table:
     """A (positions × dims) table served in row ranges.
 
     ``data`` is either a recipe (rows are computed) or an array-like with NumPy slicing
-    (an ndarray, a read-only memmap, an h5py dataset).  ``info`` holds what the source knows
-    about its storage (format, byte order, layout on disk) for ``inspect``.
+    (an ndarray, a read-only memmap, an h5py dataset): the table serves its rows from it as a
+    :class:`~pecli.rowsource.RowSource` (an array-like as :class:`~pecli.rowsource.StoredRows`).
+    ``info`` holds what the source knows about its storage (format, byte order, layout on disk)
+    for ``inspect``.
     """
 
     data: Any
@@ -77,12 +76,15 @@ class Table:
     #: The position of each row when the rows are not positions ``start, start+1, …`` (a table
     #: of explicit positions, :meth:`gather`); None otherwise.
     positions: Any = None
+    #: Where the rows come from: ``data`` itself when it is a recipe, else its stored rows.
+    row_source: RowSource = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self.row_source = row_source(self.data, self.source)
         # A recipe whose single row cannot be computed is refused before any work starts: every
         # command needs at least one row of its table (a view, a stream, a sample).
-        if isinstance(self.data, Recipe):
-            self.data.ensure_rows_fit(1)
+        if self.computed:
+            self.row_source.ensure_rows_fit(1)
 
     @classmethod
     def from_recipe(cls, recipe: Recipe) -> Table:
@@ -157,7 +159,13 @@ class Table:
             if self.storage == dtype:
                 return self
             real = self.converted(COMPLEX[dtype])
-            _check_complex_pairs(real, dtype)
+            if real.recipe is not None:
+                real.recipe.check_complex_pairs(dtype)
+            if real.shape[1] % 2:
+                raise PecliInputError(
+                    f"{dtype} stores two columns (real, imaginary) as one number, and this table has "
+                    f"{real.shape[1]}: give an even width, or --dtype {COMPLEX[dtype]}"
+                )
             return replace(real, storage=dtype)
         if numpy_dtype(dtype) == self.dtype:
             if self.storage is None or self.storage == dtype:
@@ -226,19 +234,16 @@ class Table:
 
     @property
     def computed(self) -> bool:
-        return isinstance(self.data, Recipe)
+        """Whether the rows are computed from a recipe (rather than read)."""
+        return self.row_source.computed
 
     @property
     def shape(self) -> tuple[int, int]:
-        n, d = self.data.shape
-        return (int(n), int(d))
+        return self.row_source.shape
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        if self.computed:
-            return numpy_dtype(self.data.dtype)
-        dtype: np.dtype[Any] = np.dtype(self.data.dtype)
-        return dtype
+        return self.row_source.array_dtype
 
     @property
     def dtype_name(self) -> str:
@@ -311,29 +316,17 @@ class Table:
         """Peak bytes of holding ``rows`` rows at once: a recipe's rows and its kernel's scratch
         (:meth:`Recipe.work_bytes`); a file's rows and ``copies`` float64 copies of them (what
         statistics, comparisons and casts work in)."""
-        if self.computed:
-            return int(self.data.work_bytes(rows)) + (copies - 1) * 8 * max(0, min(rows, self.shape[0])) * self.shape[1]
         n, d = self.shape
-        return max(0, min(rows, n)) * d * (self.dtype.itemsize + 8 * copies)
+        return int(self.row_source.work_bytes(rows)) + (copies - 1) * 8 * max(0, min(rows, n)) * d
 
     def ensure_rows_fit(self, rows: int, copies: int = 1, fix: str | None = None) -> None:
         """Refuse, before anything is allocated, work that holds ``rows`` rows at once when it
         cannot fit in the memory available (see :meth:`work_bytes`)."""
-        if self.computed and copies <= 1:
-            self.data.ensure_rows_fit(rows, fix)
+        if copies <= 1:
+            self.row_source.ensure_rows_fit(rows, fix)
             return
         need = self.work_bytes(rows, copies)
-        if need <= CHECK_WORK_ABOVE:
-            return
-        n, d = self.shape
-        rows = max(1, min(rows, n))
-        what = "one row" if rows == 1 else f"{rows} rows"
-        ensure_fits_in_memory(
-            need,
-            f"{what} of {d} {self.dtype} values of {self.source} ({human_bytes(rows * d * self.dtype.itemsize)}, "
-            f"plus float64 work)",
-            fix or (f"use a smaller {self.data.width_option()}" if self.computed else _WIDE_ROWS_FIX),
-        )
+        refuse_rows(need, rows, self.shape, self.dtype, self.source, fix or self.row_source.wide_rows_fix())
 
     def stream_rows(self) -> int:
         """Rows held at once while the table is streamed: a block, or for a computed table a
@@ -350,33 +343,11 @@ class Table:
     def ensure_streamable(self) -> None:
         """Refuse, before an output is opened, streaming a table whose blocks (at least a row)
         cannot fit in memory."""
-        fix = f"use a smaller {self.data.width_option()}" if self.computed else _WIDE_ROWS_FIX
-        self.ensure_rows_fit(self.stream_rows(), fix=fix)
+        self.ensure_rows_fit(self.stream_rows(), fix=self.row_source.wide_rows_fix())
 
     def rows(self, r0: int, r1: int) -> np.ndarray:
         """Rows ``[r0, r1)`` as an in-memory array."""
-        rows: np.ndarray
-        if self.computed:
-            rows = self.data.rows(r0, r1)
-            return rows
-        check_row_range(self.shape[0], r0, r1)
-        nbytes = (r1 - r0) * self.shape[1] * self.dtype.itemsize
-        if nbytes > CHECK_WORK_ABOVE:
-            ensure_fits_in_memory(
-                nbytes,
-                f"reading rows {r0}..{r1} of {self.source} ({r1 - r0} × {self.shape[1]} {self.dtype})",
-                "read fewer rows at once (--rows, --pos), or write the table with -o, which streams it in blocks"
-                if r1 - r0 > 1
-                else _WIDE_ROWS_FIX,
-            )
-        try:
-            rows = np.asarray(self.data[r0:r1])
-        except PecliInputError:
-            raise
-        except Exception as exc:
-            text = (str(exc).strip() or type(exc).__name__).splitlines()[0]
-            raise FormatError(f"cannot read rows {r0}..{r1} of {self.source} ({text})") from exc
-        return rows
+        return self.row_source.rows(r0, r1)
 
     def block_rows(self) -> int:
         """Rows in one block of :meth:`blocks` (about ``BLOCK_BYTES``, at least one row)."""
@@ -510,7 +481,7 @@ def read_rows(table: Table, row_ids: Sequence[int] | Ids, cols: Ids | None = Non
     """
     ids = np.asarray(row_ids, dtype=np.intp)
     recipe = table.data
-    if cols is not None and isinstance(recipe, Recipe) and table.positions is None and recipe.direct_cells():
+    if cols is not None and table.computed and table.positions is None and recipe.direct_cells():
         # A few columns of a computed table: those cells alone (a picture of a 10⁶-wide table).
         grid_rows, grid_cols = np.meshgrid(ids, np.asarray(cols, dtype=np.intp), indexing="ij")
         values = recipe.cells(grid_rows.ravel(), grid_cols.ravel())
@@ -549,28 +520,6 @@ def spread_indices(n: int, most: int) -> Ids:
     return np.unique(np.linspace(0, n - 1, min(n, most)).round().astype(np.intp))
 
 
-def _check_complex_pairs(table: Table, dtype: str) -> None:
-    """Refuse storing as complex a table whose columns are not (real, imaginary) pairs."""
-    d = table.shape[1]
-    if table.recipe is not None and not table.recipe.complex_pairs():
-        from typing import get_args, get_type_hints
-
-        from pecli.kinds import kinds
-
-        with_cis = [k for k, cls in kinds().items() if "cis" in get_args(get_type_hints(cls).get("part"))]
-        kind = table.recipe.kind
-        fix = "--part cis" if kind in with_cis else f"--kind {' or '.join(with_cis)} with --part cis"
-        raise PecliInputError(
-            f"a {kind} table's columns are not (real, imaginary) pairs: {dtype} stores the (cos, sin) pairs of "
-            f"--part cis ({', '.join(with_cis)}: freqs_cis); give {fix}, or --dtype {COMPLEX[dtype]}"
-        )
-    if d % 2:
-        raise PecliInputError(
-            f"{dtype} stores two columns (real, imaginary) as one number, and this table has {d}: "
-            f"give an even width, or --dtype {COMPLEX[dtype]}"
-        )
-
-
 #: What the library's functions take for a table: a :class:`Table`, a recipe (its table,
 #: computed as needed) or an array (:meth:`Table.from_array`: NumPy, DLPack, anything
 #: ``np.asarray`` takes).
@@ -581,7 +530,7 @@ def as_table(x: TableLike, name: str) -> Table:
     """``x`` itself when it is a Table, a recipe's table, else :meth:`Table.from_array` of it."""
     if isinstance(x, Table):
         return x
-    if isinstance(x, Recipe):
+    if row_source(x, name).computed:
         return Table.from_recipe(x)
     return Table.from_array(x, name)
 

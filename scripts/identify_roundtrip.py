@@ -7,7 +7,7 @@ independently of identify's proof); a MATCH that fails that check is a FALSE MAT
 (CLOSE, NO KNOWN RECIPE, LEARNED for a formula) is a MISS, listed with the recipe.
 
 The draws are deterministic (``--seed``): for each kind in turn, its example recipe
-(:attr:`~pecli.kinds.base.Recipe.example`) with every choice and flag parameter drawn from its
+(:attr:`~pecli.recipe.Recipe.example`) with every choice and flag parameter drawn from its
 allowed values and the sizes drawn from small, odd and large ones (length 1 to 3000, widths 4 to
 384, a start of 0, 1, 5 or 1000); a draw the kind refuses is drawn again.
 
@@ -33,7 +33,7 @@ from typing import Any, get_args, get_type_hints
 from pecli.errors import PecliInputError as PecliError
 from pecli.identification import identify
 from pecli.kinds import kinds
-from pecli.kinds.base import Recipe
+from pecli.recipe import Recipe
 from pecli.presets import PRESETS
 from pecli.proof import verify
 from pecli.sources import recipe_spec

@@ -14,7 +14,7 @@ from pecli.cli.app import App, PecliError
 from pecli.cli.options import recipe_params
 
 if TYPE_CHECKING:
-    from pecli.kinds.base import Recipe
+    from pecli.recipe import Recipe
     from pecli.table import Table
 
 

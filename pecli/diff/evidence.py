@@ -17,7 +17,7 @@ from pecli.table import Table
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr
-    from pecli.kinds.base import Recipe
+    from pecli.recipe import Recipe
 
 
 #: Rows of each table that :func:`explain` looks at (all of them for shorter tables).

@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pecli.diff.evidence import Criteria, Explanation, relative_rms, screen_rows, worst_gap
-from pecli.kinds.base import Recipe
+from pecli.recipe import Recipe
 from pecli.table import Table
 
 if TYPE_CHECKING:

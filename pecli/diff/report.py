@@ -29,9 +29,9 @@ from pecli.diff.statistics import Accumulator, Collector, Element, RowDiff, narr
 from pecli.dtypes import json_number, numpy_dtype
 from pecli.errors import PecliInputError, RecipeError
 from pecli.kernels.threads import cpu_threads, prefetch, touch
-from pecli.kinds.base import Recipe
 from pecli.model_files import key_differences
 from pecli.proof import verify_all
+from pecli.recipe import Recipe
 from pecli.table import Progress, Table, TableLike, as_table, first_position
 
 

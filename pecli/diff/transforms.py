@@ -307,7 +307,7 @@ def precision_suspect(a: Table, b: Table, sample: DiffSample, crit: Criteria) ->
 
 def _which_side(a: Table, b: Table, ra: Arr, rb: Arr, rows: NDArray[np.intp]) -> str:
     """Which table carries the float32 angles, measured against the exact table of the recipe
-    either side has (its kind's :meth:`~pecli.kinds.base.Recipe.exact_twin`), never assumed from
+    either side has (its kind's :meth:`~pecli.recipe.Recipe.exact_twin`), never assumed from
     which side is a recipe."""
     from pecli.diff.fitted import rows_at
 

@@ -20,7 +20,7 @@ from pecli.dtypes import COMPLEX, DTYPES, integers_as_float64, integers_note, is
 from pecli.errors import FormatError, PecliInputError, StaleMetadataWarning, TableTooLargeError
 from pecli.jsontext import load_json
 from pecli.kinds import read_recipe
-from pecli.kinds.base import SCHEMA
+from pecli.recipe import SCHEMA
 from pecli.table import Progress, Table
 from pecli.values import check_float_dtype, complex_as_pairs
 

@@ -22,6 +22,8 @@ import sys
 from collections.abc import Callable
 from types import ModuleType
 
+#: The numba modules, ``pecli.kernels.<name>``: the only modules loaded by name at run time here.
+COMPILED_MODULES = ("jit", "jit_draws")
 #: (position, frequency) pairs from which loading numba pays: the NumPy kernel takes ~1 s for
 #: 2**25 pairs on two cores, the compiled one ~0.1 s after its ~0.6 s load.
 MIN_PAIRS = 1 << 25
@@ -60,6 +62,8 @@ def rounding16(values: int) -> Callable[..., int] | None:
 def compiled_module(name: str, values: int) -> ModuleType | None:
     """The numba module ``pecli.kernels.<name>`` for a job of ``values`` values, or ``None``: numba
     missing or broken, the job too small to repay loading it, or ``PECLI_COMPILED=0``."""
+    if name not in COMPILED_MODULES:
+        raise ValueError(f"no compiled module {name!r}: pecli has {', '.join(COMPILED_MODULES)}")
     wanted = os.environ.get("PECLI_COMPILED", "")
     if wanted == "0" or (wanted != "1" and values < MIN_PAIRS):
         return None

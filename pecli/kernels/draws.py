@@ -35,14 +35,11 @@ from decimal import Decimal, localcontext
 import numpy as np
 
 from pecli.kernels.compiled import compiled_module
+from pecli.kernels.splitmix import COLUMN_BITS, GAMMA, MIX1, MIX2
 from pecli.kernels.threads import run_blocks
 
-#: SplitMix64's increment (the golden ratio in 64 bits) and its two mixing multipliers.
-GAMMA, MIX1, MIX2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 #: The ziggurat's base-strip edge and the area of each of its 256 strips (NumPy's constants).
 ZIGGURAT_R, ZIGGURAT_V = "3.6541528853610088", "0.00492867323399"
-#: Bits per column index in a cell number: ``c = row·2³² + column``.
-COLUMN_BITS = 32
 #: Cells per NumPy pass (cache-sized temporaries).
 _PASS = 1 << 14
 #: Rejected cells per NumPy pass that finishes them (on every core).
@@ -221,4 +218,4 @@ def fill_normal(
     run_blocks(finish, [(a, min(idx.size, a + _FINISH)) for a in range(0, idx.size, _FINISH)])
 
 
-__all__ = ["COLUMN_BITS", "GAMMA", "fill_normal", "key", "normal_at", "splitmix", "ziggurat"]
+__all__ = ["ZIGGURAT_R", "ZIGGURAT_V", "fill_normal", "key", "normal_at", "splitmix", "ziggurat"]

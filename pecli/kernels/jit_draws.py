@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
-from pecli.kernels.draws import COLUMN_BITS, GAMMA, MIX1, MIX2
+from pecli.kernels.splitmix import COLUMN_BITS, GAMMA, MIX1, MIX2
 
 _U = np.uint64
 _READ_U64 = types.Array(types.uint64, 1, "C", readonly=True)

@@ -1,7 +1,7 @@
 """The kinds of table pecli knows, one module each, found by looking (nothing to register by hand).
 
-Every module of this package except ``base`` defines one :class:`~pecli.kinds.base.Recipe`
-subclass; :func:`kinds` (also ``KINDS``) maps each one's ``kind`` name to it, the default kind (``sinusoidal``)
+Every module of this package except ``base`` (the recipe base's address in pecli 0.2, kept for
+plugins) defines one :class:`~pecli.recipe.Recipe` subclass; :func:`kinds` (also ``KINDS``) maps each one's ``kind`` name to it, the default kind (``sinusoidal``)
 first.  A kind owns its parameters, its row builder, its facts and its inverse (``fit``), like an
 einops backend: adding a kind is adding a module here (plus, if it wants them, its command-line
 options in ``pecli/cli/recipe_options.py`` and its presets in ``pecli/presets/``).  Another package
@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any, get_args, get_type_hints
 
 from pecli.errors import RecipeError
-from pecli.kinds.base import SCHEMA, Recipe
+from pecli.recipe import SCHEMA, Recipe
 
 #: The kind a recipe is without ``--kind`` and without a parameter only another kind has.
 DEFAULT_KIND = "sinusoidal"
@@ -40,7 +40,7 @@ def _plugin_kinds(taken: set[str]) -> dict[str, type[Recipe]]:
     from pecli import plugins
 
     found: dict[str, type[Recipe]] = {}
-    for name, cls in plugins.load(plugins.KINDS_GROUP, _is_kind, "a pecli.kinds.base.Recipe subclass", taken).items():
+    for name, cls in plugins.load(plugins.KINDS_GROUP, _is_kind, "a pecli.recipe.Recipe subclass", taken).items():
         if cls.kind != name:
             import warnings
 
@@ -84,7 +84,7 @@ _found: dict[str, type[Recipe]] = {}
 
 def kinds() -> dict[str, type[Recipe]]:
     """Kind name → recipe class, the default kind first (the kind modules load on first call, so
-    that importing ``pecli.kinds.base`` alone never imports them)."""
+    that importing ``pecli.recipe`` alone never imports them)."""
     if not _found:
         _found.update(_discover())
         # After pecli's own are in: a plugin that reads KINDS while it loads finds them (no reload).
@@ -151,8 +151,8 @@ def kind_recipe(params: dict[str, Any], kind: str | None = None) -> Recipe:
     """A recipe of ``kind`` (or the kind the parameters imply, :func:`implied_kind`) from its
     defaults and ``params``; a parameter the kind does not have, or a required one missing, is a
     :class:`RecipeError` that says what the kind takes.  (Presets: :func:`pecli.presets.make_recipe`.)"""
-    from pecli.kinds.base import refuse_unknown
     from pecli.params import spell_param
+    from pecli.recipe import refuse_unknown
 
     cls = get_kind(kind if kind is not None else implied_kind(params))
     refuse_unknown(cls, params, f"a {cls.kind} recipe")

@@ -21,8 +21,8 @@ from pecli.fitting import Sample
 from pecli.kernels.exact import frequencies, row_blocks
 from pecli.kernels.pipelines import f32
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe
 from pecli.params import choice, int_param
+from pecli.recipe import Recipe
 from pecli.resources import check_row_range
 
 AlibiPart = Literal["slopes", "bias", "matrix"]

@@ -33,9 +33,9 @@ from pecli.kernels.compiled import flat_sincos
 from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32, pow32, rounded32
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, listed
 from pecli.kinds.rope import Rope
 from pecli.params import choice, int_param, positive_float
+from pecli.recipe import Recipe, listed
 from pecli.resources import check_row_range
 
 AxialLayout = Literal["half", "pairs"]

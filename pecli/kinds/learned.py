@@ -19,9 +19,10 @@ import numpy as np
 from pecli.dtypes import DType, numpy_dtype
 from pecli.errors import RecipeError
 from pecli.fitting import Sample, round_number
-from pecli.kernels.draws import COLUMN_BITS, fill_normal, normal_at
-from pecli.kinds.base import Recipe
+from pecli.kernels.draws import fill_normal, normal_at
+from pecli.kernels.splitmix import COLUMN_BITS
 from pecli.params import choice, int_param, positive_float
+from pecli.recipe import Recipe
 from pecli.resources import check_row_range
 
 Init = Literal["normal", "truncated-normal"]

@@ -31,8 +31,8 @@ from pecli.fitting import Sample, round_number
 from pecli.kernels.exact import row_blocks
 from pecli.kernels.pipelines import f32, pow32, rounded32
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe
 from pecli.params import choice, int_param, positive_float
+from pecli.recipe import Recipe
 from pecli.resources import check_row_range
 
 XposPart = Literal["q", "k"]

@@ -18,9 +18,9 @@ from typing import Any
 
 from pecli.errors import RecipeError
 from pecli.kinds import kind_recipe
-from pecli.kinds.base import Recipe, refuse_unknown
 from pecli.presets import biases, diffusion, grids, learned, multimodal, rotary, sinusoids, vision
 from pecli.presets.base import Preset
+from pecli.recipe import Recipe, refuse_unknown
 
 #: Every preset, in the order ``pecli presets`` lists them (and identify names ties).
 _PRESETS = [

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pecli.kinds import get_kind
-from pecli.kinds.base import Recipe, refuse_unknown
+from pecli.recipe import Recipe, refuse_unknown
 
 
 @dataclass(frozen=True)

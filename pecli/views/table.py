@@ -14,7 +14,7 @@ from pecli.views.console import DECIMALS, ELLIPSIS, NOTEBOOK_WIDTH, Grid, Line, 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from pecli.kinds.base import Recipe
+    from pecli.recipe import Recipe
     from pecli.spans import Window
     from pecli.table import Table
 

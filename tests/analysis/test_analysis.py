@@ -218,7 +218,7 @@ def test_a_sample_of_a_wide_table_computes_its_cells_alone_with_the_tables_bits(
     """`plot` of a 10⁹ × 10⁶ recipe built each sampled row whole (10⁹ values, 63 s) where the
     picture needs 1000 columns of it: a recipe that computes cells directly gives those cells, the
     same bits as its rows (float32 too wide to rotate: the exact kernel rounded once)."""
-    from pecli.kinds.base import Recipe
+    from pecli.recipe import Recipe
 
     recipe = Sinusoidal(40, 70_001, dtype=dtype, start=10**9 - 40)
     assert recipe.direct_cells()

@@ -345,7 +345,8 @@ CASES: list[tuple[list[str], str]] = [
     (["export", "complex.npy", "--cols", "1:3", "-o", "c.npy"], "columns 1:3 would split one; give even bounds"),
     (
         ["generate", "--len", "8", "--dim", "8", "--dtype", "complex64", "-o", "c.npy"],
-        "a sinusoidal table's columns are not (real, imaginary) pairs",
+        "a sinusoidal table's columns are not (real, imaginary) pairs: complex64 stores the (cos, sin) pairs of a "
+        "rotary kind's --part cis (freqs_cis); give a kind with --part cis",
     ),
     (
         [
@@ -369,7 +370,7 @@ CASES: list[tuple[list[str], str]] = [
     ),
     (
         ["export", "rope2d:feat_shape=4x4,dim=16,bands=lang,part=cos", "--dtype", "complex64", "-o", "c.npy"],
-        "complex64 stores the (cos, sin) pairs of --part cis (rope, rope2d: freqs_cis); give --part cis, or",
+        "complex64 stores the (cos, sin) pairs of --part cis (rope2d: freqs_cis); give --part cis, or",
     ),
     (["inspect", "bools.npy"], "bools.npy holds bool values"),
     (["inspect", "bigints.npy"], "bigints.npy holds int64 values beyond 2^53"),

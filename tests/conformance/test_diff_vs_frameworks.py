@@ -31,7 +31,7 @@ from test_xpos_vs_rotary_embedding_torch import _theirs as ret_xpos
 
 from pecli.diff import compare
 from pecli.identification import identify
-from pecli.kinds.base import Recipe
+from pecli.recipe import Recipe
 from pecli.sources import parse_recipe
 from pecli.table import Table
 

@@ -20,7 +20,7 @@ import pytest
 
 from pecli.diff import compare
 from pecli.kinds import kinds
-from pecli.kinds.base import Recipe
+from pecli.recipe import Recipe
 from pecli.sources import parse_recipe
 from pecli.table import Table
 from tests.helpers import f32_step, reference
@@ -647,7 +647,7 @@ def test_the_diff_package_asks_the_kinds_and_never_probes_them() -> None:
                     names = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
                     assert not names & kind_classes, f"{path.name}:{node.lineno} branches on a kind"
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pecli.kinds."):
-                assert node.module == "pecli.kinds.base", f"{path.name} imports a kind: {node.module}"
+                assert node.module == "pecli.recipe", f"{path.name} imports a kind: {node.module}"
 
 
 def test_neighbours_are_recipes_of_the_same_kind_one_step_away() -> None:

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from pecli.kinds import kinds
-from pecli.kinds.base import Recipe
 from pecli.kinds.sinusoidal import Sinusoidal
+from pecli.recipe import Recipe
 
 ROWS = np.array([0, 1, 2, 7, 63, 64, 199])
 

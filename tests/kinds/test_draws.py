@@ -16,7 +16,8 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from pecli.kernels.draws import COLUMN_BITS, ZIGGURAT_R, ZIGGURAT_V, fill_normal, normal_at, splitmix, ziggurat
+from pecli.kernels.draws import ZIGGURAT_R, ZIGGURAT_V, fill_normal, normal_at, splitmix, ziggurat
+from pecli.kernels.splitmix import COLUMN_BITS
 from pecli.kinds import recipe_from_metadata
 from pecli.kinds.learned import Learned
 

@@ -118,7 +118,7 @@ def test_absurd_widths_are_refused_by_arithmetic(
         assert message.rstrip().endswith("use a smaller --dim"), message
 
 
-def peak_scratch(recipe: pecli.kinds.base.Recipe, r0: int, r1: int) -> int:
+def peak_scratch(recipe: pecli.recipe.Recipe, r0: int, r1: int) -> int:
     """Bytes ``recipe.rows(r0, r1)`` allocated at its peak beyond the rows it returned, measured
     by tracemalloc (NumPy's allocations are traced) from cold caches."""
     import gc

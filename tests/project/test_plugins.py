@@ -24,7 +24,7 @@ import numpy as np
 
 from pecli import Table
 from pecli.formats import Format
-from pecli.kinds.base import Recipe
+from pecli.kinds.base import Recipe  # the path a plugin written against 0.2 takes
 from pecli.params import int_param
 
 

@@ -64,6 +64,44 @@ def _imports(name: str, path: Path) -> list[tuple[str, list[str]]]:
     return found
 
 
+def _dynamic_imports(name: str, path: Path) -> set[str]:
+    """The pecli modules ``name`` reaches through ``importlib`` (names built at run time), which no
+    import statement shows: a lazy reference ``"pecli.cli.generate:generate"`` anywhere; in a module
+    that calls ``import_module``, every string naming a pecli module (``pecli``'s lazy names) and,
+    for an f-string ``f"pecli.kernels.{x}"``, the modules the strings it holds complete it to (the
+    compiled kernels), or for ``f"{__name__}.{x}"`` every module directly in the package (the kinds'
+    discovery)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "attr", None) == "import_module" or getattr(node.func, "id", None) == "import_module")
+    ]
+    found: set[str] = set()
+    strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    for text in strings:
+        module, colon, _ = text.partition(":")
+        if module in MODULES and "." in module and module != name and (colon or calls):
+            found.add(module)
+    for call in calls:
+        arg = call.args[0] if call.args else None
+        if not isinstance(arg, ast.JoinedStr):
+            continue
+        prefix, own = "", False
+        for part in arg.values:
+            if isinstance(part, ast.Constant):
+                prefix += str(part.value)
+            elif isinstance(part, ast.FormattedValue) and getattr(part.value, "id", None) == "__name__" and not prefix:
+                prefix, own = name, True
+            else:
+                break
+        children = {m for m in MODULES if m.startswith(prefix) and "." not in m[len(prefix) :] and m != name}
+        # Its own package's modules, found by looking; elsewhere the names this module passes (``_load("jit")``).
+        found |= children if own else {prefix + t for t in strings if prefix + t in children}
+    return found
+
+
 @functools.cache
 def _graph() -> dict[str, set[str]]:
     """Module → the pecli modules importing it runs (a submodule runs its packages' ``__init__`` too).
@@ -73,6 +111,7 @@ def _graph() -> dict[str, set[str]]:
     pecli.formats import choose_key`` in ``pecli.formats.npy``) depends on it, and counts."""
     graph: dict[str, set[str]] = {m: set() for m in MODULES}
     for name, path in MODULES.items():
+        graph[name] |= _dynamic_imports(name, path)
         for module, names in _imports(name, path):
             named = {f"{module}.{n}" for n in names if f"{module}.{n}" in MODULES}
             if module in MODULES and (not named or set(names) - {n.rpartition(".")[2] for n in named}):
@@ -130,6 +169,16 @@ def test_the_graph_sees_imports_inside_functions() -> None:
     )
 
 
+def test_the_graph_sees_imports_through_importlib() -> None:
+    # The kinds are found by looking (importlib), the commands and pecli's names load lazily, the
+    # compiled kernels only where numba is: no import statement shows these edges.
+    graph = _graph()
+    assert {"pecli.kinds.rope", "pecli.kinds.sinusoidal", "pecli.kinds.base"} <= graph["pecli.kinds"]
+    assert {"pecli.cli.generate", "pecli.cli.help"} <= graph["pecli.cli"]
+    assert {"pecli.table", "pecli.kinds.rope", "pecli.recipe"} <= graph["pecli"]
+    assert {"pecli.kernels.jit", "pecli.kernels.jit_draws"} <= graph["pecli.kernels.compiled"]
+
+
 def test_no_import_cycles() -> None:
     assert _cycles(_graph()) == []
 
@@ -169,9 +218,10 @@ def test_a_long_module_says_why_it_is_one_concept(name: str) -> None:
 
 def test_every_kind_module_defines_one_kind_and_is_found() -> None:
     from pecli.kinds import KINDS
-    from pecli.kinds.base import Recipe
+    from pecli.recipe import Recipe
 
-    # A kind is a module of pecli.kinds, or a package whose submodules are its own parts (mrope.ids).
+    # A kind is a module of pecli.kinds, or a package whose submodules are its own parts (mrope.ids);
+    # pecli.kinds.base is the recipe base's 0.2 address, kept for plugins.
     kind_modules = {m.split(".")[2] for m in MODULES if m.startswith("pecli.kinds.") and m != "pecli.kinds.base"}
     found = {cls.__module__ for cls in KINDS.values()}
     assert found == {f"pecli.kinds.{m}" for m in kind_modules}

@@ -35,10 +35,10 @@ from pecli.fitting import Sample
 from pecli.kernels.exact import row_blocks, sincos, turns
 from pecli.kernels.pipelines import f32, rotary32
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, listed
 from pecli.kinds.mrope.ids import AXES, Segment, plan, position_ids, segments, sequence_of
 from pecli.kinds.rope import Rope
 from pecli.params import choice, flag, int_param, optional_float, positive_float
+from pecli.recipe import Recipe, listed
 from pecli.resources import check_row_range
 
 #: Ids of more tokens than this are not read back into a sequence (a Python pass over every id).

@@ -20,7 +20,7 @@ import numpy as np
 
 from pecli.errors import RecipeError
 from pecli.kernels.pipelines import f32
-from pecli.kinds.base import format_value
+from pecli.recipe import format_value
 from pecli.resources import check_row_range
 
 _EXAMPLE = "text=16,image=1x8x8,text=8"

@@ -19,10 +19,10 @@ import numpy as np
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.kernels.rope_scaling import SCALINGS, Scaling, inv_freq_float32, inv_freq_float64
-from pecli.kinds.base import Recipe, listed
 from pecli.kinds.rope.build import BOTH_PARTS, rope_columns, rope_rows
 from pecli.params import choice, flag, int_param, optional_float, positive_float, spell
 from pecli.precision import collapsed_rows, held, pipeline_of
+from pecli.recipe import Recipe, listed
 from pecli.resources import check_row_range
 
 if TYPE_CHECKING:

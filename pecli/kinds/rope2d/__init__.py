@@ -41,8 +41,8 @@ from pecli.fitting import Sample
 from pecli.kernels.exact import as_slice, axis_run, line_blocks, run_index, split_lines
 from pecli.kernels.pipelines import f32, pow32, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, listed
 from pecli.params import choice, flag, int_param, positive_float
+from pecli.recipe import Recipe, listed
 from pecli.resources import check_row_range
 
 Bands = Literal["lang", "pixel"]

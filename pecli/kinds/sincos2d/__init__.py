@@ -30,8 +30,8 @@ from pecli.kernels.exact import (
 )
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
-from pecli.kinds.base import Recipe, listed
 from pecli.params import choice, flag, int_param, positive_float
+from pecli.recipe import Recipe, listed
 from pecli.resources import check_row_range
 
 if TYPE_CHECKING:

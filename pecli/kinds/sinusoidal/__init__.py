@@ -24,8 +24,8 @@ from pecli.kernels.exact import BLOCK_CELLS, frequencies, row_blocks, sincos_pai
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.rotation import fill_sincos, rotates
 from pecli.kernels.threads import cpu_threads, run_blocks
-from pecli.kinds.base import SCRATCH_BYTES_PER_CELL, Mistake, Recipe, built_from_float32
 from pecli.params import choice, int_param, positive_float
+from pecli.recipe import SCRATCH_BYTES_PER_CELL, Mistake, Recipe, built_from_float32
 from pecli.resources import check_row_range
 
 if TYPE_CHECKING:
