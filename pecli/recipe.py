@@ -124,9 +124,9 @@ class Recipe:
 
     @property
     def padding_row(self) -> int | None:
-        """The padding index of the table's zero row (fairseq's ``padding_idx``: ``--token-ids``), or None."""
-        padding: int | None = getattr(self, "padding_idx", None)
-        return padding
+        """The padding index of the table's zero row (fairseq's ``padding_idx``: ``--token-ids``), or
+        None (a kind with a ``padding_idx`` says)."""
+        return None
 
     def recipe_at(self, ids: np.ndarray) -> Recipe | None:
         """The recipe whose rows are :meth:`rows_at` ``(ids)`` when the ids follow the kind's own rule, else None."""
@@ -248,7 +248,7 @@ class Recipe:
 
     def paired_columns(self) -> bool:
         """Whether columns come in adjacent pairs of one frequency, which a picture keeps together."""
-        return getattr(self, "layout", None) in ("interleaved", "pairs")
+        return False
 
     def complex_pairs(self) -> bool:
         """Whether columns are (real, imaginary) pairs, which ``--dtype complex64`` stores as one number."""
@@ -284,18 +284,17 @@ class Recipe:
         """The dtype a 16-bit table is built in before its one rounding to 16 bits: float32 for a
         float32 pipeline (torch computes in float32 and casts, as ``LlamaRotaryEmbedding`` does for a
         bfloat16 input) or a reduced one, else float64 (exact, or a float64 pipeline, rounded once):
-        the pipeline's own entry in :data:`pecli.precision.PIPELINES` says."""
-        return PIPELINES[getattr(self, "compute", "exact")].carrier
+        the pipeline's own entry in :data:`pecli.precision.PIPELINES` says (a :class:`Pipelined`
+        recipe's; the exact one's here)."""
+        return PIPELINES["exact"].carrier
 
     def pipeline(self) -> str:
         """How the values are computed: ``exact`` or the framework pipeline's name."""
-        compute = getattr(self, "compute", "exact")
-        form = getattr(self, "form", None)
-        return str(compute if compute == "exact" or form is None else f"{compute} {form}")
+        return "exact"
 
     def exactness(self) -> str:
         """What the values promise against the framework's own, in a few words (``pecli presets``)."""
-        return PIPELINES[getattr(self, "compute", "exact")].exactness
+        return PIPELINES["exact"].exactness
 
     # -- the inverse: which recipes of this kind a table's data suggest ----------------------------
     @classmethod
@@ -373,14 +372,9 @@ class Recipe:
 
     def slips(self) -> Iterator[Recipe]:
         """The slips ports make, tried by diff one step from this recipe and never combined with
-        its :meth:`neighbours`: the kind's reduced pipelines (:mod:`pecli.precision`; a kind adds its
-        own, RoPE its scalings')."""
-        computes = get_args(get_type_hints(type(self)).get("compute"))
-        for compute in (c for c in computes if PIPELINES[c].reduced and c != getattr(self, "compute", None)):
-            try:
-                yield replace(self, compute=compute)  # type: ignore[type-var]
-            except (RecipeError, TypeError, ValueError):
-                continue
+        its :meth:`neighbours`: a :class:`Pipelined` kind's reduced pipelines (:mod:`pecli.precision`);
+        a kind adds its own (RoPE its scalings').  None here."""
+        yield from ()
 
     def changes(self, other: Recipe) -> list[str]:
         """What differs from ``other``, this recipe being table A's and ``other`` B's: one phrase
@@ -422,26 +416,9 @@ class Recipe:
         return []
 
     def pipelines(self) -> list[Recipe]:
-        """This recipe computed by each of its kind's other pipelines (``compute``/``form``), for
-        diff to find the one that reproduces a table bit for bit.  None for kinds without them."""
-        from itertools import product
-
-        names = {f.name for f in fields(self)}  # type: ignore[arg-type]
-        if "compute" not in names:
-            return []
-        hints = get_type_hints(type(self))
-        computes = get_args(hints.get("compute"))
-        forms = get_args(hints.get("form")) if "form" in names else (None,)
-        out: list[Recipe] = []
-        for compute, form in product(computes, forms):
-            change = {"compute": compute, **({"form": form} if form is not None else {})}
-            try:
-                variant = replace(self, **change)  # type: ignore[type-var]
-            except (RecipeError, TypeError):
-                continue
-            if variant != self and variant not in out:
-                out.append(variant)
-        return out
+        """This recipe computed by each of its kind's other pipelines, for diff to find the one that
+        reproduces a table bit for bit (a :class:`Pipelined` kind's).  None here."""
+        return []
 
     def exact_twin(self) -> Recipe | None:
         """The same recipe computed exactly (``compute=exact``; itself if it is), to tell which of
@@ -480,6 +457,64 @@ class Recipe:
         from pecli.views.table import recipe_html
 
         return recipe_html(self)
+
+
+class Pipelined(Recipe):
+    """A kind whose values a named computation makes, as a framework's code does: its ``compute``
+    field, ``exact`` or a framework's pipeline (:data:`pecli.precision.PIPELINES`), and where the kind
+    writes its frequencies several ways (``pow``, ``neg-pow``, ``exp`` …) its ``form`` field, each a
+    ``Literal`` of the names it takes.  Every kind but a learned table is one; the recipe base answers
+    the same questions for a kind without (its values are exact)."""
+
+    #: The pipeline's name: each kind declares the field with the ``Literal`` of its own.
+    compute: str
+
+    def _form(self) -> str | None:
+        """The ``form`` field's value, for a kind that declares one."""
+        kind: type = type(self)
+        return str(getattr(self, "form")) if _declares(kind, "form") else None  # noqa: B009
+
+    def carrier(self) -> str:
+        return PIPELINES[self.compute].carrier
+
+    def pipeline(self) -> str:
+        form = self._form()
+        return self.compute if self.compute == "exact" or form is None else f"{self.compute} {form}"
+
+    def exactness(self) -> str:
+        return PIPELINES[self.compute].exactness
+
+    def slips(self) -> Iterator[Recipe]:
+        """The kind's reduced pipelines (a framework holding its positions or frequencies in bfloat16)."""
+        computes = get_args(get_type_hints(type(self)).get("compute"))
+        for compute in (c for c in computes if PIPELINES[c].reduced and c != self.compute):
+            try:
+                yield replace(self, compute=compute)  # type: ignore[type-var]
+            except (RecipeError, TypeError, ValueError):
+                continue
+
+    def pipelines(self) -> list[Recipe]:
+        """This recipe computed by each of its kind's other pipelines (every ``compute`` and ``form``)."""
+        from itertools import product
+
+        hints = get_type_hints(type(self))
+        forms = get_args(hints.get("form")) if self._form() is not None else (None,)
+        out: list[Recipe] = []
+        for compute, form in product(get_args(hints.get("compute")), forms):
+            change = {"compute": compute, **({"form": form} if form is not None else {})}
+            try:
+                variant = replace(self, **change)  # type: ignore[type-var]
+            except (RecipeError, TypeError):
+                continue
+            if variant != self and variant not in out:
+                out.append(variant)
+        return out
+
+
+@functools.cache
+def _declares(cls: type, name: str) -> bool:
+    """Whether the class declares the field ``name`` (its type hints, its bases' with them)."""
+    return name in get_type_hints(cls)
 
 
 def _checked_rows(rows: Callable[[Any, int, int], np.ndarray]) -> Callable[[Any, int, int], np.ndarray]:
@@ -572,6 +607,7 @@ def parameter_types(cls: type[Recipe]) -> dict[str, str]:
 __all__ = [
     "SCHEMA",
     "Mistake",
+    "Pipelined",
     "Recipe",
     "format_value",
     "listed",

@@ -1,11 +1,12 @@
 """The kinds of table pecli knows, one module each, found by looking (nothing to register by hand).
 
 Every module of this package except ``base`` (the recipe base's address in pecli 0.2, kept for
-plugins) defines one :class:`~pecli.recipe.Recipe` subclass; :func:`kinds` (also ``KINDS``) maps each one's ``kind`` name to it, the default kind (``sinusoidal``)
-first.  A kind owns its parameters, its row builder, its facts and its inverse (``fit``), like an
-einops backend: adding a kind is adding a module here (plus, if it wants them, its command-line
-options in ``pecli/cli/recipe_options.py`` and its presets in ``pecli/presets/``).  Another package
-adds a kind through the entry-point group ``pecli.kinds`` (:mod:`pecli.plugins`).
+plugins) defines one :class:`~pecli.recipe.Recipe` subclass; :func:`kinds` (also ``KINDS``) maps
+each one's ``kind`` name to it, the default kind (``sinusoidal``) first.  A kind owns its
+parameters, its row builder, its facts and its inverse (``fit``), like an einops backend: adding a
+kind is adding a module here (plus, if it wants them, its command-line options in
+``pecli/cli/recipe_options.py`` and its presets in ``pecli/presets/``).  Another package adds a kind
+through the entry-point group ``pecli.kinds`` (:mod:`pecli.plugins`).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from pecli.kernels.exact import frequencies, row_blocks
 from pecli.kernels.pipelines import f32
 from pecli.kernels.threads import run_blocks
 from pecli.params import choice, int_param
-from pecli.recipe import Recipe
+from pecli.recipe import Pipelined, Recipe
 from pecli.resources import check_row_range
 
 AlibiPart = Literal["slopes", "bias", "matrix"]
@@ -50,7 +50,7 @@ _BIAS_BLOCK_CELLS = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
-class Alibi(Recipe):
+class Alibi(Pipelined):
     """ALiBi: head ``k`` of ``n`` gets the slope ``2^(−8(k+1)/n)`` (``n`` a power of two;
     otherwise the first ``c = 2^⌊log2 n⌋`` slopes of ``c`` heads, then every other slope of
     ``2c`` heads: ofirpress's ``get_slopes``, which Bloom, MPT and GPT-NeoX reproduce).
@@ -264,7 +264,7 @@ class Alibi(Recipe):
     def exactness(self) -> str:
         if self.compute == "float32":
             return "float32 pipeline: bit-exact (Bloom: 1 ulp where torch's pow is off)"
-        return Recipe.exactness(self)  # (slots: no zero-argument super())
+        return Pipelined.exactness(self)  # (slots: no zero-argument super())
 
     # -- the inverse -------------------------------------------------------------------------
     @classmethod

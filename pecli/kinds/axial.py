@@ -35,7 +35,7 @@ from pecli.kernels.pipelines import f32, pow32, rounded32
 from pecli.kernels.threads import run_blocks
 from pecli.kinds.rope import Rope
 from pecli.params import choice, int_param, positive_float
-from pecli.recipe import Recipe, listed
+from pecli.recipe import Pipelined, Recipe, listed
 from pecli.resources import check_row_range
 
 AxialLayout = Literal["half", "pairs"]
@@ -186,7 +186,7 @@ def axes_list(value: object) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Axial(Recipe):
+class Axial(Pipelined):
     """Per-axis rotary embeddings (diffusers' ``FluxPosEmbed``): row ``r`` is token ``r``.
 
     Each token has one id per axis; axis ``k`` takes ``axes_dim[k]`` columns, the ``cos`` (or
@@ -356,6 +356,10 @@ class Axial(Recipe):
         return out
 
     # -- facts -------------------------------------------------------------------------------
+    def paired_columns(self) -> bool:
+        """pairs repeats each frequency twice, side by side."""
+        return self.layout == "pairs"
+
     def wavelengths(self) -> np.ndarray | None:
         """``2π/inv_freq`` of each column's frequency, in ids of its own axis."""
         if self.part == "ids":

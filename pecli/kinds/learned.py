@@ -133,6 +133,10 @@ class Learned(Recipe):
             out[self.padding_idx - r0] = 0
         return out
 
+    @property
+    def padding_row(self) -> int | None:
+        return self.padding_idx
+
     def columns_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray | None:
         """Rows × columns, each cell its own draw (``rng=splitmix``: the values :meth:`rows` gives,
         without the rest of the row); a ``pcg64`` row is one stream, drawn whole (``None``)."""

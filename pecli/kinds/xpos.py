@@ -32,7 +32,7 @@ from pecli.kernels.exact import row_blocks
 from pecli.kernels.pipelines import f32, pow32, rounded32
 from pecli.kernels.threads import run_blocks
 from pecli.params import choice, int_param, positive_float
-from pecli.recipe import Recipe
+from pecli.recipe import Pipelined, Recipe
 from pecli.resources import check_row_range
 
 XposPart = Literal["q", "k"]
@@ -47,7 +47,7 @@ XposCenter = Literal["floor", "ceil"]
 
 
 @dataclass(frozen=True, slots=True)
-class Xpos(Recipe):
+class Xpos(Pipelined):
     """xPos scales: row ``r`` is position ``r`` of a sequence of ``length``, ``dim`` columns
     (``ζ_i`` to the power ``(r − ⌊length/2⌋)/scale_base``, each repeated for its pair of dims).
 
@@ -181,6 +181,10 @@ class Xpos(Recipe):
         """The two column views of ``out`` each holding the ``dim/2`` values once, in the layout's places."""
         h = self.dim // 2
         return (out[:, 0::2], out[:, 1::2]) if self.layout == "pairs" else (out[:, :h], out[:, h:])
+
+    def paired_columns(self) -> bool:
+        """pairs repeats each frequency's scale twice, side by side."""
+        return self.layout == "pairs"
 
     def column_meaning(self, row: int) -> Any:
         zeta = self.zeta()

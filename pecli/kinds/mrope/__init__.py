@@ -38,7 +38,7 @@ from pecli.kernels.threads import run_blocks
 from pecli.kinds.mrope.ids import AXES, Segment, plan, position_ids, segments, sequence_of
 from pecli.kinds.rope import Rope
 from pecli.params import choice, flag, int_param, optional_float, positive_float
-from pecli.recipe import Recipe, listed
+from pecli.recipe import Pipelined, Recipe, listed
 from pecli.resources import check_row_range
 
 #: Ids of more tokens than this are not read back into a sequence (a Python pass over every id).
@@ -72,7 +72,7 @@ def section_list(name: str, value: object, half: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Mrope(Recipe):
+class Mrope(Pipelined):
     """Multimodal RoPE (Qwen2-VL, Qwen2.5-VL): row ``r`` is token ``r`` of ``sequence``.
 
     ``sequence``: segments ``text=N``, ``image=TxHxW`` and ``video=TxHxW[@S]`` in merged tokens

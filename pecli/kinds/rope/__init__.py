@@ -22,7 +22,7 @@ from pecli.kernels.rope_scaling import SCALINGS, Scaling, inv_freq_float32, inv_
 from pecli.kinds.rope.build import BOTH_PARTS, rope_columns, rope_rows
 from pecli.params import choice, flag, int_param, optional_float, positive_float, spell
 from pecli.precision import collapsed_rows, held, pipeline_of
-from pecli.recipe import Recipe, listed
+from pecli.recipe import Pipelined, Recipe, listed
 from pecli.resources import check_row_range
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def factor_list(name: str, value: object, count: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Rope(Recipe):
+class Rope(Pipelined):
     """Rotary position embedding caches: row ``r`` is position ``start + r``.
 
     ``inv_freq_i = base^(−2i/dim)`` (``i < dim/2``), changed by ``scaling`` exactly as HF
@@ -363,7 +363,7 @@ class Rope(Recipe):
     def slips(self) -> Iterator[Recipe]:
         """The reduced pipelines, and the slips in the scaling's parameters its registry entry names
         (YaRN's betas swapped, LongRoPE's other factor list used at this length)."""
-        yield from Recipe.slips(self)
+        yield from Pipelined.slips(self)
         for slip in SCALINGS[self.scaling].slips(self):
             yield replace(self, **slip)
 

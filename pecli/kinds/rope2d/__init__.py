@@ -42,7 +42,7 @@ from pecli.kernels.exact import as_slice, axis_run, line_blocks, run_index, spli
 from pecli.kernels.pipelines import f32, pow32, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.params import choice, flag, int_param, positive_float
-from pecli.recipe import Recipe, listed
+from pecli.recipe import Pipelined, Recipe, listed
 from pecli.resources import check_row_range
 
 Bands = Literal["lang", "pixel"]
@@ -99,7 +99,7 @@ def linspace32(start: float, end: float, steps: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
-class Rope2d(Recipe):
+class Rope2d(Pipelined):
     """Axial rotary embeddings of vision transformers (timm's ``build_rotary_pos_embed``,
     rotary-embedding-torch's ``get_axial_freqs``).
 

@@ -31,7 +31,7 @@ from pecli.kernels.exact import (
 from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
 from pecli.params import choice, flag, int_param, positive_float
-from pecli.recipe import Recipe, listed
+from pecli.recipe import Pipelined, Recipe, listed
 from pecli.resources import check_row_range
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ _COORD_WORDS = {
 
 
 @dataclass(frozen=True, slots=True)
-class Sincos2d(Recipe):
+class Sincos2d(Pipelined):
     """A 2-D (or 3-D) grid table: one row per grid cell, per-axis sinusoids side by side.
 
     ``grid`` is ``HxW`` (or ``XxYxZ`` for ``order=tatp``).  Each axis gets ``q`` frequencies

@@ -25,7 +25,7 @@ from pecli.kernels.pipelines import compute_dtype, rounded, sin_cos_rounded
 from pecli.kernels.rotation import fill_sincos, rotates
 from pecli.kernels.threads import cpu_threads, run_blocks
 from pecli.params import choice, int_param, positive_float
-from pecli.recipe import SCRATCH_BYTES_PER_CELL, Mistake, Recipe, built_from_float32
+from pecli.recipe import SCRATCH_BYTES_PER_CELL, Mistake, Pipelined, Recipe, built_from_float32
 from pecli.resources import check_row_range
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def _numerators(freq: str, width: int, count: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
-class Sinusoidal(Recipe):
+class Sinusoidal(Pipelined):
     """A 1-D sinusoidal table: row ``r`` holds position ``start + r``.
 
     Frequencies ``ω_i = m · (base/m)^(−e_i)``, ``m = min_timescale`` (1: ``base^(−e_i)``), with
@@ -276,6 +276,14 @@ class Sinusoidal(Recipe):
         sin_at, cos_at = self._placed(np.arange(self.dim, dtype=np.intp))  # the column of each frequency's sin, cos
         k = min(sin_at.size, cos_at.size)
         return sin_at[:k], cos_at[:k]
+
+    @property
+    def padding_row(self) -> int | None:
+        return self.padding_idx
+
+    def paired_columns(self) -> bool:
+        """interleaved holds each frequency's (sin, cos) side by side."""
+        return self.layout == "interleaved"
 
     def wavelengths(self) -> np.ndarray:
         out = np.full(self.dim, np.nan)
@@ -495,9 +503,9 @@ class Sinusoidal(Recipe):
     # -- diff's vocabulary ---------------------------------------------------------------------
     def pipelines(self) -> list[Recipe]:
         """The other pipelines; the bfloat16 ones only for a table of bfloat16 values (nothing else they build)."""
-        others = Recipe.pipelines(self)  # (slots: no zero-argument super())
+        others = Pipelined.pipelines(self)  # (slots: no zero-argument super())
         reduced = "bfloat16" in (self.dtype, self.compute)
-        return [r for r in others if reduced or getattr(r, "compute", None) != "bfloat16"]
+        return [r for r in others if reduced or not r.pipeline().startswith("bfloat16")]
 
     def value_words(self, name: str, value: Any) -> str:
         """Layouts with the column order they mean."""
