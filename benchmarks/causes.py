@@ -33,10 +33,10 @@ from _harness import Report
 import pecli.identification
 import pecli.kinds.rope.fit as rope_fit
 from pecli import Sinusoidal, compare, identify
-from pecli.recipe import Recipe
 from pecli.kinds.learned import Learned
 from pecli.kinds.rope import Rope
 from pecli.kinds.sincos2d import Sincos2d
+from pecli.recipe import Recipe
 from pecli.table import Table
 
 REPORT = Report("")

@@ -78,7 +78,7 @@ class Case:
         return {**self.params, **self.size(cells)}
 
     def recipe(self, cells: int) -> Any:
-        from pecli.presets import make_recipe
+        from pecli.making import make_recipe
 
         return make_recipe(self.overrides(cells), preset=self.preset, kind=self.kind)
 

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from pecli.kinds.sincos2d import Sincos2d
     from pecli.kinds.sinusoidal import Sinusoidal
     from pecli.kinds.xpos import Xpos
-    from pecli.presets import PRESETS, get_preset, make_recipe
+    from pecli.making import make_recipe
+    from pecli.presets import PRESETS, get_preset
     from pecli.recipe import Recipe
     from pecli.rotation import Rotation, apply_rotary, rotation_of
     from pecli.table import Table
@@ -96,7 +97,8 @@ _LAZY = {
     "Xpos": "pecli.kinds.xpos",
     "recipe_from_metadata": "pecli.kinds",
     "recipe_from_config": "pecli.hfconfig",
-    **dict.fromkeys(("PRESETS", "get_preset", "make_recipe"), "pecli.presets"),
+    **dict.fromkeys(("PRESETS", "get_preset"), "pecli.presets"),
+    "make_recipe": "pecli.making",
     "identify": "pecli.identification",
     "Identification": "pecli.identification",
     "decay": "pecli.analysis",

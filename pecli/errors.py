@@ -41,6 +41,12 @@ def as_keywords(message: str) -> str:
     return _OPTION.sub(keyword, message)
 
 
+def spelled(message: str) -> str:
+    """``message`` (written with options) as its reader says it: options within
+    :func:`spelled_as_options` (the command line), keywords elsewhere (a script)."""
+    return message if _OPTIONS.get() else as_keywords(message)
+
+
 class PecliInputError(Exception):
     """Base of every error caused by what the user asked for (bad recipe, file, path...)."""
 
@@ -50,7 +56,7 @@ class RecipeError(PecliInputError, ValueError):
     (``low_freq_factor=1``), or as options (``--low-freq-factor 1``) within :func:`spelled_as_options`."""
 
     def __init__(self, message: str = "", *args: object) -> None:
-        super().__init__(message if _OPTIONS.get() else as_keywords(message), *args)
+        super().__init__(spelled(message), *args)
 
 
 class FormatError(PecliInputError):

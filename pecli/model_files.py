@@ -112,7 +112,7 @@ def settings_table(spec: str, path: str, key: str | None) -> Table:
     recipe = recipe_from_config(config, path, layers[0] if layers else None)
     given = [item for item in items if "=" in item]
     if given:
-        from pecli.presets import make_recipe
+        from pecli.making import make_recipe
 
         try:
             changes = operand_params(recipe.kind, parameter_types(type(recipe)), given, spec)

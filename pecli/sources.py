@@ -86,7 +86,8 @@ def parse_recipe(spec: str) -> Recipe:
 
 
 def _parse_recipe(spec: str) -> Recipe:
-    from pecli.presets import get_preset, make_recipe
+    from pecli.making import make_recipe
+    from pecli.presets import get_preset
 
     head, _, rest = spec.partition(":")
     if head in PRESETS:

@@ -21,32 +21,19 @@ if TYPE_CHECKING:
 def recipe_from_options(ctx: click.Context, params: dict[str, Any], ids_given: bool = False) -> Recipe:
     """The recipe the options describe.  ``ids_given``: --positions gives the rows' ids, so a kind
     whose tokens carry their own ids (M-RoPE) needs no sequence to derive them from."""
-    from pecli.kinds import DEFAULT_KIND, get_kind, implied_kind, kind_recipe
+    from pecli.kinds import DEFAULT_KIND, implied_kind
+    from pecli.making import make_recipe
 
     given = {name: params[name] for name in recipe_params(ctx)}
     preset, kind, config = given.pop("preset", None), given.pop("kind", None), given.pop("hf_config", None)
-    if ids_given and preset is None and config is None:
-        given = {**get_kind(kind or implied_kind(given)).ids_stand_in, **given}
-    if config is not None:
-        from pecli.hfconfig import recipe_from_config
-
-        if preset is not None:
-            raise click.UsageError("give --preset or --hf-config, not both", ctx)
-        from pecli.presets import make_recipe
-
-        return make_recipe(given, kind=kind, base=recipe_from_config(config, f"--hf-config {config}"))
-    if preset is None and (kind or implied_kind(given)) == DEFAULT_KIND:
+    if preset is None and config is None and (kind or implied_kind(given)) == DEFAULT_KIND:
         missing = [opt for opt, name in (("--len", "length"), ("--dim", "dim")) if params[name] is None]
         if missing:
             raise click.UsageError(
                 f"Missing option {' and '.join(missing)}: a recipe needs --len N and --dim D (or --preset NAME).",
                 ctx,
             )
-    if preset is None:
-        return kind_recipe(given, kind)  # without the presets' tables (start-up)
-    from pecli.presets import make_recipe
-
-    return make_recipe(given, preset, kind)
+    return make_recipe(given, preset, kind, hf_config=config, ids_given=ids_given)
 
 
 def table_from_options(ctx: click.Context, params: dict[str, Any], ids_given: bool = False) -> Table:

@@ -151,7 +151,7 @@ def implied_kind(params: dict[str, Any]) -> str:
 def kind_recipe(params: dict[str, Any], kind: str | None = None) -> Recipe:
     """A recipe of ``kind`` (or the kind the parameters imply, :func:`implied_kind`) from its
     defaults and ``params``; a parameter the kind does not have, or a required one missing, is a
-    :class:`RecipeError` that says what the kind takes.  (Presets: :func:`pecli.presets.make_recipe`.)"""
+    :class:`RecipeError` that says what the kind takes.  (The front door: :func:`pecli.making.make_recipe`.)"""
     from pecli.params import spell_param
     from pecli.recipe import refuse_unknown
 

@@ -13,14 +13,9 @@ rounded once (what the paper defines).
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
-
 from pecli.errors import RecipeError
-from pecli.kinds import kind_recipe
 from pecli.presets import biases, diffusion, grids, learned, multimodal, rotary, sinusoids, vision
 from pecli.presets.base import Preset
-from pecli.recipe import Recipe, refuse_unknown
 
 #: Every preset, in the order ``pecli presets`` lists them (and identify names ties).
 _PRESETS = [
@@ -50,26 +45,4 @@ def get_preset(name: str) -> Preset:
         raise RecipeError(f"unknown preset {name!r}: {hint}") from None
 
 
-def make_recipe(
-    params: dict[str, Any], preset: str | None = None, kind: str | None = None, base: Recipe | None = None
-) -> Recipe:
-    """A recipe from parameters, on top of a preset, of a ``base`` recipe (e.g. read from a
-    model's config, :mod:`pecli.hfconfig`) or of a kind's defaults.
-
-    Without a preset, base or kind, the parameters imply the kind (:func:`implied_kind`).  A
-    parameter the kind does not have is an error, not ignored.
-    """
-    if base is not None:
-        if kind is not None and kind != base.kind:
-            raise RecipeError(f"the model's config gives a {base.kind} recipe, not {kind}: drop --kind")
-        refuse_unknown(type(base), params, f"the model's config gives a {base.kind} recipe, which")
-        return replace(base, **params)  # type: ignore[type-var]
-    if preset is not None:
-        p = get_preset(preset)
-        if kind is not None and kind != p.kind:
-            raise RecipeError(f"preset {p.name} is a {p.kind} recipe, not {kind}: drop --kind")
-        return p.recipe(**params)
-    return kind_recipe(params, kind)
-
-
-__all__ = ["PRESETS", "Preset", "get_preset", "make_recipe"]
+__all__ = ["PRESETS", "Preset", "get_preset"]

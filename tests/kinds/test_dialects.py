@@ -12,7 +12,8 @@ import pytest
 from pecli.errors import RecipeError
 from pecli.kinds.sincos2d import Sincos2d
 from pecli.kinds.sinusoidal import Sinusoidal
-from pecli.presets import PRESETS, get_preset, make_recipe
+from pecli.making import make_recipe
+from pecli.presets import PRESETS, get_preset
 from pecli.sources import parse_recipe, recipe_spec
 
 f32 = np.float32

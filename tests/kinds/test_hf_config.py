@@ -259,3 +259,27 @@ def test_a_model_without_rope_read_through_transformers_is_named_not_crashed(run
     r = run("generate", "--hf-config", write(tmp_path, {"model_type": "mamba", "hidden_size": 768}), "--len", "2")
     assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "(model_type 'mamba') has no RoPE settings" in r.stderr
+
+
+def test_make_recipe_is_the_door_a_script_and_the_command_line_share(run, tmp_path: Path) -> None:
+    """``pecli.make_recipe(hf_config=…)`` is ``--hf-config``: the config's cache with the parameters
+    on top, the same table from Python and from the command line; a preset and a config together,
+    or a kind that is not the start's, are refused in the caller's words (keywords here)."""
+    import numpy as np
+
+    import pecli
+
+    path = write(tmp_path, LLAMA31)
+    made = pecli.make_recipe({"length": 64}, hf_config=path)
+    assert made == get_preset("llama3").recipe(length=64)  # the preset checked against transformers
+    r = run("generate", "--hf-config", path, "--len", "64", "-o", tmp_path / "cli.npy")
+    assert r.exit_code == 0, r.output
+    assert np.array_equal(np.load(tmp_path / "cli.npy"), made.build())
+    with pytest.raises(pecli.RecipeError, match=r"^give preset= or hf_config=, not both$"):
+        pecli.make_recipe({}, preset="llama3", hf_config=path)
+    with pytest.raises(pecli.RecipeError, match=r"gives a rope recipe, not alibi: drop kind="):
+        pecli.make_recipe({}, kind="alibi", hf_config=path)
+    # Ids given row by row (--positions) stand in for the sequence M-RoPE derives them from.
+    with pytest.raises(pecli.RecipeError, match="sequence"):
+        pecli.make_recipe({"dim": 128}, kind="mrope")
+    assert pecli.make_recipe({"dim": 128}, kind="mrope", ids_given=True).kind == "mrope"
