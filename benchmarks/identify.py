@@ -316,7 +316,7 @@ def case_verify(where: Path, size_mb: float, dim: int, runs: int, checks: list[t
     """``checks``: (name, spec at any length) of the candidates identify proved on the small table."""
     from dataclasses import replace
 
-    from pecli.sources import parse_recipe, recipe_spec
+    from pecli.sources import parse_recipe
 
     name = "paper-f64"
     rows = max(1, int(size_mb * (1 << 20)) // (dim * 4))
@@ -333,7 +333,7 @@ def case_verify(where: Path, size_mb: float, dim: int, runs: int, checks: list[t
     with open_table(path) as table:
         sample = Sample.read(table)
         recipes = [(n, replace(parse_recipe(spec), length=rows)) for n, spec in checks]  # type: ignore[type-var]
-        sized = [(n, recipe_spec(r), tolerances(r, sample)[0]) for n, r in recipes]
+        sized = [(n, r.spec(), tolerances(r, sample)[0]) for n, r in recipes]
     sets: dict[str, list[tuple[str, float]]] = {f"pecli {n}": [(spec, atol)] for n, spec, atol in sized}
     if len(sized) > 1:
         sets["pecli all"] = [(spec, atol) for _, spec, atol in sized]

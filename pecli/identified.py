@@ -72,9 +72,7 @@ class Candidate:
     @property
     def spec(self) -> str:
         """The SOURCE operand that rebuilds the candidate (``sinusoidal:len=…,…``)."""
-        from pecli.sources import recipe_spec
-
-        return recipe_spec(self.recipe)
+        return self.recipe.spec()
 
     @property
     def atol(self) -> float:

@@ -445,6 +445,12 @@ class Recipe:
         params = {k: v for k, v in self.params(everything=True).items() if v is not None}
         return {"schema": SCHEMA, "kind": self.kind, **params, "pecli_version": __version__}
 
+    def spec(self) -> str:
+        """The recipe operand that rebuilds this recipe (``sinusoidal:len=120,dim=8,…``: every
+        parameter, as ``pecli.sources.parse_recipe`` and every SOURCE take it back)."""
+        parts = [f"{'len' if k == 'length' else k}={format_value(v)}" for k, v in self.params().items()]
+        return f"{self.kind}:{','.join(parts)}"
+
     def describe(self, short: bool = False) -> str:
         """One line with the kind and its parameters (``short``: without kind, shape and dtype)."""
         skip = ("length", "dim", "dtype", "grid") if short else ()

@@ -92,14 +92,12 @@ class Rotation:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data, as ``pecli rotation --json`` prints it (the angles left out)."""
-        from pecli.sources import recipe_spec
-
         return {
             "width": self.width,
             "dims": self.dims,
             "pairing": self.pairing,
             "norm_change": self.norm_change,
-            "recipe": recipe_spec(self.recipe) if self.recipe is not None else None,
+            "recipe": self.recipe.spec() if self.recipe is not None else None,
             "max_abs": self.max_abs if self.recipe is not None else None,
             "tolerance": self.tolerance,
         }

@@ -34,7 +34,7 @@ from pecli.errors import FormatError, RecipeError
 from pecli.kinds import kinds
 from pecli.params import operand_params
 from pecli.presets import PRESETS
-from pecli.recipe import Recipe, format_value, parameter_types
+from pecli.recipe import Recipe, parameter_types
 from pecli.streams import is_stream
 
 
@@ -128,12 +128,6 @@ def shell_word(text: str) -> str:
     return f"$'{escaped}'"
 
 
-def recipe_spec(recipe: Recipe) -> str:
-    """The operand that rebuilds ``recipe`` (inverse of ``parse_recipe``)."""
-    parts = [f"{'len' if k == 'length' else k}={format_value(v)}" for k, v in recipe.params().items()]
-    return f"{recipe.kind}:{','.join(parts)}"
-
-
 def operand_example(cls: type[Recipe]) -> str:
     """The kind's example (``--kind rope --len 4096 --dim 128``) as an operand (``rope:len=4096,dim=128``)."""
     words = cls.example.split()
@@ -172,7 +166,7 @@ def open_source(spec: str, fmt: str | None = None) -> Iterator[Any]:
         if fmt is not None:
             raise FormatError(f"--from applies to files, not to the recipe {spec!r}")
         recipe = parse_recipe(spec)
-        yield Table(recipe, recipe, recipe_spec(recipe))
+        yield Table(recipe, recipe, recipe.spec())
         return
     path, key = split_file_key(spec)
     from pecli.model_files import settings_file, settings_table

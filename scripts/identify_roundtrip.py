@@ -33,10 +33,9 @@ from typing import Any, get_args, get_type_hints
 from pecli.errors import PecliInputError as PecliError
 from pecli.identification import identify
 from pecli.kinds import kinds
-from pecli.recipe import Recipe
 from pecli.presets import PRESETS
 from pecli.proof import verify
-from pecli.sources import recipe_spec
+from pecli.recipe import Recipe
 from pecli.table import Table
 
 LENGTHS = (1, 2, 7, 64, 300, 1000, 3000)
@@ -172,7 +171,7 @@ def summary(results: list[Outcome]) -> str:
         f"named {named}/{len(results)} ({named / max(1, len(results)):.1%}); false matches {len(false)}",
         "per kind: " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(by_kind.items())),
         "misses:",
-        *(f"  {r.label} ({r.verdict}): {recipe_spec(r.recipe)}" for r in misses),
+        *(f"  {r.label} ({r.verdict}): {r.recipe.spec()}" for r in misses),
     ]
     return "\n".join(lines)
 

@@ -63,7 +63,7 @@ def rotation(
     import numpy as np
 
     from pecli.rotation import differences, rotation_of
-    from pecli.sources import open_source, recipe_spec
+    from pecli.sources import open_source
 
     app: App = ctx.obj
     arrays = []
@@ -84,7 +84,7 @@ def rotation(
         lines = [f"AFTER is BEFORE {found.describe()}"]
         lines.append(f"pairs' lengths kept to {found.norm_change:.2g} of the largest squared value")
         if found.recipe is not None:
-            lines.append(f"cache            {recipe_spec(found.recipe)}")
+            lines.append(f"cache            {found.recipe.spec()}")
             lines.append(f"proved           rotating BEFORE with it gives AFTER within max |Δ| {found.max_abs:.3g}")
         else:
             lines.append(

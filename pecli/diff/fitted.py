@@ -68,9 +68,8 @@ class Candidate:
         cls, recipe: Recipe, words: list[str], level: int | None, residual: float, rows: int, rel: float = math.inf
     ) -> Candidate:
         """A recipe that changes ``words`` from the reference, scored."""
-        from pecli.sources import recipe_spec
 
-        spec = recipe_spec(recipe)
+        spec = recipe.spec()
         return cls("; ".join(words), spec, len(words), level, residual, rows, recipe.long_numbers(), rel, recipe)
 
 
@@ -201,7 +200,6 @@ def fit_from(
 ) -> Fit:
     """The recipe of the reference's kind closest to ``reference`` that rebuilds the target's
     sampled rows, as a cause in the kind's words (A is always the first table of the phrase)."""
-    from pecli.sources import recipe_spec
 
     # Tables of different lengths or grids: candidates start from the reference at the target's
     # size (a recipe that cannot take that size offers its neighbours), and their changes are said
@@ -219,12 +217,12 @@ def fit_from(
         resized = changes(reference)
         if not resized:
             return Fit([])
-        detail = f"{'; '.join(resized)}; {side}'s rows fit {recipe_spec(reference)}"
+        detail = f"{'; '.join(resized)}; {side}'s rows fit {reference.spec()}"
         return Fit([Explanation("recipe", detail, residual, fitted=(side, reference))])
     # A candidate must fit better than the reference itself: when the reference is within the
     # float32 envelope, only a candidate within rounding says more than "float32 angles".
     need = 0 if base_level is not None else 1
-    nearest = Candidate("", recipe_spec(reference), 0, base_level, residual, scored, rel_rms=rel)
+    nearest = Candidate("", reference.spec(), 0, base_level, residual, scored, rel_rms=rel)
     n = rows.shape[0]
     pick = screen_rows(n)
     try:
@@ -485,7 +483,6 @@ def _twin_of(ra: Recipe, rb: Recipe) -> Recipe:
 def recipes_compared(ka: Known, kb: Known) -> Fit:
     """Two recipes, each agreeing with its own table, compared parameter by parameter: the
     parameters only when both are known to rounding; else only a difference of kind."""
-    from pecli.sources import recipe_spec
 
     ra, rb = ka.recipe, kb.recipe
     if not (ka.tight and kb.tight) and ra.kind == rb.kind:
@@ -494,7 +491,7 @@ def recipes_compared(ka: Known, kb: Known) -> Fit:
     words = ra.changes(rb)
     if not words:
         return Fit([])
-    detail = f"{'; '.join(words)}; A is {recipe_spec(ra)} ({ka.how}), B is {recipe_spec(rb)} ({kb.how})"
+    detail = f"{'; '.join(words)}; A is {ra.spec()} ({ka.how}), B is {rb.spec()} ({kb.how})"
     return Fit([Explanation("recipe", detail, math.nan, proved=ka.proved and kb.proved)])
 
 

@@ -197,11 +197,9 @@ def _rounding(a: Table, b: Table, stats: dict[str, Any], ulp_dtype: np.dtype[Any
     recipe, target = (b.recipe, a) if b.recipe is not None else (a.recipe, b)
     exact = [v for v, proof in _pipeline_proofs(recipe, target) if proof.holds and proof.max_abs == 0]
     if exact and recipe is not None:
-        from pecli.sources import recipe_spec
-
         names = preset_names(exact[0])
         words = exact[0].changes(recipe) if target is a else recipe.changes(exact[0])
-        detail += f"; {recipe_spec(exact[0])}{f' ({names})' if names else ''} reproduces {target.source} bit for bit"
+        detail += f"; {exact[0].spec()}{f' ({names})' if names else ''} reproduces {target.source} bit for bit"
         detail += f" ({'; '.join(words)})" if words else ""
         return [Explanation("rounding", detail, 0.0)]
     detail += " (a float64 pipeline cast once, a division for a multiplication, a framework's float32 exp)"

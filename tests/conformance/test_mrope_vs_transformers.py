@@ -26,7 +26,6 @@ from pecli.cli import cli
 from pecli.kinds import recipe_from_metadata
 from pecli.kinds.mrope import Mrope, position_ids
 from pecli.presets import get_preset
-from pecli.sources import recipe_spec
 
 pytestmark = [
     pytest.mark.conformance,
@@ -142,7 +141,7 @@ def test_get_rope_index_ids_saved_as_int64_are_read_diffed_and_identified(
     ids = theirs(case)["position_ids"]
     assert ids.dtype == np.int64
     np.save(tmp_path / "ids.npy", ids.T)
-    result = CliRunner().invoke(cli, ["diff", str(tmp_path / "ids.npy"), recipe_spec(recipe(case, "ids"))])
+    result = CliRunner().invoke(cli, ["diff", str(tmp_path / "ids.npy"), recipe(case, "ids").spec()])
     assert result.exit_code == 0 and result.stdout.startswith("SAME"), result.output
     # identify reads the sequence back from the ids alone (Qwen2.5-VL's videos: its tokens per second);
     # text alone is three equal columns, rope's positions, which mrope does not claim

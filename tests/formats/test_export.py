@@ -14,7 +14,7 @@ import pytest
 
 from pecli import FormatError, RecipeError, Sinusoidal, open_table, write_table
 from pecli.formats import WriteOptions, list_arrays
-from pecli.sources import open_source, parse_recipe, recipe_spec, split_file_key
+from pecli.sources import open_source, parse_recipe, split_file_key
 from pecli.table import Table
 
 
@@ -25,8 +25,8 @@ def bits(a: np.ndarray) -> bytes:
 # ------------------------------------------------------------------------- recipe operands
 def test_recipe_operand_round_trips() -> None:
     r = Sinusoidal(120, 9, base=500000.0, layout="split", start=3, dtype="float64")
-    assert recipe_spec(r) == "sinusoidal:len=120,dim=9,base=500000,layout=split,start=3,dtype=float64"
-    assert parse_recipe(recipe_spec(r)) == r
+    assert r.spec() == "sinusoidal:len=120,dim=9,base=500000,layout=split,start=3,dtype=float64"
+    assert parse_recipe(r.spec()) == r
     assert parse_recipe("sinusoidal:len=120,dim=8") == Sinusoidal(120, 8)
 
 

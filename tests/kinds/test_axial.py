@@ -20,7 +20,7 @@ from pecli.errors import RecipeError
 from pecli.identification import identify
 from pecli.kinds.axial import Axial, token_ids
 from pecli.presets import get_preset
-from pecli.sources import parse_recipe, recipe_spec
+from pecli.sources import parse_recipe
 from pecli.table import Table
 
 
@@ -82,7 +82,7 @@ def test_the_flux_preset_and_its_operand() -> None:
     recipe = get_preset("flux").recipe()
     assert recipe.shape == (512 + 64 * 64, 128) and recipe.compute == "float64"
     assert np.all(recipe.rows(0, 513) == 1)  # text and the grid's (0, 0, 0) token: every angle 0
-    assert parse_recipe(recipe_spec(recipe)) == recipe  # ";" and "=" inside KIND:NAME=VALUE,...
+    assert parse_recipe(recipe.spec()) == recipe  # ";" and "=" inside KIND:NAME=VALUE,...
     assert Axial([16, 56, 56], "text=2, image=2x2").axes_dim == "16;56;56"  # type: ignore[arg-type]
 
 

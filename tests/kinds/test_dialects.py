@@ -14,7 +14,7 @@ from pecli.kinds.sincos2d import Sincos2d
 from pecli.kinds.sinusoidal import Sinusoidal
 from pecli.making import make_recipe
 from pecli.presets import PRESETS, get_preset
-from pecli.sources import parse_recipe, recipe_spec
+from pecli.sources import parse_recipe
 
 f32 = np.float32
 
@@ -353,9 +353,9 @@ def test_each_presets_precision_is_what_its_recipe_computes() -> None:
 def test_recipe_operands_round_trip_with_presets_and_new_parameters() -> None:
     r = parse_recipe("fairseq:len=10,dim=8")
     assert r == get_preset("fairseq").recipe(length=10, dim=8)
-    assert parse_recipe(recipe_spec(r)) == r
+    assert parse_recipe(r.spec()) == r
     g = parse_recipe("sincos2d:grid=4x5,dim=8,order=timm,cls=true")
-    assert isinstance(g, Sincos2d) and g.shape == (21, 8) and parse_recipe(recipe_spec(g)) == g
+    assert isinstance(g, Sincos2d) and g.shape == (21, 8) and parse_recipe(g.spec()) == g
     assert parse_recipe("sinusoidal:len=4,dim=4,padding_idx=none").padding_idx is None
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from pecli import Rope
 from pecli.lists import list_difference, short_list
-from pecli.sources import parse_recipe, recipe_spec
+from pecli.sources import parse_recipe
 
 # 48 factors (Phi-3's count for a 96-wide head), written as a config writes them.
 FACTORS = [1.05, 1.05, 1.05, 1.1, 1.1, 1.1, 1.2500000000000002, *[1.5] * 40, 2.000000000000001]
@@ -49,7 +49,7 @@ def test_a_longrope_recipe_says_its_factors_short_and_its_spec_keeps_them() -> N
     assert "short_factor=1.05;1.05;1.05;…;2 (48 values)" in words
     assert "long_factor=2;2;2;…;2 (48 values)" in words
     assert "1.2500000000000002" not in words
-    spec = recipe_spec(recipe)
+    spec = recipe.spec()
     assert "1.2500000000000002" in spec
     assert parse_recipe(spec) == recipe  # rebuild it with: every factor
 

@@ -20,7 +20,7 @@ from pecli.identification import identify
 from pecli.kinds.mrope import Mrope, position_ids, sequence_of
 from pecli.kinds.rope import Rope
 from pecli.presets import get_preset
-from pecli.sources import parse_recipe, recipe_spec
+from pecli.sources import parse_recipe
 from pecli.table import Table
 
 f32 = np.float32
@@ -121,7 +121,7 @@ def test_ids_give_their_sequence_back(sequence: str, tps: float | None) -> None:
 
 def test_the_operand_and_metadata_keep_the_sequence_whole() -> None:
     recipe = get_preset("qwen2.5-vl").recipe(part="sin")
-    assert parse_recipe(recipe_spec(recipe)) == recipe  # ";" inside KIND:NAME=VALUE,...
+    assert parse_recipe(recipe.spec()) == recipe  # ";" inside KIND:NAME=VALUE,...
     assert Mrope(128, "text=2, image=1x2x2 ,text=1", mrope_section=[16, 24, 24]).sequence == "text=2;image=1x2x2;text=1"
 
 
