@@ -14,6 +14,13 @@ from pecli.views.table import title
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from pecli.analysis import Decay, HeatmapSample, Residuals
+    from pecli.checkpoints import Entry
+    from pecli.diff.statistics import Element
+    from pecli.dtypes import Arr
+    from pecli.formats import ArrayInfo
+    from pecli.identification import Identification
+    from pecli.presets import Preset
     from pecli.table import Table
 
 
@@ -68,7 +75,7 @@ def describe_view(desc: dict[str, Any], precision: int) -> list[RenderableType]:
     return out
 
 
-def arrays_view(source: str, arrays: list[Any]) -> list[RenderableType]:
+def arrays_view(source: str, arrays: list[ArrayInfo]) -> list[RenderableType]:
     """The arrays inside a multi-array file, one line each, and how to pick one."""
     from rich.text import Text
 
@@ -89,12 +96,12 @@ def short_number(x: float | None, digits: int = 4) -> str:
     return "—" if x is None else f"{x:.{digits}g}"
 
 
-def element_at(e: Any) -> str:
+def element_at(e: Element) -> str:
     """Where an element of a report is, with both tables' values."""
     return f"at position {e.position}, dim {e.dim}: a = {e.a:.9g}, b = {e.b:.9g}"
 
 
-def presets_view(presets: list[Any], detail: bool) -> list[RenderableType]:
+def presets_view(presets: list[Preset], detail: bool) -> list[RenderableType]:
     """The preset registry: one line each, or every field of the presets asked for."""
     from rich import box
     from rich.table import Table as RichTable
@@ -134,7 +141,7 @@ def presets_view(presets: list[Any], detail: bool) -> list[RenderableType]:
 _SHADES = " ░▒▓█"
 
 
-def heatmap_view(table: Table, sample: Any, width: int = 80) -> list[RenderableType]:
+def heatmap_view(table: Table, sample: HeatmapSample, width: int = 80) -> list[RenderableType]:
     """The table as grey cells, −1 black, 0 grey, 1 white (the picture of "The Illustrated
     Transformer"), each sampled value as wide as the terminal allows (up to 4 characters: a
     narrow table is not 8 characters wide); each cell also carries a shade character for
@@ -166,7 +173,7 @@ VERDICTS = {"match": "MATCH", "close": "CLOSE", "unknown": "NO KNOWN RECIPE", "l
 SKIPPED_NAMED = 3
 
 
-def checkpoint_view(source: str, entries: list[Any]) -> list[RenderableType]:
+def checkpoint_view(source: str, entries: list[Entry]) -> list[RenderableType]:
     """``identify`` of a whole checkpoint (:mod:`pecli.checkpoints`): each positional array's
     verdict and the SOURCE that rebuilds it, then what was skipped and why: each array that could
     not be read, the others one line a reason (the first :data:`SKIPPED_NAMED` named)."""
@@ -174,6 +181,8 @@ def checkpoint_view(source: str, entries: list[Any]) -> list[RenderableType]:
     out: list[RenderableType] = [literal_line(f"{source}: {len(entries)} arrays, {len(found)} positional")]
     for e in found:
         f = e.found
+        if f is None:  # a positional array is always identified (checkpoints.scan)
+            continue
         name = f" {f.best.name}" if f.best is not None else ""
         out.append(literal_line(f"{e.key}  ({', '.join(map(str, e.shape))}) {e.dtype}  {VERDICTS[f.verdict]}{name}"))
         if f.best is not None:
@@ -194,7 +203,7 @@ def checkpoint_view(source: str, entries: list[Any]) -> list[RenderableType]:
     return out
 
 
-def identify_view(found: Any) -> list[RenderableType]:
+def identify_view(found: Identification) -> list[RenderableType]:
     """``identify``'s answer: the verdict, the recipe that rebuilds the table, notes, the nearest."""
     from rich import box
     from rich.table import Table as RichTable
@@ -247,7 +256,7 @@ def identify_view(found: Any) -> list[RenderableType]:
     return out
 
 
-def analysis_view(table: Table, decay: Any, residual: Any, waves: Any) -> list[RenderableType]:
+def analysis_view(table: Table, decay: Decay, residual: Residuals, waves: Arr) -> list[RenderableType]:
     """Decay (at k = 0, 1, 2, 4, …), the relative-position residual per k, and the wavelengths."""
     import numpy as np
     from rich import box

@@ -12,8 +12,11 @@ from pecli.views.console import literal_line
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from pecli.checkpoints import KeyComparison
+    from pecli.diff.report import Comparison
 
-def diff_view(c: Any) -> list[RenderableType]:
+
+def diff_view(c: Comparison) -> list[RenderableType]:
     """``diff``'s report, summary first: verdict, shapes/dtypes/metadata, statistics, likely
     causes, then the worst elements and rows."""
     from rich import box
@@ -99,7 +102,7 @@ def diff_view(c: Any) -> list[RenderableType]:
     return out
 
 
-def _narrower(c: Any) -> str:
+def _narrower(c: Comparison) -> str:
     """Which table's dtype the ulps are counted in."""
     if c.dtype_a == c.dtype_b:
         return ""
@@ -112,7 +115,7 @@ def _metadata_line(key: str, va: Any, vb: Any) -> str:
     return f"metadata {key}: {list_difference(va, vb, ('', '')) or values}"
 
 
-def checkpoints_diff_view(a: str, b: str, results: list[Any]) -> list[RenderableType]:
+def checkpoints_diff_view(a: str, b: str, results: list[KeyComparison]) -> list[RenderableType]:
     """Two checkpoints compared key by key (:mod:`pecli.checkpoints`): one verdict line per
     positional array, with its likely cause, and the overall verdict first."""
     differ = [r for r in results if not r.same]
