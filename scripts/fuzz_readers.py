@@ -59,7 +59,7 @@ import numpy as np
 import pecli
 from pecli.errors import PecliInputError
 from pecli.formats import FORMATS, WriteOptions, list_arrays, write_table
-from pecli.formats._common import META_KEY, SIDECAR_SCHEMA
+from pecli.formats.metadata import META_KEY, SIDECAR_SCHEMA
 from pecli.hfconfig import recipe_from_config
 from pecli.kinds.sinusoidal import Sinusoidal
 from pecli.table import Table

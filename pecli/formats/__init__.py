@@ -26,19 +26,11 @@ from typing import IO, Any
 from pecli.atomic import atomic_paths, is_special, name_max
 from pecli.dtypes import COMPLEX
 from pecli.errors import FormatError, OutputError, PecliInputError, TableTooLargeError
-from pecli.formats._common import (
-    DEFAULT_KEY,
-    ArrayInfo,
-    Format,
-    WriteOptions,
-    choose_key,
-    is_foreign_file,
-    is_pecli_sidecar,
-    sidecar_text,
-)
+from pecli.formats._common import DEFAULT_KEY, ArrayInfo, Format, WriteOptions, choose_key
 from pecli.formats.cheader import CHEADER
 from pecli.formats.gguf import GGUF
 from pecli.formats.hdf5 import H5
+from pecli.formats.metadata import is_foreign_file, is_pecli_sidecar, sidecar_text
 from pecli.formats.npy import NPY, NPZ
 from pecli.formats.safetensors import SAFETENSORS
 from pecli.formats.text import CSV, JSON, TSV

@@ -14,7 +14,8 @@ from typing import IO
 import numpy as np
 
 from pecli.errors import FormatError
-from pecli.formats._common import Format, WriteOptions, table_metadata
+from pecli.formats._common import Format, WriteOptions
+from pecli.formats.metadata import table_metadata
 from pecli.table import Progress, Table
 
 #: Reserved words of C (up to C23, with GNU's asm) and of C++ (up to C++20): none can name the array.

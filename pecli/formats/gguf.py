@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import FormatError
-from pecli.formats._common import ArrayInfo, Bfloat16Rows, Format, array_table, choose_key, first_line
+from pecli.formats._common import ArrayInfo, Format, choose_key, first_line
+from pecli.formats.arrays import Bfloat16Rows, array_table
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Table
 

@@ -24,18 +24,10 @@ import numpy as np
 
 from pecli import errors
 from pecli.errors import FormatError, PecliInputError
-from pecli.formats._common import (
-    META_KEY,
-    ArrayInfo,
-    Format,
-    WriteOptions,
-    array_table,
-    choose_key,
-    decode_metadata,
-    first_line,
-    unreadable,
-)
-from pecli.formats._common import table_metadata as _table_metadata
+from pecli.formats._common import ArrayInfo, Format, WriteOptions, choose_key, first_line, unreadable
+from pecli.formats.arrays import array_table
+from pecli.formats.metadata import META_KEY, decode_metadata
+from pecli.formats.metadata import table_metadata as _table_metadata
 from pecli.formats.rawbytes import write_rows
 from pecli.table import Progress, Table
 

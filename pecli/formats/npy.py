@@ -14,19 +14,9 @@ import numpy as np
 
 from pecli.dtypes import DTYPES
 from pecli.errors import FormatError
-from pecli.formats._common import (
-    META_KEY,
-    ZIP_MAGIC,
-    ArrayInfo,
-    Format,
-    WriteOptions,
-    array_table,
-    choose_key,
-    decode_metadata,
-    first_line,
-    table_metadata,
-    unreadable,
-)
+from pecli.formats._common import ZIP_MAGIC, ArrayInfo, Format, WriteOptions, choose_key, first_line, unreadable
+from pecli.formats.arrays import array_table
+from pecli.formats.metadata import META_KEY, decode_metadata, table_metadata
 from pecli.formats.rawbytes import write_rows
 from pecli.formats.torch import is_torch_zip
 from pecli.resources import ensure_fits_in_memory

@@ -19,18 +19,9 @@ from typing import IO, Any
 import numpy as np
 
 from pecli.errors import FormatError
-from pecli.formats._common import (
-    META_KEY,
-    ArrayInfo,
-    Bfloat16Rows,
-    Format,
-    WriteOptions,
-    array_table,
-    choose_key,
-    decode_metadata,
-    first_line,
-    table_metadata,
-)
+from pecli.formats._common import ArrayInfo, Format, WriteOptions, choose_key, first_line
+from pecli.formats.arrays import Bfloat16Rows, array_table
+from pecli.formats.metadata import META_KEY, decode_metadata, table_metadata
 from pecli.formats.rawbytes import write_rows
 from pecli.jsontext import load_json
 from pecli.table import Progress, Table

@@ -13,17 +13,9 @@ import numpy as np
 
 from pecli.dtypes import DTYPES, round_to
 from pecli.errors import FormatError
-from pecli.formats._common import (
-    READ_AS_FLOAT32,
-    Format,
-    WriteOptions,
-    array_table,
-    read_sidecar,
-    round_trips_float32,
-    table_metadata,
-    text_digits,
-    text_start,
-)
+from pecli.formats._common import Format, WriteOptions, text_digits, text_start
+from pecli.formats.arrays import READ_AS_FLOAT32, array_table, round_trips_float32
+from pecli.formats.metadata import read_sidecar, table_metadata
 from pecli.formats.percentg import block_text
 from pecli.jsontext import NumberTooLarge, load_json
 from pecli.resources import ensure_fits_in_memory

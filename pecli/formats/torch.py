@@ -13,18 +13,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from pecli.errors import FormatError
-from pecli.formats._common import (
-    META_KEY,
-    ZIP_MAGIC,
-    ArrayInfo,
-    Format,
-    WriteOptions,
-    array_table,
-    choose_key,
-    decode_metadata,
-    first_line,
-)
-from pecli.formats._common import table_metadata as _table_metadata
+from pecli.formats._common import ZIP_MAGIC, ArrayInfo, Format, WriteOptions, choose_key, first_line
+from pecli.formats.arrays import array_table
+from pecli.formats.metadata import META_KEY, decode_metadata
+from pecli.formats.metadata import table_metadata as _table_metadata
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Progress, Table
 

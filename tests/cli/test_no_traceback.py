@@ -695,7 +695,7 @@ def test_metadata_without_a_fingerprint_must_rebuild_the_data(run, tmp_path: Pat
     pecli" over any data; it is kept only where its own rows hash as the data's do."""
     import h5py
 
-    from pecli.formats._common import META_KEY
+    from pecli.formats.metadata import META_KEY
 
     path = tmp_path / "t.h5"
     assert run("generate", "--len", "50", "--dim", "8", "-o", path).exit_code == 0

@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 
 import pecli
 from pecli.errors import PecliInputError, TableTooLargeError
-from pecli.formats._common import META_KEY, SIDECAR_SCHEMA
+from pecli.formats.metadata import META_KEY, SIDECAR_SCHEMA
 from pecli.kinds import recipe_from_metadata
 from pecli.kinds.sinusoidal import Sinusoidal
 from tests.helpers import load_script

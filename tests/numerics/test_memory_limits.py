@@ -493,7 +493,7 @@ def test_the_fingerprint_of_a_wide_table_reads_a_block_at_a_time() -> None:
     tracemalloc, which sees NumPy's buffers; the fingerprint itself is unchanged (same bytes hashed)."""
     import tracemalloc
 
-    from pecli.formats._common import fingerprint
+    from pecli.formats.metadata import fingerprint
     from pecli.kinds.alibi import Alibi
 
     table = Table.from_recipe(Alibi(heads=64, length=1 << 18, part="bias"))  # 64 MB
