@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from pecli.presets.base import Preset
 
-_p = Preset  # one call per preset, every field by its name
 _A = "alibi"
 
 PRESETS = [
-    _p(
+    Preset(
         name="alibi",
         kind=_A,
         params={},
@@ -21,7 +20,7 @@ PRESETS = [
         summary="slopes 2^(−8k/n), Python float64 list cast to float32",
         offsets="one row: a slope per head",
     ),
-    _p(
+    Preset(
         name="bloom-alibi",
         kind=_A,
         params={"part": "bias", "form": "pow"},
@@ -31,7 +30,7 @@ PRESETS = [
         summary="bias slope·j, j = 0..len−1, slopes float32(2^(−8/c))^k in float32",
         offsets="rows = heads, columns = key positions",
     ),
-    _p(
+    Preset(
         name="mpt-alibi",
         kind=_A,
         params={"part": "bias", "form": "recip", "origin": "last"},

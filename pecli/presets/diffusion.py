@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from pecli.presets.base import Preset
 
-_p = Preset  # one call per preset, every field by its name
 _ROWS = "rows = tokens of --tokens"
 
 PRESETS = [
-    _p(
+    Preset(
         name="flux",
         kind="axial",
         params={"axes_dim": "16;56;56", "base": 10000.0},
@@ -32,7 +31,7 @@ PRESETS = [
         "float64 then float32",
         offsets=_ROWS,
     ),
-    _p(
+    Preset(
         name="krea2",
         kind="axial",
         params={"axes_dim": "32;48;48", "base": 1000.0},
@@ -43,7 +42,7 @@ PRESETS = [
         "float64 then float32",
         offsets=_ROWS,
     ),
-    _p(
+    Preset(
         name="cogvideox-5b-rope",
         kind="axial",
         params={"axes_dim": "16;24;24", "base": 10000.0, "compute": "float32", "base_grid": "30x45"},

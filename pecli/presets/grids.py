@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from pecli.presets.base import Preset
 
-_p = Preset  # one call per preset, every field by its name
 _G = "sincos2d"
 
 PRESETS = [
-    _p(
+    Preset(
         name="positional-encodings-2d",
         kind=_G,
         params={"order": "tatp", "compute": "float32"},
@@ -20,7 +19,7 @@ PRESETS = [
         source="positional_encodings/torch_encodings.py::PositionalEncoding2D",
         summary="per axis C = 2⌈d/4⌉ interleaved columns, [x | y], truncated to d, rows x-major, float32",
     ),
-    _p(
+    Preset(
         name="positional-encodings-3d",
         kind=_G,
         params={"order": "tatp", "compute": "float32"},
@@ -29,7 +28,7 @@ PRESETS = [
         source="positional_encodings/torch_encodings.py::PositionalEncoding3D",
         summary="per axis C = 2⌈d/6⌉ interleaved columns, [x | y | z], truncated to d, rows x-major, float32",
     ),
-    _p(
+    Preset(
         name="mae",
         kind=_G,
         params={"order": "mae", "cls": True, "compute": "float64"},
@@ -39,7 +38,7 @@ PRESETS = [
         summary="[sin w | cos w | sin h | cos h], 10000^(−k/(d/4)), rows h-major, float64 then float32",
         offsets="row 0 = zero cls token",
     ),
-    _p(
+    Preset(
         name="hf-vitmae",
         kind=_G,
         params={"order": "mae", "cls": True, "compute": "float64"},
@@ -49,7 +48,7 @@ PRESETS = [
         summary="MAE's table (HF builds [h|w] in float64 and swaps the halves)",
         offsets="row 0 = zero cls token",
     ),
-    _p(
+    Preset(
         name="hf-sincos2d",
         kind=_G,
         params={"order": "timm-interleave", "compute": "float64"},
@@ -58,7 +57,7 @@ PRESETS = [
         source="models/vit_mae/modeling_vit_mae.py::build_2d_sinusoidal_position_embedding",
         summary="[sin h | cos h | sin w | cos w], rows h-major, float64 then float32 (RT-DETR, D-FINE)",
     ),
-    _p(
+    Preset(
         name="timm-sincos2d",
         kind=_G,
         params={"order": "timm", "compute": "float32"},
@@ -67,7 +66,7 @@ PRESETS = [
         source="timm/layers/pos_embed_sincos.py::build_sincos2d_pos_embed",
         summary="[sin h | sin w | cos h | cos w], rows h-major, float32",
     ),
-    _p(
+    Preset(
         name="timm-sincos2d-interleave",
         kind=_G,
         params={"order": "timm-interleave", "compute": "float32"},
@@ -76,7 +75,7 @@ PRESETS = [
         source="timm/layers/pos_embed_sincos.py::build_sincos2d_pos_embed(interleave_sin_cos=True)",
         summary="[sin h | cos h | sin w | cos w], rows h-major, float32",
     ),
-    _p(
+    Preset(
         name="timm-sincos2d-reverse",
         kind=_G,
         params={"order": "timm-reverse", "compute": "float32"},
@@ -85,7 +84,7 @@ PRESETS = [
         source="timm/layers/pos_embed_sincos.py::build_sincos2d_pos_embed(reverse_coord=True)",
         summary="[sin w | sin h | cos w | cos h], rows w-major, float32",
     ),
-    _p(
+    Preset(
         name="moco-v3",
         kind=_G,
         params={"order": "timm-reverse-interleave", "cls": True, "compute": "float32"},
@@ -95,7 +94,7 @@ PRESETS = [
         summary="[sin w | cos w | sin h | cos h], rows w-major, float32",
         offsets="row 0 = zero cls token",
     ),
-    _p(
+    Preset(
         name="sd3",
         kind=_G,
         params={"order": "mae", "compute": "float64", "base_size": 64, "max_size": 192},
@@ -105,7 +104,7 @@ PRESETS = [
         source="models/embeddings.py::PatchEmbed.cropped_pos_embed",
         summary="MAE's [w | h] on a 192x192 grid of coordinates c/3 (base_size 64), the centred HxW crop, float64",
     ),
-    _p(
+    Preset(
         name="pixart-alpha",
         kind=_G,
         params={"order": "mae", "compute": "float64", "base_size": 64, "interpolation_scale": 2.0},
@@ -114,7 +113,7 @@ PRESETS = [
         source="models/embeddings.py::PatchEmbed(interpolation_scale=max(sample_size // 64, 1))",
         summary="MAE's [w | h], coordinates c / (m/64) / 2 (PixArt-α/Σ 1024), float64",
     ),
-    _p(
+    Preset(
         name="dit",
         kind=_G,
         params={"order": "mae", "compute": "float64", "base_size": 16},
@@ -123,7 +122,7 @@ PRESETS = [
         source="models/embeddings.py::PatchEmbed",
         summary="MAE's [w | h], coordinates c / (m/16) (DiT-XL-2-256), float64",
     ),
-    _p(
+    Preset(
         name="cogvideox",
         kind=_G,
         params={"order": "cogvideox", "compute": "float64", "interpolation_scale": 1.875},

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from pecli.presets.base import Preset
 
-_p = Preset  # one call per preset, every field by its name
 _L = "learned"
 
 PRESETS = [
-    _p(
+    Preset(
         name="bert",
         kind=_L,
         params={"init": "truncated-normal"},
@@ -20,7 +19,7 @@ PRESETS = [
         source="modeling.py::embedding_postprocessor (truncated_normal_initializer(0.02))",
         summary="N(0, 0.02²) truncated at ±2σ and redrawn (TF), seeded draw",
     ),
-    _p(
+    Preset(
         name="hf-bert",
         kind=_L,
         params={},
@@ -29,7 +28,7 @@ PRESETS = [
         source="models/bert/modeling_bert.py::BertPreTrainedModel._init_weights",
         summary="normal_(0, initializer_range=0.02), seeded draw",
     ),
-    _p(
+    Preset(
         name="gpt2",
         kind=_L,
         params={},
@@ -38,7 +37,7 @@ PRESETS = [
         source="models/gpt2/modeling_gpt2.py::GPT2PreTrainedModel._init_weights",
         summary="wpe: normal_(0, 0.02) (OpenAI's TF code used 0.01: --std 0.01), seeded draw",
     ),
-    _p(
+    Preset(
         name="roberta",
         kind=_L,
         params={"padding_idx": 1},
@@ -48,7 +47,7 @@ PRESETS = [
         summary="normal_(0, 0.02) with the padding row zeroed, seeded draw",
         offsets="rows = len + 2; row 1 zero; first token row 2",
     ),
-    _p(
+    Preset(
         name="bart",
         kind=_L,
         params={"offset": 2},
@@ -58,7 +57,7 @@ PRESETS = [
         summary="normal_(0, 0.02), seeded draw (OPT and BioGPT use the same offset)",
         offsets="rows = len + 2; first token row 2 (rows 0-1 drawn, never used)",
     ),
-    _p(
+    Preset(
         name="vit",
         kind=_L,
         params={"offset": 1},

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from pecli.presets.base import Preset
 
-_p = Preset  # one call per preset, every field by its name
 _M = "mrope"
 _QWEN = {"base": 1000000.0, "mrope_section": "16;24;24"}
 _ROWS = "rows = tokens of --sequence"
 
 PRESETS = [
-    _p(
+    Preset(
         name="qwen2-vl",
         kind=_M,
         params={**_QWEN},
@@ -29,7 +28,7 @@ PRESETS = [
         "cat(f, f), float32",
         offsets=_ROWS,
     ),
-    _p(
+    Preset(
         name="qwen2.5-vl",
         kind=_M,
         params={**_QWEN, "tokens_per_second": 2.0},

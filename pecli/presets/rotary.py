@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pecli.presets.base import Preset
 
-_p = Preset  # one call per preset, every field by its name
 _R = "rope"
 #: Llama 3.1's rope_scaling (HF config.json; Meta's apply_scaling constants).
 _LLAMA31 = {
@@ -39,7 +38,7 @@ _PHI3_LONG = (
 _HF_ROPE = "models/llama/modeling_llama.py::LlamaRotaryEmbedding + modeling_rope_utils.py"
 
 PRESETS = [
-    _p(
+    Preset(
         name="llama",
         kind=_R,
         params={},
@@ -48,7 +47,7 @@ PRESETS = [
         source="models/llama/modeling_llama.py::LlamaRotaryEmbedding (rope_type default)",
         summary="cos cache cat(f, f) (rotate_half), f = p/10000^(2i/128), float32; --part sin for the sin cache",
     ),
-    _p(
+    Preset(
         name="llama3",
         kind=_R,
         params={**_LLAMA31},
@@ -57,7 +56,7 @@ PRESETS = [
         source="modeling_rope_utils.py::_compute_llama3_parameters",
         summary="θ=500000, llama3 scaling (factor 8, low 1, high 4, original 8192), rotate_half, float32",
     ),
-    _p(
+    Preset(
         name="meta-llama",
         kind=_R,
         params={"layout": "pairs"},
@@ -67,7 +66,7 @@ PRESETS = [
         summary="complex64 polar(1, p·f): real part = cos, each value on the pair (2i, 2i+1), float32",
         offsets="rows = 2·max_seq_len (2048)",
     ),
-    _p(
+    Preset(
         name="meta-llama3",
         kind=_R,
         params={**_LLAMA31, "layout": "pairs"},
@@ -77,7 +76,7 @@ PRESETS = [
         summary="θ=500000, apply_scaling(8, 1, 4, 8192) (== HF llama3), pairs layout, float32",
         offsets="rows = 2·max_seq_len (8192)",
     ),
-    _p(
+    Preset(
         name="gpt-neox",
         kind=_R,
         params={},
@@ -86,7 +85,7 @@ PRESETS = [
         source="models/gpt_neox/modeling_gpt_neox.py::GPTNeoXRotaryEmbedding",
         summary="partial rotary: the first 24 of 96 head dims, 1/10000^(2i/24), rotate_half, float32",
     ),
-    _p(
+    Preset(
         name="pythia",
         kind=_R,
         params={},
@@ -95,7 +94,7 @@ PRESETS = [
         source="models/gpt_neox/modeling_gpt_neox.py::GPTNeoXRotaryEmbedding",
         summary="partial rotary: the first 32 of 128 head dims, 1/10000^(2i/32), rotate_half, float32",
     ),
-    _p(
+    Preset(
         name="vicuna-16k",
         kind=_R,
         params={"scaling": "linear", "factor": 4.0},
@@ -104,7 +103,7 @@ PRESETS = [
         source="modeling_rope_utils.py::_compute_linear_scaling_rope_parameters",
         summary="linear (position interpolation) factor 4: inv_freq/4, rotate_half, float32",
     ),
-    _p(
+    Preset(
         name="llama2-dynamic",
         kind=_R,
         params={"scaling": "dynamic", "factor": 2.0, "original_max_position_embeddings": 4096},
@@ -114,7 +113,7 @@ PRESETS = [
         summary="dynamic NTK: base·((f·L/4096) − (f−1))^(d/(d−2)) once L = start + len > 4096, float32",
         offsets="L = start + len (one forward call)",
     ),
-    _p(
+    Preset(
         name="qwen3-yarn",
         kind=_R,
         params={"base": 1000000.0, "scaling": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
@@ -123,7 +122,7 @@ PRESETS = [
         source="modeling_rope_utils.py::_compute_yarn_parameters",
         summary="θ=1e6, YaRN factor 4 from 32768, ramp β 32/1, cos·(0.1·ln 4 + 1), float32",
     ),
-    _p(
+    Preset(
         name="gpt-oss",
         kind=_R,
         params={
@@ -140,7 +139,7 @@ PRESETS = [
         source="modeling_rope_utils.py::_compute_yarn_parameters",
         summary="θ=150000, YaRN factor 32 from 4096, untruncated ramp, cos·(0.1·ln 32 + 1), float32",
     ),
-    _p(
+    Preset(
         name="phi3-vision-128k",
         kind=_R,
         params={
@@ -156,7 +155,7 @@ PRESETS = [
         summary="LongRoPE: inv_freq/long_factor once start + len > 4096 (else short_factor), cos·1.190238, float32",
         offsets="factors switch at start + len > 4096",
     ),
-    _p(
+    Preset(
         name="vllm-cos-sin",
         kind=_R,
         params={"layout": "once", "part": "cos-sin"},
@@ -165,7 +164,7 @@ PRESETS = [
         source="vllm/model_executor/layers/rotary_embedding/base.py::RotaryEmbedding._compute_cos_sin_cache",
         summary="cos_sin_cache = cat(cos f, sin f), f = p/10000^(2i/128) once each, float32 (SGLang's is the same)",
     ),
-    _p(
+    Preset(
         name="torchtune-qwen2",
         kind=_R,
         params={"base": 1000000.0, "part": "cos-sin"},
@@ -174,7 +173,7 @@ PRESETS = [
         source="torchtune/models/qwen2/_positional_embeddings.py::Qwen2RotaryPositionalEmbeddings.build_rope_cache",
         summary="cache = cat(cos e, sin e), e = cat(f, f) (rotate_half), θ=1e6, float32: 2·dim columns",
     ),
-    _p(
+    Preset(
         name="torchtune-llama2",
         kind=_R,
         params={"layout": "once", "part": "cis"},
@@ -183,7 +182,7 @@ PRESETS = [
         source="torchtune/modules/position_embeddings.py::RotaryPositionalEmbeddings.build_rope_cache",
         summary="cache = stack(cos f, sin f) (n, 64, 2) flattened: c0, s0, c1, s1, …, θ=10000, float32",
     ),
-    _p(
+    Preset(
         name="torchtune-llama3",
         kind=_R,
         params={
@@ -202,7 +201,7 @@ PRESETS = [
         summary="cache = stack(cos f, sin f) of Llama 3.1's scaled f (n, 64, 2) flattened: c0, s0, …, θ=500000, "
         "float32",
     ),
-    _p(
+    Preset(
         name="meta-freqs-cis",
         kind=_R,
         params={"layout": "once", "part": "cis"},
@@ -211,7 +210,7 @@ PRESETS = [
         source="llama/model.py::precompute_freqs_cis",
         summary="torch.view_as_real(freqs_cis): (cos f, sin f) per frequency, θ=10000, complex64 viewed as float32",
     ),
-    _p(
+    Preset(
         name="keras-hub-rope",
         kind=_R,
         params={"form": "neg-pow"},
@@ -221,7 +220,7 @@ PRESETS = [
         summary="cos of e = [f, f] (rotate_half), f = p·10000^(−2i/128) in one float32 pow, float32; "
         "rope_type linear/yarn as HF's, dynamic: --scaling keras-dynamic",
     ),
-    _p(
+    Preset(
         name="lucidrains-xpos",
         kind="xpos",
         params={"scale_base": 512.0},

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pecli.presets.base import PerWidth, Preset
 
-_p = Preset  # one call per preset, every field by its name
 _S = "sinusoidal"
 #: The fairseq family: split [sin|cos], i/(half−1) frequencies, zero column for odd d, float32.
 _FAIRSEQ = {"freq": "t2t", "layout": "split", "odd": "zero", "compute": "float32", "form": "exp"}
@@ -15,7 +14,7 @@ _FAIRSEQ = {"freq": "t2t", "layout": "split", "odd": "zero", "compute": "float32
 _XLM = {"freq": "paper", "compute": "float64", "form": "div"}
 
 PRESETS = [
-    _p(
+    Preset(
         name="vaswani",
         kind=_S,
         params={},
@@ -24,7 +23,7 @@ PRESETS = [
         source="the paper's formula",
         summary="sin/cos(p·10000^(−2i/d)) interleaved, exact",
     ),
-    _p(
+    Preset(
         name="pytorch-tutorial",
         kind=_S,
         params={"odd": "error", "compute": "float32", "form": "exp"},
@@ -33,7 +32,7 @@ PRESETS = [
         source="word_language_model/model.py::PositionalEncoding",
         summary="exp(2i·(−ln 10000/d)) interleaved, float32; odd d crashes there, refused here",
     ),
-    _p(
+    Preset(
         name="tensor2tensor",
         kind=_S,
         params={**_FAIRSEQ},
@@ -42,7 +41,7 @@ PRESETS = [
         source="layers/common_attention.py::get_timing_signal_1d",
         summary="min·(max/min)^(−i/(half−1)), split [sin|cos], zero column for odd d, float32",
     ),
-    _p(
+    Preset(
         name="fairseq",
         kind=_S,
         params={**_FAIRSEQ, "padding_idx": 1},
@@ -52,7 +51,7 @@ PRESETS = [
         summary="10000^(−i/(half−1)), split, float32; row 1 (padding_idx) zero",
         offsets="rows = len + 2; first token row 2",
     ),
-    _p(
+    Preset(
         name="hf-m2m100",
         kind=_S,
         params={**_FAIRSEQ, "padding_idx": 1},
@@ -62,7 +61,7 @@ PRESETS = [
         summary="fairseq's table",
         offsets="rows = max_position_embeddings + 2; first token row 2",
     ),
-    _p(
+    Preset(
         name="hf-fsmt",
         kind=_S,
         params={**_FAIRSEQ, "padding_idx": 1},
@@ -72,7 +71,7 @@ PRESETS = [
         summary="fairseq's table",
         offsets="rows = max_position_embeddings + 2; first token row 2",
     ),
-    _p(
+    Preset(
         name="hf-xglm",
         kind=_S,
         params={**_FAIRSEQ, "padding_idx": 1},
@@ -82,7 +81,7 @@ PRESETS = [
         summary="fairseq's table",
         offsets="rows = max_position_embeddings + 2; position_ids + 2",
     ),
-    _p(
+    Preset(
         name="hf-speech2text",
         kind=_S,
         params={**_FAIRSEQ, "padding_idx": 1},
@@ -92,7 +91,7 @@ PRESETS = [
         summary="fairseq's table",
         offsets="rows = max_source_positions + 2; first token row 2",
     ),
-    _p(
+    Preset(
         name="whisper",
         kind=_S,
         params={**_FAIRSEQ, "odd": "error"},
@@ -101,7 +100,7 @@ PRESETS = [
         source="whisper/model.py::sinusoids, models/whisper/modeling_whisper.py::sinusoids",
         summary="10000^(−i/(half−1)), split, float32 (encoder; the decoder's table is learned)",
     ),
-    _p(
+    Preset(
         name="musicgen",
         kind=_S,
         params={**_FAIRSEQ, "layout": "cos-first"},
@@ -110,7 +109,7 @@ PRESETS = [
         source="models/musicgen/modeling_musicgen.py::MusicgenSinusoidalPositionalEmbedding",
         summary="fairseq's frequencies, [cos|sin] (cos first), float32",
     ),
-    _p(
+    Preset(
         name="hf-marian",
         kind=_S,
         params={**_XLM, "layout": "split"},
@@ -119,7 +118,7 @@ PRESETS = [
         source="models/marian/modeling_marian.py::MarianSinusoidalPositionalEmbedding.create_weight",
         summary="p/10000^(2(j//2)/d) in float64, split (sin block ⌈d/2⌉ wide), cast once",
     ),
-    _p(
+    Preset(
         name="hf-pegasus",
         kind=_S,
         params={**_XLM, "layout": "split"},
@@ -128,7 +127,7 @@ PRESETS = [
         source="models/pegasus/modeling_pegasus.py::PegasusSinusoidalPositionalEmbedding.create_weight",
         summary="Marian's table",
     ),
-    _p(
+    Preset(
         name="hf-roformer",
         kind=_S,
         params={**_XLM, "layout": "split"},
@@ -137,7 +136,7 @@ PRESETS = [
         source="models/roformer/modeling_roformer.py::RoFormerSinusoidalPositionalEmbedding",
         summary="Marian's table per head (applied as interleaved rotary)",
     ),
-    _p(
+    Preset(
         name="hf-xlm",
         kind=_S,
         params={**_XLM},
@@ -146,7 +145,7 @@ PRESETS = [
         source="models/xlm/modeling_xlm.py::create_sinusoidal_embeddings",
         summary="p/10000^(2(j//2)/d) in float64, interleaved, cast once",
     ),
-    _p(
+    Preset(
         name="hf-distilbert",
         kind=_S,
         params={**_XLM},
@@ -155,7 +154,7 @@ PRESETS = [
         source="models/distilbert/modeling_distilbert.py::_create_sinusoidal_embeddings (sinusoidal_pos_embds=True)",
         summary="XLM's table",
     ),
-    _p(
+    Preset(
         name="gpt-j",
         kind=_S,
         params={"layout": "split", "compute": "float32", "form": "pow"},
@@ -164,7 +163,7 @@ PRESETS = [
         source="models/gptj/modeling_gptj.py::create_sinusoidal_positions",
         summary="1/10000^(2i/d) (pow), [sin|cos] of rotary_dim columns, float32 (applied interleaved)",
     ),
-    _p(
+    Preset(
         name="positional-encodings-1d",
         kind=_S,
         params={"odd": "truncate", "compute": "float32", "form": "pow"},
@@ -173,7 +172,7 @@ PRESETS = [
         source="positional_encodings/torch_encodings.py::PositionalEncoding1D",
         summary="1/10000^(2i/C), C = d rounded up to even, interleaved, truncated to d, float32",
     ),
-    _p(
+    Preset(
         name="keras-hub-sine",
         kind=_S,
         params={"compute": "float32", "form": "inv-pow"},
@@ -183,7 +182,7 @@ PRESETS = [
         summary="sin/cos(p·(1/10000)^(2i/d)) interleaved, one float32 pow of 1/10000 rounded, float32; start_index: "
         "--start",
     ),
-    _p(
+    Preset(
         name="keras-hub-sine-bf16",
         kind=_S,
         params={"compute": "bfloat16", "form": "inv-pow", "dtype": "bfloat16"},
@@ -192,7 +191,7 @@ PRESETS = [
         source="keras_hub/src/layers/modeling/sine_position_encoding.py::SinePositionEncoding",
         summary="keras-hub-sine with every step in bfloat16, positions too: rows past position 256 repeat in pairs",
     ),
-    _p(
+    Preset(
         name="x-transformers-scaled-sine",
         kind=_S,
         params={
@@ -212,7 +211,7 @@ PRESETS = [
     ),
     # diffusers' get_timestep_embedding: exp(−ln(max_period)·i/(half − downscale_freq_shift)), [sin|cos]
     # ([cos|sin] with flip_sin_to_cos), zero column for odd d, float32; row t = timestep t.
-    _p(
+    Preset(
         name="diffusers-timesteps",
         kind=_S,
         params={**_FAIRSEQ, "form": "exp-div"},
@@ -223,7 +222,7 @@ PRESETS = [
         "float32",
         offsets="row t = timestep t",
     ),
-    _p(
+    Preset(
         name="sd-unet-timesteps",
         kind=_S,
         params={**_FAIRSEQ, "form": "exp-div", "freq": "half", "layout": "cos-first"},
@@ -233,7 +232,7 @@ PRESETS = [
         summary="10000^(−i/half), [cos|sin] (flip_sin_to_cos), zero column for odd d, float32 (guided-diffusion's)",
         offsets="row t = timestep t",
     ),
-    _p(
+    Preset(
         name="sd3-timesteps",
         kind=_S,
         params={**_FAIRSEQ, "form": "exp-div", "freq": "half", "layout": "cos-first"},
@@ -244,7 +243,7 @@ PRESETS = [
         summary="the SD UNet's table, 256 wide (also Flux's guidance); SD3 and Flux feed t = σ·1000, fractional",
         offsets="row t = timestep t",
     ),
-    _p(
+    Preset(
         name="diffusers-dit-timesteps",
         kind=_S,
         params={**_FAIRSEQ, "form": "exp-div", "layout": "cos-first"},

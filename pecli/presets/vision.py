@@ -27,12 +27,11 @@ from __future__ import annotations
 
 from pecli.presets.base import Preset
 
-_p = Preset  # one call per preset, every field by its name
 _ROWS = "rows = grid cells, h-major (grid_indexing='ij')"
 _ROWS_3D = "rows = grid cells, t-major (C order of (T, H, W))"
 
 PRESETS = [
-    _p(
+    Preset(
         name="eva02",
         kind="rope2d",
         params={"bands": "lang", "base": 10000.0, "ref_feat_shape": "16x16", "part": "cat", "compute": "float32"},
@@ -42,7 +41,7 @@ PRESETS = [
         summary="2-D RoPE [sin | cos]: [h | w] bands 1/10000^(k/16) on cell indices, each twice, float32",
         offsets=_ROWS,
     ),
-    _p(
+    Preset(
         name="timm-rope-pixel",
         kind="rope2d",
         params={"bands": "pixel", "max_res": 224, "linear_bands": False, "part": "cos", "compute": "float32"},
@@ -53,7 +52,7 @@ PRESETS = [
         "each twice, float32",
         offsets=_ROWS,
     ),
-    _p(
+    Preset(
         name="pixtral",
         kind="rope2d",
         params={
@@ -71,7 +70,7 @@ PRESETS = [
         "[h | w] twice (rotate_half), float32",
         offsets=_ROWS,
     ),
-    _p(
+    Preset(
         name="lucidrains-axial",
         kind="rope2d",
         params={"bands": "pixel", "max_res": 256, "linear_bands": True, "part": "angle", "compute": "float32"},
