@@ -152,15 +152,15 @@ class Identification:
 
     def _repr_html_(self) -> str:
         """The report ``pecli identify`` prints, as HTML (a notebook shows it)."""
-        from pecli.render import identify_view
         from pecli.views.console import as_html
+        from pecli.views.identify import identify_view
 
         return as_html(identify_view(self))
 
     def __str__(self) -> str:
         """The report ``pecli identify`` prints, as plain text (100 columns)."""
-        from pecli.render import identify_view
         from pecli.views.console import as_text
+        from pecli.views.identify import identify_view
 
         return as_text(identify_view(self))
 

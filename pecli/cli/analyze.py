@@ -61,7 +61,7 @@ def analyze(
       pecli analyze pe.npy --ks 1,8,64 --json
     """
     from pecli import analysis
-    from pecli.render import analysis_view
+    from pecli.views.analyze import analysis_view
 
     app: App = ctx.obj
     with table_input(ctx, source, params, from_fmt) as table:

@@ -85,7 +85,7 @@ def diff(
     if as_json:
         echo_json(result.to_dict(), allow_nan=False)
     elif not brief:
-        from pecli.diff.view import diff_view
+        from pecli.views.diff import diff_view
 
         app.show(diff_view(result))
     ctx.exit(result.exit_code)
@@ -103,8 +103,8 @@ def _diff_checkpoints(
 ) -> int:
     """Two checkpoints' positional arrays compared key by key: one line each, exit 1 if any differs."""
     from pecli.checkpoints import compare_checkpoints
-    from pecli.diff.view import checkpoints_diff_view
     from pecli.sources import split_file_key
+    from pecli.views.diff import checkpoints_diff_view
 
     paths = split_file_key(a)[0], split_file_key(b)[0]
     keys = len({i.key for side in arrays for i in side})

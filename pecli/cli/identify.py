@@ -55,7 +55,7 @@ def identify(
     """
     from pecli.checkpoints import checkpoint_arrays
     from pecli.identification import identify as find
-    from pecli.render import identify_view
+    from pecli.views.identify import identify_view
 
     app: App = ctx.obj
     arrays = checkpoint_arrays(source, from_fmt) if source is not None and not recipe_params(ctx) else None
@@ -73,8 +73,8 @@ def identify(
 
 def _identify_checkpoint(app: App, source: str, fmt: str | None, arrays: list[Any], as_json: bool) -> None:
     from pecli.checkpoints import scan
-    from pecli.render import checkpoint_view
     from pecli.sources import split_file_key
+    from pecli.views.identify import checkpoint_view
 
     with app.progress(len(arrays), "scanning", as_json) as advance:
         entries = list(scan(split_file_key(source)[0], fmt, arrays, advance))

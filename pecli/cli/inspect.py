@@ -77,7 +77,7 @@ def inspect(
             raise PecliError("--heatmap draws the whole table: drop --pos/--json (or use `pecli plot` for a file)")
         with table_input(ctx, source, params, from_fmt) as table:
             from pecli.analysis import heatmap_sample
-            from pecli.render import heatmap_view
+            from pecli.views.inspect import heatmap_view
 
             width = app.out.width
             sample = heatmap_sample(table, max_rows=64, max_cols=max(8, width - 7))
@@ -112,16 +112,16 @@ def _show_arrays(app: App, source: str, arrays: list[Any], as_json: bool) -> Non
             {"source": source, "arrays": [{"key": a.key, "shape": list(a.shape), "dtype": a.dtype} for a in arrays]}
         )
         return
-    from pecli.render import arrays_view
+    from pecli.views.inspect import arrays_view
 
     app.show(arrays_view(source, arrays))
 
 
 def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, precision: int, as_json: bool) -> None:
     from pecli import inspection as d
-    from pecli import render
     from pecli.dtypes import json_number
     from pecli.spans import window
+    from pecli.views.inspect import describe_view
     from pecli.views.table import row_view, table_view
 
     if pos is not None:
@@ -154,6 +154,6 @@ def _inspect(app: App, table: Table, pos: int | None, rows: Any, cols: Any, prec
         }
         echo_json(desc)
         return
-    app.show(render.describe_view(desc, precision))
+    app.show(describe_view(desc, precision))
     app.out.print()
     app.show(table_view(app.width, table, win, precision)[1:])

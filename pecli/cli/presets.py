@@ -21,7 +21,7 @@ def presets(app: App, names: tuple[str, ...], as_json: bool) -> None:
     `pecli generate --preset NAME [--len N --dim D ...]`, or as a SOURCE: NAME:len=N,dim=D.
     """
     from pecli.presets import PRESETS, get_preset
-    from pecli.render import presets_view
+    from pecli.views.presets import presets_view
 
     chosen = [get_preset(n) for n in names] if names else list(PRESETS.values())
     if as_json:

@@ -93,15 +93,15 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         """The report ``pecli diff`` prints, as HTML (a notebook shows it)."""
-        from pecli.diff.view import diff_view
         from pecli.views.console import as_html
+        from pecli.views.diff import diff_view
 
         return as_html(diff_view(self))
 
     def __str__(self) -> str:
         """The report ``pecli diff`` prints, as plain text (100 columns)."""
-        from pecli.diff.view import diff_view
         from pecli.views.console import as_text
+        from pecli.views.diff import diff_view
 
         return as_text(diff_view(self))
 

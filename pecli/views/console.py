@@ -43,6 +43,11 @@ def literal_line(text: str) -> Text:
     return Text(visible(text))
 
 
+def short_number(x: float | None, digits: int = 4) -> str:
+    """A number in a report: 4 significant digits, ``—`` for none."""
+    return "—" if x is None else f"{x:.{digits}g}"
+
+
 def fmt_value(v: Any, precision: int) -> str:
     v = float(v)
     if math.isnan(v):

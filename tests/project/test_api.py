@@ -246,9 +246,9 @@ def test_a_notebook_shows_a_comparison_and_an_identification_as_the_cli_prints_t
     import html
     import re
 
-    from pecli.diff.view import diff_view
-    from pecli.render import identify_view
     from pecli.views.console import as_html
+    from pecli.views.diff import diff_view
+    from pecli.views.identify import identify_view
     from tests.helpers import WIDTH
 
     def text(markup: str) -> list[str]:

@@ -1,4 +1,5 @@
-"""``pecli diff``'s report as the terminal shows it (:func:`diff_view`), from a :class:`~pecli.diff.Comparison`."""
+"""``pecli diff``'s report as the terminal shows it (:func:`diff_view`, from a
+:class:`~pecli.diff.Comparison`), and two checkpoints compared key by key."""
 
 from __future__ import annotations
 
@@ -6,14 +7,19 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from pecli.lists import list_difference
-from pecli.render import element_at, short_number
-from pecli.views.console import literal_line
+from pecli.views.console import literal_line, short_number
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from pecli.checkpoints import KeyComparison
     from pecli.diff.report import Comparison
+    from pecli.diff.statistics import Element
+
+
+def element_at(e: Element) -> str:
+    """Where an element of a report is, with both tables' values."""
+    return f"at position {e.position}, dim {e.dim}: a = {e.a:.9g}, b = {e.b:.9g}"
 
 
 def diff_view(c: Comparison) -> list[RenderableType]:
