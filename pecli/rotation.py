@@ -179,6 +179,7 @@ def _named(
     """The rope recipe whose cache rotates ``x`` into ``y`` within ``tolerance``: identify's answer
     for the cos table of ``angles``, else its nearest candidates, each proved by rotating."""
     from pecli.identification import identify
+    from pecli.kinds.rope import Rope
 
     half = np.cos(angles)
     cos = np.concatenate([half, half], axis=1) if pairing == "half" else np.repeat(half, 2, axis=1)
@@ -186,10 +187,10 @@ def _named(
     candidates = [c.recipe for c in ([found.best] if found.best is not None else []) + found.nearest]
     best: tuple[Recipe | None, float] = (None, float("inf"))
     for recipe in candidates:
-        if recipe.kind != "rope" or getattr(recipe, "part", "") != "cos" or recipe.shape != cos.shape:
+        if not isinstance(recipe, Rope) or recipe.part != "cos" or recipe.shape != cos.shape:
             continue
         try:
-            c, s = recipe.build(), replace(recipe, part="sin").build()  # type: ignore[type-var]
+            c, s = recipe.build(), replace(recipe, part="sin").build()
         except Exception:  # a candidate that cannot take part=sin is no cache
             continue
         gap = float(np.abs(apply_rotary(x, c, s, pairing) - y).max())

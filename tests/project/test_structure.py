@@ -303,6 +303,27 @@ def test_scaling_names_are_compared_in_the_scaling_registry_only() -> None:
     assert found == []
 
 
+def test_kind_names_are_compared_in_their_kind_only() -> None:
+    """``recipe.kind == "rope"`` outside ``pecli.kinds.rope`` is a branch on a kind's name: the kind
+    should answer (a method), or the caller ask for its class (``isinstance(recipe, Rope)``)."""
+    names = set(kinds())
+    found = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = (node.left, *node.comparators)
+            if not any(getattr(s, "attr", getattr(s, "id", None)) == "kind" for s in sides):
+                continue
+            constants = [c.value for s in sides for c in ast.walk(s) if isinstance(c, ast.Constant)]
+            found += [
+                f"{name}:{node.lineno} {c}"
+                for c in constants
+                if c in names and name != f"pecli.kinds.{c}" and not name.startswith(f"pecli.kinds.{c}.")
+            ]
+    assert found == []
+
+
 def test_the_scaling_type_lists_the_registry() -> None:
     from typing import get_args
 
