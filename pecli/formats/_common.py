@@ -23,8 +23,6 @@ from pecli.table import Progress, Table
 
 #: Name of the table inside multi-array files pecli writes (h5 dataset, npz entry, tensor name).
 DEFAULT_KEY = "pe"
-
-
 #: The first bytes of a zip archive (an .npz; torch.save writes zips too).
 ZIP_MAGIC = b"PK\x03\x04"
 

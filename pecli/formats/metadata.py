@@ -16,14 +16,11 @@ from pecli.jsontext import load_json
 from pecli.recipe import SCHEMA
 from pecli.table import Table
 
+#: The schema of a FILE.json sidecar (formats with no room for metadata: .npy, text).
 SIDECAR_SCHEMA = "pecli-sidecar/1"
-
-
 #: Metadata that says what was done to a table after it was built (``export --dtype``,
 #: ``--resample``), kept through reads and writes with or without a recipe.
 PROVENANCE_KEYS = ("converted_from", "resampled_from", "resampled_with")
-
-
 #: Entry/attribute holding the JSON metadata in formats that store it next to the data.
 META_KEY = "pecli_recipe"
 

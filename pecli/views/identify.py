@@ -17,8 +17,6 @@ if TYPE_CHECKING:
 
 #: identify's verdicts as the reports say them.
 VERDICTS = {"match": "MATCH", "close": "CLOSE", "unknown": "NO KNOWN RECIPE", "learned": "LEARNED"}
-
-
 #: Arrays a checkpoint's report names for each reason it skipped them (then "and N more").
 SKIPPED_NAMED = 3
 
