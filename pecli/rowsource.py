@@ -11,7 +11,7 @@ table asks, and never asks which of the two it holds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -22,7 +22,6 @@ from pecli.resources import CHECK_WORK_ABOVE, check_row_range, ensure_fits_in_me
 WIDE_ROWS_FIX = "free memory or use a machine with more: pecli reads whole rows of a table"
 
 
-@runtime_checkable
 class RowSource(Protocol):
     """What a table serves its rows from."""
 
