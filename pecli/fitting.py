@@ -224,11 +224,6 @@ def round_base(
     return None
 
 
-def round_number(x: float, digits: int = 4) -> float:
-    """``x`` to ``digits`` significant digits (bases, factors and temperatures are round numbers)."""
-    return float(f"{x:.{digits}g}") if math.isfinite(x) and x != 0 else x
-
-
 def start_position(
     row: Arr, row_index: int, omega: Arr, sin_cols: Ids, cos_cols: Ids, slack: float = 0.0
 ) -> int | None:
@@ -416,7 +411,6 @@ __all__ = [
     "on_circle",
     "pair_frequencies",
     "round_base",
-    "round_number",
     "start_position",
     "wrap",
 ]

@@ -19,6 +19,12 @@ def spell_param(name: str) -> str:
     return spell(name)[2:]
 
 
+def round_number(x: float, digits: int = 4) -> float:
+    """``x`` to ``digits`` significant digits: a fitted base, factor or temperature is spelled as
+    the round number models write (10000, not 10000.0000003)."""
+    return float(f"{x:.{digits}g}") if math.isfinite(x) and x != 0 else x
+
+
 def int_param(name: str, value: object, minimum: int, hint: str) -> int:
     """``value`` as a whole number ≥ ``minimum``, or a :class:`RecipeError` naming ``hint``."""
     # bool is an int subclass; True as a length is a bug, not a 1.
@@ -118,6 +124,7 @@ __all__ = [
     "operand_params",
     "optional_float",
     "positive_float",
+    "round_number",
     "spell",
     "spell_param",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,11 +25,12 @@ from pecli.formats.arrays import Bfloat16Rows, array_table
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Table
 
+if TYPE_CHECKING:
+    from pecli.kernels.rope_scaling import ScalingType
+
 #: The first bytes of every GGUF file.
 GGUF_MAGIC = b"GGUF"
 
-#: LongRoPE's per-frequency factors (Phi-3's ``long_factor``, ``short_factor``), one tensor each.
-_LONGROPE_TENSORS = {"long_factor": "rope_factors_long.weight", "short_factor": "rope_factors_short.weight"}
 #: transformers' RoPE keys and the GGUF keys (after ``{arch}.rope.scaling.``) that hold them.
 _SCALING_KEYS = {
     "factor": "factor",
@@ -185,8 +186,8 @@ def hf_config(path: Path) -> dict[str, Any]:
     ``rope_theta``, ``{arch}.rope.dimension_count`` → the rotary width, ``{arch}.context_length``
     → ``max_position_embeddings``, ``{arch}.rope.scaling.*`` → a linear or YaRN scaling, and a
     ``rope_freqs.weight`` tensor → the Llama 3.1 scaling whose factors it holds (found among
-    the published ones; :func:`_llama3_from_factors`), ``rope_factors_long``/``_short`` → Phi-3's
-    LongRoPE (:func:`_longrope`)."""
+    the published ones; :func:`_from_divisors`), ``rope_factors_long``/``_short`` → Phi-3's
+    LongRoPE (:func:`_per_frequency`)."""
     from pecli.kernels.rope_scaling import scaling_named  # here: a format's import stays light (start-up)
 
     reader = open_reader(path)
@@ -236,11 +237,12 @@ def hf_config(path: Path) -> dict[str, Any]:
         known = ", ".join(_scaling_types())
         raise FormatError(f"{path}: {arch}.rope.scaling.type {kind!r} is not one pecli reads from GGUF ({known})")
     reads = scaling_named(rope_type).reads  # type: ignore[union-attr]  # every value of _scaling_types() is one
-    longrope = "long_factor" in reads or any(_has(reader, t) for t in _LONGROPE_TENSORS.values())
+    lists = _lists_scaling()
+    longrope = rope_type == lists.name or any(_has(reader, t) for t in lists.gguf_lists.values())
     for name, neutral in _OWN_KNOBS.items():
         value = get(f"{arch}.rope.scaling.{name}")
         if longrope and name == "attn_factor":
-            continue  # LongRoPE's attention factor (_longrope)
+            continue  # LongRoPE's attention factor (_per_frequency)
         if value is not None and value != neutral:
             raise FormatError(
                 f"{path}: {arch}.rope.scaling.{name} is {value}, llama.cpp's own knob with no transformers "
@@ -255,17 +257,26 @@ def hf_config(path: Path) -> dict[str, Any]:
     if factors is not None:
         if rope["rope_type"] != "default":
             raise FormatError(f"{path} has both rope_freqs.weight and {arch}.rope.scaling.type {kind}: keep one")
-        rope |= _llama3_from_factors(np.asarray(factors.data, dtype=np.float32).reshape(-1), base, width, path)
+        rope |= _from_divisors(np.asarray(factors.data, dtype=np.float32).reshape(-1), base, width, path)
     if longrope:
-        if rope["rope_type"] != "default" and "long_factor" not in reads:
+        if rope["rope_type"] not in ("default", lists.name):
             raise FormatError(f"{path} has LongRoPE factors and {arch}.rope.scaling.type {kind}: keep one")
         attn = number(f"{arch}.rope.scaling.attn_factor")
         original = number(f"{arch}.rope.scaling.original_context_length", whole=True)
-        rope |= _longrope(reader, original, attn, n_ctx, width, path)
+        rope |= _per_frequency(lists, reader, original, attn, n_ctx, width, path)
     return {"model_type": f"gguf:{arch}", "max_position_embeddings": n_ctx, "head_dim": width, "rope_parameters": rope}
 
 
-def _longrope(reader: Any, original: Any, attn: Any, n_ctx: int, width: int, path: Path) -> dict[str, Any]:
+def _lists_scaling() -> ScalingType:
+    """The scaling llama.cpp stores as per-frequency lists in tensors of their own (LongRoPE)."""
+    from pecli.kernels.rope_scaling import SCALINGS
+
+    return next(s for s in SCALINGS.values() if s.gguf_lists)
+
+
+def _per_frequency(
+    scaling: ScalingType, reader: Any, original: Any, attn: Any, n_ctx: int, width: int, path: Path
+) -> dict[str, Any]:
     """Phi-3's LongRoPE as ``convert_hf_to_gguf.py``'s ``Phi3MiniModel`` stores it: the factors as
     float32 tensors ``rope_factors_long``/``_short`` (``dim/2`` each), the original length in
     ``rope.scaling.original_context_length`` and the attention factor in ``rope.scaling.attn_factor``
@@ -276,8 +287,8 @@ def _longrope(reader: Any, original: Any, attn: Any, n_ctx: int, width: int, pat
         raise FormatError(
             f"{path} has LongRoPE factors but no rope.scaling.original_context_length: no LongRoPE to build"
         )
-    out: dict[str, Any] = {"rope_type": "longrope", "original_max_position_embeddings": original}
-    for key, name in _LONGROPE_TENSORS.items():
+    out: dict[str, Any] = {"rope_type": scaling.name, "original_max_position_embeddings": original}
+    for key, name in scaling.gguf_lists.items():
         tensor = next((t for t in reader.tensors if t.name == name), None)
         if tensor is None:
             raise FormatError(f"{path} has no {name}: LongRoPE needs both rope_factors_long and rope_factors_short")
@@ -312,7 +323,7 @@ def has_rope(path: Path, key: str | None = None) -> bool:
 
 
 def _rope_given(reader: Any, arch: str) -> bool:
-    rope_tensors = ("rope_freqs.weight", *_LONGROPE_TENSORS.values())
+    rope_tensors = ("rope_freqs.weight", *_lists_scaling().gguf_lists.values())
     return any(key.startswith(f"{arch}.rope.") for key in reader.fields) or any(_has(reader, t) for t in rope_tensors)
 
 
@@ -327,47 +338,24 @@ def _one_value(value: Any) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _llama3_from_factors(factors: np.ndarray, base: float, dim: int, path: Path) -> dict[str, Any]:
-    """The Llama 3.1 scaling whose per-frequency divisors ``rope_freqs.weight`` holds, as
-    ``convert_hf_to_gguf.py`` computes them from ``factor``, ``low_freq_factor``,
-    ``high_freq_factor`` and ``original_max_position_embeddings`` (float32 frequencies, the
-    smooth ramp in torch's float32, stored as float32): every candidate of the published values
-    is rebuilt here in float64 and must give the file's factors within 2⁻¹⁶ relative (torch's
-    float32 ramp is up to 1.7·10⁻⁶ away where the ramp is steep); none is guessed, and the
-    candidates' factors differ by far more than that."""
-    import math
+def _from_divisors(factors: np.ndarray, base: float, dim: int, path: Path) -> dict[str, Any]:
+    """The scaling whose per-frequency divisors ``rope_freqs.weight`` holds (the registry's
+    :attr:`~pecli.kernels.rope_scaling.ScalingType.gguf_divisors`: Llama 3.1's), as config keys."""
+    from pecli.kernels.rope_scaling import SCALINGS
 
+    scaling = next(s for s in SCALINGS.values() if s.gguf_divisors is not None)
     if len(factors) != dim // 2:
         raise FormatError(
             f"{path}: rope_freqs.weight holds {len(factors)} factors, and a rotary width of {dim} has {dim // 2} "
             "frequencies: the file is inconsistent"
         )
-    freqs = (1.0 / (np.float32(base) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))).astype(np.float32)
-    factor = float(np.max(factors))
-    for old in (8192, 4096, 2048, 16384, 32768, 65536, 131072):
-        for low, high in ((1.0, 4.0), (1.0, 2.0), (1.0, 8.0), (2.0, 4.0), (0.5, 4.0)):
-            ramp = []
-            for freq in freqs.tolist():
-                wavelen = 2 * math.pi / freq
-                if wavelen < old / high:
-                    ramp.append(1.0)
-                elif wavelen > old / low:
-                    ramp.append(factor)
-                else:
-                    smooth = (old / wavelen - low) / (high - low)
-                    ramp.append(1 / ((1 - smooth) / factor + smooth))
-            if len(ramp) == len(factors) and np.allclose(ramp, factors, rtol=2.0**-16, atol=0):
-                return {
-                    "rope_type": "llama3",
-                    "factor": factor,
-                    "low_freq_factor": low,
-                    "high_freq_factor": high,
-                    "original_max_position_embeddings": old,
-                }
-    raise FormatError(
-        f"{path}: rope_freqs.weight holds per-frequency factors that no Llama 3.1 scaling rebuilds "
-        "(factor, low/high frequency factors and original length as published): pecli cannot name them"
-    )
+    found = scaling.gguf_divisors(factors, base, dim)  # type: ignore[misc]  # the one that has them
+    if found is None:
+        raise FormatError(
+            f"{path}: rope_freqs.weight holds per-frequency factors that no Llama 3.1 scaling rebuilds "
+            "(factor, low/high frequency factors and original length as published): pecli cannot name them"
+        )
+    return {"rope_type": scaling.name, **found}
 
 
 GGUF = Format(

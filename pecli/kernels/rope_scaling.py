@@ -1,8 +1,13 @@
 """HF transformers' rotary scalings (``modeling_rope_utils.py``, 5.23): the one registry of them.
 
 :data:`SCALINGS` holds every fact of each scaling type (the keys it reads, those it needs, its
-checks, its attention factor, how a model's config fills it in, and its ``inv_freq``), and the rope
-kind, the fitter and the config reader all read it; no other module compares scaling names.
+checks, its attention factor, how a model's config and a GGUF file hold it, its ``inv_freq``, and
+the parameters a measured ``inv_freq`` suggests of it), and the rope kind, the fitter and the config
+readers all read it; no other module names a scaling.
+
+Long because it is one registry: each scaling's facts, forward (its ``inv_freq``) and back (its
+proposals, :class:`Measured`), sit beside each other, as einops keeps every fact of a backend in
+one class; split by direction, a new scaling would be written in three files.
 
 ``inv_freq`` two ways: :func:`inv_freq_float32` is the framework's float32 pipeline step by step
 (scalars rounded to float32 as torch does; ``pow`` evaluated in float64 and rounded once; ``x / t``
@@ -13,9 +18,11 @@ parameters (:class:`RotaryParams`, which :class:`pecli.kinds.rope.Rope` is).
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
@@ -23,6 +30,7 @@ import numpy as np
 from pecli.errors import RecipeError
 from pecli.kernels.exact import frequencies, paper_exponents
 from pecli.kernels.pipelines import f32, pow32
+from pecli.params import round_number
 
 if TYPE_CHECKING:
     from pecli.dtypes import Ids
@@ -420,6 +428,183 @@ def _check_proportional(r: RotaryParams) -> None:
         )
 
 
+def _llama3_divisors(factors: np.ndarray, base: float, dim: int) -> dict[str, Any] | None:
+    """The Llama 3.1 scaling whose per-frequency divisors ``factors`` are, as ``convert_hf_to_gguf.py``
+    computes them from ``factor``, ``low_freq_factor``, ``high_freq_factor`` and
+    ``original_max_position_embeddings`` (float32 frequencies, the smooth ramp in torch's float32,
+    stored as float32): every candidate of the published values is rebuilt here in float64 and must
+    give the file's factors within 2⁻¹⁶ relative (torch's float32 ramp is up to 1.7·10⁻⁶ away where
+    the ramp is steep); none is guessed, and the candidates' factors differ by far more than that.
+    None: no published one gives them."""
+    freqs = (1.0 / (np.float32(base) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))).astype(np.float32)
+    factor = float(np.max(factors))
+    for old in (8192, 4096, 2048, 16384, 32768, 65536, 131072):
+        for low, high in ((1.0, 4.0), (1.0, 2.0), (1.0, 8.0), (2.0, 4.0), (0.5, 4.0)):
+            ramp = []
+            for freq in freqs.tolist():
+                wavelen = 2 * math.pi / freq
+                if wavelen < old / high:
+                    ramp.append(1.0)
+                elif wavelen > old / low:
+                    ramp.append(factor)
+                else:
+                    smooth = (old / wavelen - low) / (high - low)
+                    ramp.append(1 / ((1 - smooth) / factor + smooth))
+            if len(ramp) == len(factors) and np.allclose(ramp, factors, rtol=2.0**-16, atol=0):
+                return {
+                    "factor": factor,
+                    "low_freq_factor": low,
+                    "high_freq_factor": high,
+                    "original_max_position_embeddings": old,
+                }
+    return None
+
+
+# -- proposals: what a measured inv_freq says of each scaling (the fitter's inverse) -----------------
+#: ``original_max_position_embeddings`` values models use: tried for the scalings that need one.
+_COMMON_ORIGINAL = (1024, 2048, 4096, 8192, 16384, 32768)
+#: Original lengths a llama3 or YaRN ramp is checked against (the ramp's place tells them apart).
+_RAMP_ORIGINAL = tuple(sorted({*(2**k for k in range(6, 21)), *_COMMON_ORIGINAL, 4000, 6000, 40960}))
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A rotary cache's measured ``inv_freq``, as the rope fitter (:mod:`pecli.kinds.rope.thetas`)
+    hands it to each scaling's :attr:`ScalingType.propose`: the frequencies and the θ they allow."""
+
+    #: The measured frequencies, fastest first (the prefix that was measurable).
+    inv: np.ndarray
+    #: Their exponents ``2i/dim``.
+    exponents: np.ndarray
+    dim: int
+    seq_len: int
+    #: The cos/sin amplitude: 1, or an attention factor.
+    amplitude: float
+    #: Every frequency was measured, not only a fast prefix.
+    complete: bool
+    #: The round θ the fits allow, best first.
+    thetas: tuple[float, ...]
+    #: ``(θ, measured / default ratio)`` for each θ whose fastest frequencies the measurement rebuilds.
+    waves: tuple[tuple[float, np.ndarray], ...]
+    #: θ fitted to the most frequencies (None: no fit).
+    full: float | None
+    #: θ values models use, tried besides the fitted ones.
+    common: tuple[float, ...]
+    #: A candidate's exact ``inv_freq`` from its parameters; None: a grid is proposed unchecked.
+    predict: Callable[[dict[str, Any]], np.ndarray] | None
+
+    @property
+    def scale(self) -> float:
+        """The fastest frequency: 1 unless every frequency is divided alike (linear, keras-dynamic)."""
+        return float(self.inv[0])
+
+    def flat(self) -> Iterator[float]:
+        """θ whose every frequency is the measured one over :attr:`scale` (no ramp, no factor list)."""
+        return (theta for theta, ratio in self.waves if np.allclose(ratio, 1, rtol=1e-3))
+
+
+def _default_proposals(m: Measured, name: str) -> Iterator[dict[str, Any]]:
+    if math.isclose(m.scale, 1, rel_tol=1e-6):
+        yield from ({"base": theta} for theta in m.flat())
+
+
+def _divided(m: Measured) -> bool:
+    """Every frequency divided alike, by more than rounding (linear, keras-dynamic)."""
+    return 0 < m.scale < 1 and not math.isclose(m.scale, 1, rel_tol=1e-6)
+
+
+def _linear_proposals(m: Measured, name: str) -> Iterator[dict[str, Any]]:
+    if _divided(m):
+        yield from ({"base": theta, "factor": round_number(1 / m.scale, 4)} for theta in m.flat())
+
+
+def _keras_dynamic_proposals(m: Measured, name: str) -> Iterator[dict[str, Any]]:
+    # Every frequency divided by factor^(dim/(dim−2)), a round factor.
+    if _divided(m):
+        f = (1 / m.scale) ** (max(1, m.dim - 2) / m.dim)
+        nice = round(f * 4) / 4
+        if nice > 1 and abs(f - nice) <= 1e-3 * nice:
+            yield from ({"base": theta, "factor": nice} for theta in m.flat())
+
+
+def _litgpt_yarn_proposals(m: Measured, name: str) -> Iterator[dict[str, Any]]:
+    # Its ramp is reversed: the fast end is divided by the factor and the slow end left alone (ratio
+    # 1/factor rising to 1, measured against the fast end's scale).
+    if not 0 < m.scale < 1:
+        return
+    f = 1 / m.scale
+    for theta, ratio in m.waves:
+        if ratio[-1] > 1.01:
+            for guess, orig in itertools.product(sorted({round(f), round(f * 2) / 2} - {0, 1}), _COMMON_ORIGINAL):
+                yield {"base": theta, "factor": float(guess), "original_max_position_embeddings": orig}
+
+
+def _ramp_proposals(rotations: float, keys: dict[str, Any], m: Measured, name: str) -> Iterator[dict[str, Any]]:
+    """The slow end divided by a factor, the fast end left alone (llama3, yarn; YaRN's cos/sin
+    amplitude also tells its factor).  The ramp's first scaled frequency says the original length
+    o: llama3 scales the wavelengths past o/4, YaRN the frequencies past its beta_fast = 32
+    rotations in o (``rotations``); each is d·ln(o/(2π·r))/(2·ln θ) columns in.  Only lengths
+    within two columns of the measured one are proposed, each checked by ``m.predict`` on the
+    measured frequencies."""
+    if not math.isclose(m.scale, 1, rel_tol=1e-6):
+        return
+    for theta, ratio in m.waves:
+        if ratio[-1] > 0.99 or ratio[-1] <= 0:
+            continue
+        slow = 1 / float(ratio[-1])
+        guesses: set[float] = (
+            {round(slow), round(slow * 2) / 2} if m.complete else {2, 4, 8, 16, 32, 40, 64, round(slow)}
+        )
+        if m.amplitude != 1.0:  # yarn's attention factor 0.1·ln(f) + 1
+            guesses.add(round_number(math.exp(10 * (m.amplitude - 1)), 3))
+        first = int(np.argmax(ratio < 1 - 1e-3))
+        for f, orig in itertools.product(
+            sorted(g for g in guesses if g > 1), _RAMP_ORIGINAL if m.predict is not None else _COMMON_ORIGINAL
+        ):
+            if m.predict is not None:
+                if abs(m.dim * math.log(orig / (2 * math.pi * rotations)) / (2 * math.log(theta)) - first) > 2:
+                    continue
+            params = {"base": theta, "factor": float(f), "original_max_position_embeddings": orig, **keys}
+            if m.predict is None or np.allclose(
+                m.predict({**params, "scaling": name})[: m.inv.size], m.inv, rtol=5e-3, atol=0
+            ):
+                yield params
+
+
+def _longrope_proposals(m: Measured, name: str) -> Iterator[dict[str, Any]]:
+    # A factor per frequency, measured (every frequency must be): round ones rebuild it.
+    plain = bool(m.thetas) and np.allclose(m.inv / (m.scale * np.power(m.thetas[0], -m.exponents)), 1, rtol=1e-3)
+    if not m.complete or plain:
+        return
+    for theta in dict.fromkeys([*m.thetas[:2], *m.common]):
+        ext = np.power(theta, -m.exponents) / m.inv
+        if np.all(ext >= 0.999) and np.all(ext < 1e4):
+            factors = ";".join(repr(round_number(float(f), 4)) for f in ext)
+            own = {"base": theta, "short_factor": factors, "long_factor": factors}
+            # The attention factor HF derives, sqrt(1 + ln f / ln o), for a round factor and a
+            # common original length at or past the table (short factors there): the amplitude,
+            # measured to ~1e-5, cannot tell 1.0801234 from 1.0801135.
+            for f, orig in itertools.product((2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0), _COMMON_ORIGINAL):
+                attention = math.sqrt(1 + math.log(f) / math.log(orig))
+                if orig >= m.seq_len and abs(attention - m.amplitude) <= 5e-5 * m.amplitude:
+                    yield {**own, "factor": f, "original_max_position_embeddings": orig}
+            yield {**own, "original_max_position_embeddings": m.seq_len, "attention_factor": m.amplitude}
+
+
+def _dynamic_proposals(m: Measured, name: str) -> Iterator[dict[str, Any]]:
+    # θ' = θ·(f·s/o − (f − 1))^(d/(d−2)) for a round θ, a common o and a round f.
+    if m.full is None or not math.isclose(m.scale, 1, rel_tol=1e-6) or m.dim < 4:
+        return
+    for theta, orig in itertools.product(m.common, _COMMON_ORIGINAL):
+        if m.seq_len <= orig or m.full <= theta:
+            continue
+        r = (m.full / theta) ** ((m.dim - 2) / m.dim)
+        f = (r - 1) / (m.seq_len / orig - 1)
+        nice = round(f * 4) / 4
+        if nice > 1 and abs(f - nice) <= 1e-2 * nice:
+            yield {"base": theta, "factor": nice, "original_max_position_embeddings": orig}
+
+
 @dataclass(frozen=True)
 class ScalingType:
     """One scaling type of ``modeling_rope_utils.py``: every fact pecli knows of it."""
@@ -468,6 +653,21 @@ class ScalingType:
     #: The value llama.cpp writes for it in a GGUF file's ``{arch}.rope.scaling.type``
     #: (``convert_hf_to_gguf.py``); None: a GGUF file cannot say it.
     gguf: str | None = None
+    #: The GGUF tensors llama.cpp stores its per-frequency lists in (a config key → the tensor's
+    #: name; Phi-3's LongRoPE factors, ``convert_hf_to_gguf.py``'s ``Phi3MiniModel``).
+    gguf_lists: dict[str, str] = field(default_factory=dict)
+    #: Its parameters from the per-frequency divisors llama.cpp stores in ``rope_freqs.weight``
+    #: (Llama 3.1's), None where no published ones give them; None: not stored that way.
+    gguf_divisors: Callable[[np.ndarray, float, int], dict[str, Any] | None] | None = None
+    #: Its parameters (θ as ``base`` among them) that a measured ``inv_freq`` suggests, and the
+    #: scaling's name (to predict a candidate by): the fitter's proposals, each rebuilt and proved
+    #: on the whole table by identify.  None: never proposed (its tables are named as another's).
+    propose: Callable[[Measured, str], Iterator[dict[str, Any]]] | None = None
+
+    def proposals(self, measured: Measured) -> Iterator[dict[str, Any]]:
+        """:attr:`propose`'s parameters with this scaling named: a rope recipe's, ready to build."""
+        for params in self.propose(measured, self.name) if self.propose is not None else ():
+            yield {**params, "scaling": self.name}
 
 
 _BOTH_FORMS = ("pow", "neg-pow")
@@ -496,6 +696,7 @@ SCALINGS: dict[str, ScalingType] = {
             aliases=("mrope",),
             forms=_BOTH_FORMS,
             gguf="none",
+            propose=_default_proposals,
         ),
         ScalingType(
             "linear",
@@ -505,6 +706,7 @@ SCALINGS: dict[str, ScalingType] = {
             lambda r, i, default, factor: default / factor,
             forms=_BOTH_FORMS,
             gguf="linear",
+            propose=_linear_proposals,
         ),
         ScalingType(
             "dynamic",
@@ -515,6 +717,7 @@ SCALINGS: dict[str, ScalingType] = {
             check=_check_dynamic,
             original_is_max_position=True,
             from_default=False,
+            propose=_dynamic_proposals,
         ),
         ScalingType(
             "yarn",
@@ -529,6 +732,7 @@ SCALINGS: dict[str, ScalingType] = {
             slips=_yarn_slips,
             said=_yarn_said,
             gguf="yarn",
+            propose=functools.partial(_ramp_proposals, 32.0, {}),
         ),
         ScalingType(
             "longrope",
@@ -546,6 +750,8 @@ SCALINGS: dict[str, ScalingType] = {
             slips=_longrope_slips,
             said=_longrope_said,
             gguf="longrope",
+            gguf_lists={"long_factor": "rope_factors_long.weight", "short_factor": "rope_factors_short.weight"},
+            propose=_longrope_proposals,
         ),
         ScalingType(
             "llama3",
@@ -555,6 +761,8 @@ SCALINGS: dict[str, ScalingType] = {
             _llama3_64,
             check=_check_llama3,
             original_from_config=True,
+            gguf_divisors=_llama3_divisors,
+            propose=functools.partial(_ramp_proposals, 4.0, {"low_freq_factor": 1.0, "high_freq_factor": 4.0}),
         ),
         # Gemma 4's full-attention layers: the first partial_rotary_factor·dim/2 frequencies of the
         # whole head's exponents, then zero frequencies (the table keeps the head's width).
@@ -577,6 +785,7 @@ SCALINGS: dict[str, ScalingType] = {
             lambda r, i, default, factor: default / factor ** (r.dim / max(1, r.dim - 2)),
             in_transformers=False,
             forms=("neg-pow", "pow"),
+            propose=_keras_dynamic_proposals,
         ),
         # litgpt's build_rope_cache with beta_fast/beta_slow in its rope_adjustments.
         ScalingType(
@@ -588,6 +797,7 @@ SCALINGS: dict[str, ScalingType] = {
             attention=_litgpt_yarn_attention,
             in_transformers=False,
             from_default=False,
+            propose=_litgpt_yarn_proposals,
         ),
     )
 }
@@ -595,6 +805,7 @@ SCALINGS: dict[str, ScalingType] = {
 
 __all__ = [
     "SCALINGS",
+    "Measured",
     "RotaryParams",
     "Scaling",
     "ScalingType",

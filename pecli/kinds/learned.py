@@ -18,10 +18,10 @@ import numpy as np
 
 from pecli.dtypes import DType, numpy_dtype
 from pecli.errors import RecipeError
-from pecli.fitting import Sample, round_number
+from pecli.fitting import Sample
 from pecli.kernels.draws import fill_normal, normal_at
 from pecli.kernels.splitmix import COLUMN_BITS
-from pecli.params import choice, int_param, positive_float
+from pecli.params import choice, int_param, positive_float, round_number
 from pecli.recipe import Recipe
 from pecli.resources import check_row_range
 

@@ -27,11 +27,11 @@ import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.fitting import Sample, round_number
+from pecli.fitting import Sample
 from pecli.kernels.exact import row_blocks
 from pecli.kernels.pipelines import f32, pow32, rounded32
 from pecli.kernels.threads import run_blocks
-from pecli.params import choice, int_param, positive_float
+from pecli.params import choice, int_param, positive_float, round_number
 from pecli.recipe import Pipelined, Recipe
 from pecli.resources import check_row_range
 

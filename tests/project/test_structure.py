@@ -281,26 +281,57 @@ def test_no_kernel_imports_a_kind_even_for_typing() -> None:
     assert {k: v for k, v in found.items() if v} == {}
 
 
-def test_scaling_names_are_compared_in_the_scaling_registry_only() -> None:
-    """``scaling == "yarn"`` or ``rope_type in ("llama3", …)`` outside ``pecli.kernels.rope_scaling``
-    is a fact of a scaling kept in a second place: the registry's entry should say it."""
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring constants of ``tree`` (words about a name, not the name used)."""
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+
+
+def _strings(path: Path) -> list[tuple[int, str]]:
+    """``(line, text)`` of every string constant of a module but its docstrings."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = _docstrings(tree)
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+    ]
+
+
+def _scaling_names() -> set[str]:
     from pecli.kernels.rope_scaling import SCALINGS
 
-    names = {n for t in SCALINGS.values() for n in (t.name, *t.aliases)} - {"default"}
-    found = []
-    for name, path in MODULES.items():
-        if name == "pecli.kernels.rope_scaling":
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Compare):
-                constants = [
-                    c.value
-                    for side in (node.left, *node.comparators)
-                    for c in ast.walk(side)
-                    if isinstance(c, ast.Constant) and isinstance(c.value, str)
-                ]
-                found += [f"{name}:{node.lineno} {c}" for c in constants if c in names]
-    assert found == []
+    return {n for t in SCALINGS.values() for n in (t.name, *t.aliases)} - {"default"} - set(kinds())
+
+
+def _scalings_named(name: str, path: Path) -> list[str]:
+    """Where module ``name`` writes a scaling's name (docstrings aside) and is not its owner."""
+    if name == "pecli.kernels.rope_scaling" or name.startswith("pecli.presets"):
+        return []
+    return [f"{name}:{line} {text}" for line, text in _strings(path) if text in _scaling_names()]
+
+
+def test_scaling_names_are_written_in_the_scaling_registry_only() -> None:
+    """``scaling == "yarn"``, ``rope_type in ("llama3", …)`` or ``{"scaling": "longrope", …}``
+    outside ``pecli.kernels.rope_scaling`` is a fact of a scaling kept in a second place: the
+    registry's entry should say it (its proposals, its GGUF storage).  Presets are data, spelled
+    in a user's words; a name that is also a kind's (``mrope``, an old ``rope_type``) is the kind's."""
+    assert [f for name, path in MODULES.items() for f in _scalings_named(name, path)] == []
+
+
+def test_the_scaling_rule_sees_a_name_in_a_dict_but_not_in_words(tmp_path: Path) -> None:
+    # The fitter once proposed {"scaling": "llama3", …} itself (issue 43): such a string counts;
+    # a docstring saying "llama3" does not.
+    path = tmp_path / "m.py"
+    path.write_text('"""Reads llama3."""\n\nPARAMS = {"base": 1e4, "scaling": "llama3"}\n', encoding="utf-8")
+    assert _scalings_named("pecli.fit", path) == ["pecli.fit:3 llama3"]
+    assert _scalings_named("pecli.presets.rotary", path) == []
 
 
 def test_kind_names_are_compared_in_their_kind_only() -> None:

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from pecli.errors import RecipeError
-from pecli.fitting import Sample, cosine_frequencies, fit_base, round_number
+from pecli.fitting import Sample, cosine_frequencies, fit_base
 from pecli.kernels.pipelines import f32
 from pecli.kinds.mrope.ids import sequence_of
+from pecli.params import round_number
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr, DType

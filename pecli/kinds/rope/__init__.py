@@ -20,7 +20,7 @@ from pecli.dtypes import DType
 from pecli.errors import RecipeError
 from pecli.kernels.rope_scaling import SCALINGS, Scaling, inv_freq_float32, inv_freq_float64
 from pecli.kinds.rope.build import BOTH_PARTS, rope_columns, rope_rows
-from pecli.params import choice, flag, int_param, optional_float, positive_float, spell
+from pecli.params import choice, flag, int_param, optional_float, positive_float, round_number, spell
 from pecli.precision import collapsed_rows, held, pipeline_of
 from pecli.recipe import Pipelined, Recipe, listed
 from pecli.resources import check_row_range
@@ -489,8 +489,6 @@ class Rope(Pipelined):
 
 def _round(x: float) -> bool:
     """Whether ``x`` has at most 4 significant digits."""
-    from pecli.fitting import round_number  # the fitters' rounding; not loaded to build a table
-
     return math.isclose(x, round_number(x), rel_tol=1e-12)
 
 

@@ -14,9 +14,10 @@ import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.fitting import Sample, cosine_frequencies, round_number
+from pecli.fitting import Sample, cosine_frequencies
 from pecli.kernels.rope_scaling import SCALINGS, inv_freq_near
 from pecli.kinds.rope.thetas import COMMON_THETAS, coarse_thetas, grid_thetas, odd_width, scalings
+from pecli.params import round_number
 from pecli.precision import held, pipeline_of
 from pecli.table import spread_indices
 

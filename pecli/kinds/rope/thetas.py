@@ -7,14 +7,15 @@ each one and compares every value."""
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pecli.errors import RecipeError
-from pecli.fitting import fit_base, round_number
+from pecli.fitting import fit_base
+from pecli.kernels.rope_scaling import SCALINGS, Measured
+from pecli.params import round_number
 from pecli.precision import held, pipeline_of
 
 if TYPE_CHECKING:
@@ -23,10 +24,6 @@ if TYPE_CHECKING:
 
 #: θ values models use, tried as round candidates besides the fitted one.
 COMMON_THETAS = (10000.0, 500000.0, 1000000.0, 150000.0, 1e4 * 2**0.5)
-#: original_max_position_embeddings values tried for the scalings that need one.
-_COMMON_ORIGINAL = (1024, 2048, 4096, 8192, 16384, 32768)
-#: Original lengths a llama3 or YaRN ramp is checked against (the ramp's place tells them apart).
-_RAMP_ORIGINAL = tuple(sorted({*(2**k for k in range(6, 21)), *_COMMON_ORIGINAL, 4000, 6000, 40960}))
 #: Factors tried for NTK-aware θ rescaling, ``θ·f^(d/(d−2))`` (rotary-embedding-torch, dynamic NTK).
 _COMMON_FACTORS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
 
@@ -40,9 +37,11 @@ def scalings(
     from the fastest quarter (which llama3 and yarn leave alone); the ratio of the measured to the
     default frequencies then tells the family: 1 everywhere (default), a constant (linear), 1 at
     the fast end and ``1/factor`` at the slow end (llama3, yarn), a pure power law with another θ
-    (dynamic NTK).  Only proposals: identify rebuilds each one and compares.  ``predict`` gives a
-    candidate's exact ``inv_freq``: a ramp's original length is tried from a wide grid
-    (:data:`_RAMP_ORIGINAL`) and kept where its ramp is the measured one.
+    (dynamic NTK).  Here the θ are measured; each scaling of the registry proposes its own
+    parameters from them (:attr:`~pecli.kernels.rope_scaling.ScalingType.propose`).  Only
+    proposals: identify rebuilds each one and compares.  ``predict`` gives a candidate's exact
+    ``inv_freq``: a ramp's original length is tried from a wide grid and kept where its ramp is the
+    measured one.
     """
     h = inv.size
     e = np.arange(h) * 2.0 / dim
@@ -82,6 +81,7 @@ def scalings(
     # ω₀ = 1 to measure θ by: the common θ are tried for it, their ramp checked by ``predict``.
     if predict is not None:
         short += [t for t in COMMON_THETAS if t not in thetas and t not in short]
+    waves = []
     for theta in [*thetas, *dict.fromkeys(short)]:
         ratio = inv / (scale * np.power(theta, -e))
         lead = (1 if theta in COMMON_THETAS and predict is not None else 2) if theta in short else fast
@@ -89,87 +89,22 @@ def scalings(
             continue
         if theta in short and (ratio[-1] > 1 / 1.5 or np.any(np.diff(ratio) > 1e-3)):
             continue  # not a slow end divided by a factor (of 1.5 or more)
-        if np.allclose(ratio, 1, rtol=1e-3):
-            if math.isclose(scale, 1, rel_tol=1e-6):
-                yield {"base": theta, "scaling": "default"}
-            elif 0 < scale < 1:
-                yield {"base": theta, "scaling": "linear", "factor": round_number(1 / scale, 4)}
-                # keras-hub's "dynamic": every frequency divided by factor^(dim/(dim−2)), a round factor.
-                f = (1 / scale) ** (max(1, dim - 2) / dim)
-                nice = round(f * 4) / 4
-                if nice > 1 and abs(f - nice) <= 1e-3 * nice:
-                    yield {"base": theta, "scaling": "keras-dynamic", "factor": nice}
-            continue
-        if 0 < scale < 1 and ratio[-1] > 1.01:
-            # litgpt's YaRN: its ramp is reversed, so the fast end is divided by the factor and the
-            # slow end left alone (ratio 1/factor rising to 1, measured against the fast end's scale).
-            f = 1 / scale
-            for guess in sorted({round(f), round(f * 2) / 2} - {0, 1}):
-                for orig in _COMMON_ORIGINAL:
-                    yield {
-                        "base": theta,
-                        "scaling": "litgpt-yarn",
-                        "factor": float(guess),
-                        "original_max_position_embeddings": orig,
-                    }
-            continue
-        if not math.isclose(scale, 1, rel_tol=1e-6) or ratio[-1] > 0.99 or ratio[-1] <= 0:
-            continue
-        # The slow end divided by a factor: llama3, or yarn (whose cos/sin amplitude also tells it).
-        slow = 1 / float(ratio[-1])
-        guesses: set[float] = (
-            {round(slow), round(slow * 2) / 2} if count == h else {2, 4, 8, 16, 32, 40, 64, round(slow)}
-        )
-        if amplitude != 1.0:  # yarn's attention factor 0.1·ln(f) + 1
-            guesses.add(round_number(math.exp(10 * (amplitude - 1)), 3))
-        # The ramp's first scaled frequency says the original length o: llama3 scales the wavelengths
-        # past o/4, YaRN the frequencies past its beta_fast = 32 rotations in o; each is
-        # d·ln(o/(2π·r))/(2·ln θ) columns in (r = 4, 32).  Only lengths within two columns of the
-        # measured one are proposed, each checked by ``predict`` on the measured frequencies.
-        first = int(np.argmax(ratio < 1 - 1e-3))
-
-        def near(orig: int, rotations: float, theta: float = theta, first: int = first) -> bool:
-            return abs(dim * math.log(orig / (2 * math.pi * rotations)) / (2 * math.log(theta)) - first) <= 2
-
-        ramps: tuple[tuple[dict[str, Any], float], ...] = (
-            ({"scaling": "llama3", "low_freq_factor": 1.0, "high_freq_factor": 4.0}, 4.0),
-            ({"scaling": "yarn"}, 32.0),
-        )
-        for f, orig, (ramp, rotations) in itertools.product(
-            sorted(g for g in guesses if g > 1), _RAMP_ORIGINAL if predict is not None else _COMMON_ORIGINAL, ramps
-        ):
-            if predict is not None and not near(orig, rotations):
-                continue
-            params = {"base": theta, "factor": float(f), "original_max_position_embeddings": orig, **ramp}
-            if predict is None or np.allclose(predict(params)[:count], inv, rtol=5e-3, atol=0):
-                yield params
-    # longrope: a factor per frequency, measured (every frequency must be): round ones rebuild it.
-    plain = bool(thetas) and np.allclose(inv / (scale * np.power(thetas[0], -e)), 1, rtol=1e-3)
-    if count == h and not plain:
-        for theta in dict.fromkeys([*thetas[:2], *COMMON_THETAS]):
-            ext = np.power(theta, -e) / inv
-            if np.all(ext >= 0.999) and np.all(ext < 1e4):
-                factors = ";".join(repr(round_number(float(f), 4)) for f in ext)
-                longrope = {"base": theta, "scaling": "longrope", "short_factor": factors, "long_factor": factors}
-                # The attention factor HF derives, sqrt(1 + ln f / ln o), for a round factor and a
-                # common original length at or past the table (short factors there): the
-                # amplitude, measured to ~1e-5, cannot tell 1.0801234 from 1.0801135.
-                for f, orig in itertools.product((2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0), _COMMON_ORIGINAL):
-                    own = math.sqrt(1 + math.log(f) / math.log(orig))
-                    if orig >= seq_len and abs(own - amplitude) <= 5e-5 * amplitude:
-                        yield {**longrope, "factor": f, "original_max_position_embeddings": orig}
-                yield {**longrope, "original_max_position_embeddings": seq_len, "attention_factor": amplitude}
-    # dynamic NTK: θ' = θ·(f·s/o − (f − 1))^(d/(d−2)) for a round θ, a common o and a round f.
-    if estimates and math.isclose(scale, 1, rel_tol=1e-6) and dim >= 4:
-        full = estimates[-1]
-        for theta, orig in itertools.product(COMMON_THETAS, _COMMON_ORIGINAL):
-            if seq_len <= orig or full <= theta:
-                continue
-            r = (full / theta) ** ((dim - 2) / dim)
-            f = (r - 1) / (seq_len / orig - 1)
-            nice = round(f * 4) / 4
-            if nice > 1 and abs(f - nice) <= 1e-2 * nice:
-                yield {"base": theta, "scaling": "dynamic", "factor": nice, "original_max_position_embeddings": orig}
+        waves.append((theta, ratio))
+    measured = Measured(
+        inv=inv,
+        exponents=e,
+        dim=dim,
+        seq_len=seq_len,
+        amplitude=amplitude,
+        complete=count == h,
+        thetas=tuple(thetas),
+        waves=tuple(waves),
+        full=estimates[-1] if estimates else None,
+        common=COMMON_THETAS,
+        predict=predict,
+    )
+    for scaling in SCALINGS.values():
+        yield from scaling.proposals(measured)
 
 
 def odd_width(inv: Arr, d: int, odd_dim: int | None = None) -> Iterator[dict[str, Any]]:

@@ -41,7 +41,7 @@ from pecli.fitting import Sample
 from pecli.kernels.exact import as_slice, axis_run, line_blocks, run_index, split_lines
 from pecli.kernels.pipelines import f32, pow32, sin_cos_rounded
 from pecli.kernels.threads import run_blocks
-from pecli.params import choice, flag, int_param, positive_float
+from pecli.params import choice, flag, int_param, positive_float, round_number
 from pecli.recipe import Pipelined, Recipe, listed
 from pecli.resources import check_row_range
 
@@ -469,7 +469,6 @@ def _fitted_cis(sample: Sample) -> Iterator[Rope2d]:
     each band).  The pairs lie on the unit circle; the grid is read from where each axis's columns
     first move, the cells' first index from row 0's band-0 angle (ω₀ = 1), and the base from the
     last axis's band 1 (its angle step from one cell to the next)."""
-    from pecli.fitting import round_number
     from pecli.kinds.rope2d.fit import BASES_TRIED, PIXEL_TRIED, axis_stride
 
     n, d = sample.n, sample.d

@@ -13,6 +13,7 @@ import numpy as np
 
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
+from pecli.params import round_number
 
 if TYPE_CHECKING:
     from pecli.kinds.rope2d import Rope2d
@@ -76,7 +77,6 @@ def _bands_tried(sample: Sample, probe: Rope2d) -> list[dict[str, Any]]:
     """Language bands with the base that row 1 (the last axis's coordinate 1) shows in band 1,
     ``base^(−1/q)`` (alternate bands: ``base^(−(2n−1)/(n·q))``), and pixel bands at each of
     :data:`_MAX_RES_TRIED`."""
-    from pecli.fitting import round_number
 
     q, n = probe.dim // 4, len(probe.axes)
     slot = probe.column_axes.index(n - 1)

@@ -15,7 +15,8 @@ import numpy as np
 
 from pecli.dtypes import DType
 from pecli.errors import RecipeError
-from pecli.fitting import Sample, round_number
+from pecli.fitting import Sample
+from pecli.params import round_number
 
 if TYPE_CHECKING:
     from pecli.dtypes import Arr, Ids

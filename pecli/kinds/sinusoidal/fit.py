@@ -14,6 +14,7 @@ import numpy as np
 
 from pecli.errors import RecipeError
 from pecli.fitting import Sample
+from pecli.params import round_number
 from pecli.precision import held
 
 if TYPE_CHECKING:
@@ -185,7 +186,6 @@ def _scale(rows: np.ndarray, sin_cols: Ids, cos_cols: Ids, d: int, eps: float) -
     ``dim^-0.5`` where it is that, else the median radius to 7 digits, a float32 parameter's).
     ``eps``: the data's rounding unit; bfloat16 values (``2⁻⁸``) put a radius of 1 as far as
     1.0002 off (keras' bfloat16 table from position 100), and say a scale to 3 digits only."""
-    from pecli.fitting import round_number
     from pecli.table import spread_indices
 
     # The median over pairs spread across the width, 65536 values at most (a 3·10⁶-wide row's
