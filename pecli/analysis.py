@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from pecli.dtypes import json_number
 from pecli.errors import PecliInputError
 from pecli.fitting import nonzero_runs, pair_frequencies
-from pecli.kinds.sinusoidal import Sinusoidal
+from pecli.kinds.sinusoidal import Layout, Sinusoidal
 from pecli.recipe import Recipe
 from pecli.table import BLOCK_BYTES, Table, read_rows, spread_windows
 
@@ -321,7 +321,7 @@ def estimate_wavelengths(table: Table, max_rows: int = 4096) -> WavelengthEstima
     windows = spread_windows(n, max(1, m // WINDOW), min(m, WINDOW))
     runs = [r for a, b in windows for r in nonzero_runs(a, read_rows(table, np.arange(a, b)))]
     if runs and d >= 2:
-        for layout in ("interleaved", "split", "cos-first"):
+        for layout in get_args(Layout):
             sin_cols, cos_cols = Sinusoidal(1, d, layout=layout).pairs()
             order = np.stack([sin_cols, cos_cols], axis=1).ravel()
             omega = pair_frequencies(runs, sin_cols, cos_cols)

@@ -24,7 +24,7 @@ shape (positions, head_dim) or (positions, heads, head_dim), row p at position p
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -121,8 +121,8 @@ def rotation_of(before: Any, after: Any) -> Rotation:
     width = min(d, int(moved.max()) + 1 + (int(moved.max()) + 1) % 2)
     if width % 2:
         raise PecliInputError(f"not a rotation: {width} dims move, and a rotation turns dims in pairs")
-    changes = {p: _norm_change(x, y, width, p) / scale**2 for p in ("half", "pairs")}
-    pairing: Pairing = min(changes, key=lambda p: changes[p])  # type: ignore[arg-type]
+    changes = {p: _norm_change(x, y, width, p) / scale**2 for p in get_args(Pairing)}
+    pairing: Pairing = min(changes, key=lambda p: changes[p])
     if changes[pairing] > NORM_SLACK:
         raise PecliInputError(
             f"not a rotation: paired half or pairs over dims 0–{width - 1}, the pairs' squared lengths change "

@@ -355,6 +355,72 @@ def test_kind_names_are_compared_in_their_kind_only() -> None:
     assert found == []
 
 
+def _layouts() -> dict[str, set[str]]:
+    """Each kind's layouts (its ``layout`` field's values): layout name → the kinds that have it."""
+    from typing import get_args, get_type_hints
+
+    from pecli.kinds import KINDS
+
+    owners: dict[str, set[str]] = {}
+    for kind, cls in KINDS.items():
+        for layout in get_args(get_type_hints(cls).get("layout")):
+            owners.setdefault(layout, set()).add(kind)
+    return owners
+
+
+def _layouts_named(name: str, path: Path) -> list[str]:
+    """Where module ``name``, no module of a kind that has the layout, compares a recipe's
+    ``.layout`` with a layout's name, or lists every layout of a kind (a ``Literal`` declaring a
+    type of its own aside)."""
+    owners = _layouts()
+
+    def own(layout: str) -> bool:
+        return any(name == f"pecli.kinds.{k}" or name.startswith(f"pecli.kinds.{k}.") for k in owners[layout])
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    declared = {
+        id(node.slice)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Subscript) and getattr(node.value, "id", "") == "Literal"
+    }
+    sets = {frozenset(v for v, ks in owners.items() if kind in ks) for kinds_ in owners.values() for kind in kinds_}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(
+            getattr(s, "attr", None) == "layout" for s in (node.left, *node.comparators)
+        ):
+            constants = [
+                c.value for s in (node.left, *node.comparators) for c in ast.walk(s) if isinstance(c, ast.Constant)
+            ]
+            found += [f"{name}:{node.lineno} {c}" for c in constants if c in owners and not own(c)]
+        elif isinstance(node, (ast.Tuple, ast.List)) and id(node) not in declared:
+            values = {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+            if len(values) == len(node.elts) >= 2 and values in sets and not all(own(v) for v in values):
+                found.append(f"{name}:{node.lineno} {sorted(values)}")
+    return found
+
+
+def test_layout_names_are_compared_and_listed_in_their_kinds_only() -> None:
+    """``recipe.layout == "split"`` or ``for layout in ("interleaved", "split", "cos-first")``
+    outside the sinusoidal kind is a fact of the kind's layouts kept in a second place: the kind
+    should answer, or the caller read its ``Layout`` type (``get_args``)."""
+    assert [f for name, path in MODULES.items() for f in _layouts_named(name, path)] == []
+
+
+def test_the_layout_rule_sees_a_comparison_and_a_list(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(
+        'from typing import Literal\nOWN = Literal["interleaved", "split", "cos-first"]\n'
+        'def f(r):\n    return r.layout == "split" or [x for x in ("interleaved", "split", "cos-first")]\n',
+        encoding="utf-8",
+    )
+    assert _layouts_named("pecli.analysis", path) == [
+        "pecli.analysis:4 split",
+        "pecli.analysis:4 ['cos-first', 'interleaved', 'split']",
+    ]
+    assert _layouts_named("pecli.kinds.sinusoidal.fit", path) == []
+
+
 def test_the_scaling_type_lists_the_registry() -> None:
     from typing import get_args
 
