@@ -421,6 +421,45 @@ def test_the_layout_rule_sees_a_comparison_and_a_list(tmp_path: Path) -> None:
     assert _layouts_named("pecli.kinds.sinusoidal.fit", path) == []
 
 
+def _kinds_named(name: str, path: Path) -> list[str]:
+    """Where module ``name`` writes a kind's name and is not that kind's, the kinds' registry
+    (``pecli.kinds``) or a preset (data, in a user's words).  A word that is also another
+    registry's (the verdict ``learned``, transformers 4.x's ``rope_type`` ``mrope``) is checked
+    where it is compared with a ``kind`` only (:func:`test_kind_names_are_compared_in_their_kind_only`)."""
+    from typing import get_args
+
+    from pecli.identified import Verdict
+
+    if name == "pecli.kinds" or name.startswith("pecli.presets"):
+        return []
+    shared = set(get_args(Verdict)) | {n for n in kinds() if n in _scaling_aliases()}
+    return [
+        f"{name}:{line} {text}"
+        for line, text in _strings(path)
+        if text in kinds()
+        and text not in shared
+        and name != f"pecli.kinds.{text}"
+        and not name.startswith(f"pecli.kinds.{text}.")
+    ]
+
+
+def _scaling_aliases() -> set[str]:
+    from pecli.kernels.rope_scaling import SCALINGS
+
+    return {n for t in SCALINGS.values() for n in t.aliases}
+
+
+def test_kind_names_are_written_in_their_kind_only() -> None:
+    assert [f for name, path in MODULES.items() for f in _kinds_named(name, path)] == []
+
+
+def test_the_kind_rule_sees_a_kind_named_in_a_call(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text('"""The rope kind."""\n\nmake(kind="rope", verdict="learned")\n', encoding="utf-8")
+    assert _kinds_named("pecli.identification", path) == ["pecli.identification:3 rope"]
+    assert _kinds_named("pecli.kinds.rope.fit", path) == []
+
+
 def test_the_scaling_type_lists_the_registry() -> None:
     from typing import get_args
 
