@@ -428,6 +428,7 @@ def _check_proportional(r: RotaryParams) -> None:
         )
 
 
+# -- how llama.cpp stores a scaling in a GGUF file beyond rope.scaling.type --------------------------
 def _llama3_divisors(factors: np.ndarray, base: float, dim: int) -> dict[str, Any] | None:
     """The Llama 3.1 scaling whose per-frequency divisors ``factors`` are, as ``convert_hf_to_gguf.py``
     computes them from ``factor``, ``low_freq_factor``, ``high_freq_factor`` and
