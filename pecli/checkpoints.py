@@ -115,20 +115,22 @@ def _floats(dtype: str) -> bool:
 def scan(
     path: str, fmt: str | None, arrays: list[ArrayInfo], progress: Callable[[int], None] | None = None
 ) -> Iterator[Entry]:
-    """Each array of the checkpoint ``path``: skipped, or identified when positional (one at a time)."""
-    from pecli.formats import open_table
+    """Each array of the checkpoint ``path``: skipped, or identified when positional (one at a time).
+    The file is opened and listed once for all of them (:func:`~pecli.formats.kept_open`)."""
+    from pecli.formats import kept_open, open_table
     from pecli.identification import identify
 
-    for info in arrays:
-        try:
-            with open_table(path, fmt, info.key) as table:
-                is_pe, why = _probed(info, table)
-                found = identify(table, nearest=1) if is_pe else None
-            yield Entry(info.key, info.shape, info.dtype, why, is_pe, found)
-        except PecliInputError as exc:  # an array that cannot be read is listed as such
-            yield Entry(info.key, info.shape, info.dtype, "unreadable", False, error=str(exc))
-        if progress is not None:
-            progress(1)
+    with kept_open():
+        for info in arrays:
+            try:
+                with open_table(path, fmt, info.key) as table:
+                    is_pe, why = _probed(info, table)
+                    found = identify(table, nearest=1) if is_pe else None
+                yield Entry(info.key, info.shape, info.dtype, why, is_pe, found)
+            except PecliInputError as exc:  # an array that cannot be read is listed as such
+                yield Entry(info.key, info.shape, info.dtype, "unreadable", False, error=str(exc))
+            if progress is not None:
+                progress(1)
 
 
 @dataclass(frozen=True)
@@ -155,27 +157,28 @@ def compare_checkpoints(
     """The positional arrays of checkpoints ``a`` and ``b`` (by name or first row, in either)
     compared key by key with :func:`pecli.diff.compare`; a key in one only is reported as such."""
     from pecli.diff import compare
-    from pecli.formats import open_table
+    from pecli.formats import kept_open, open_table
 
     in_a, in_b = ({i.key: i for i in side} for side in arrays)
-    for key in dict.fromkeys([*in_a, *in_b]):
-        try:
-            if key not in in_a or key not in in_b:
-                info = in_a.get(key) or in_b[key]
-                path = a if key in in_a else b
-                with open_table(path, fmt, key) as table:
-                    if _probed(info, table)[0]:
-                        yield KeyComparison(key, None, f"only in {'A' if key in in_a else 'B'}")
-                continue
-            with open_table(a, fmt, key) as ta, open_table(b, fmt, key) as tb:
-                if not (_probed(in_a[key], ta)[0] or _probed(in_b[key], tb)[0]):
+    with kept_open():  # each file opened and listed once for all its keys
+        for key in dict.fromkeys([*in_a, *in_b]):
+            try:
+                if key not in in_a or key not in in_b:
+                    info = in_a.get(key) or in_b[key]
+                    path = a if key in in_a else b
+                    with open_table(path, fmt, key) as table:
+                        if _probed(info, table)[0]:
+                            yield KeyComparison(key, None, f"only in {'A' if key in in_a else 'B'}")
                     continue
-                yield KeyComparison(key, compare(ta, tb, top=0, **tolerances))
-        except PecliInputError as exc:
-            yield KeyComparison(key, None, f"unreadable: {exc}")
-        finally:
-            if progress is not None:
-                progress(1)
+                with open_table(a, fmt, key) as ta, open_table(b, fmt, key) as tb:
+                    if not (_probed(in_a[key], ta)[0] or _probed(in_b[key], tb)[0]):
+                        continue
+                    yield KeyComparison(key, compare(ta, tb, top=0, **tolerances))
+            except PecliInputError as exc:
+                yield KeyComparison(key, None, f"unreadable: {exc}")
+            finally:
+                if progress is not None:
+                    progress(1)
 
 
 def checkpoint_arrays(source: str, fmt: str | None) -> list[ArrayInfo] | None:

@@ -8,7 +8,7 @@ reader's array to a :class:`~pecli.table.Table` is :mod:`pecli.formats.arrays`."
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,8 +122,11 @@ def text_start(head: bytes) -> str | None:
     return text
 
 
-def choose_key(path: Path, key: str | None, arrays: list[ArrayInfo]) -> str:
-    """The array to read: the one asked for, else 'pe', else the file's only table."""
+def choose_key(path: Path, key: str | None, arrays: list[ArrayInfo], names: Collection[str] | None = None) -> str:
+    """The array to read: the one asked for, else 'pe', else the file's only table.  ``names``:
+    the arrays' keys as a set, where a reader keeps one (a checkpoint scan asks each of N keys)."""
+    if key is not None and names is not None and key in names:
+        return key
     names = [a.key for a in arrays]
     if key is not None:
         if key not in names:

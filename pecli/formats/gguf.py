@@ -22,6 +22,7 @@ import numpy as np
 from pecli.errors import FormatError
 from pecli.formats._common import ArrayInfo, Format, choose_key, first_line
 from pecli.formats.arrays import Bfloat16Rows, array_table
+from pecli.formats.kept import Listing, kept
 from pecli.resources import ensure_fits_in_memory
 from pecli.table import Table
 
@@ -145,9 +146,11 @@ def _list(path: Path) -> list[ArrayInfo]:
 
 
 def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
-    reader = open_reader(path)
-    name = choose_key(path, key, _arrays(reader))
-    tensor = next(t for t in reader.tensors if t.name == name)
+    reader = kept(path, "gguf", lambda own: open_reader(path), stack)
+    listing = kept(path, "gguf listing", lambda own: Listing.of(_arrays(reader)), stack)
+    name = choose_key(path, key, listing.arrays, listing.names)
+    by_name = kept(path, "gguf tensors", lambda own: {t.name: t for t in reversed(reader.tensors)}, stack)
+    tensor = by_name[name]
     code = tensor.tensor_type.name
     shape = tuple(int(n) for n in reversed(tensor.shape.tolist()))
     info: dict[str, Any] = {"format": "gguf", "tensor": name, "stored dtype": code, "file_size": path.stat().st_size}

@@ -16,6 +16,7 @@ from pecli.dtypes import DTYPES
 from pecli.errors import FormatError
 from pecli.formats._common import ZIP_MAGIC, ArrayInfo, Format, WriteOptions, choose_key, first_line, unreadable
 from pecli.formats.arrays import array_table
+from pecli.formats.kept import Listing, keeping, kept
 from pecli.formats.metadata import META_KEY, decode_metadata, table_metadata
 from pecli.formats.rawbytes import write_rows
 from pecli.formats.torch import is_torch_zip
@@ -137,16 +138,17 @@ def _open_npz(path: Path, stack: ExitStack) -> Any:
         raise unreadable(path, ".npz file", exc) from exc
 
 
-def _entry_header(npz: Any, name: str) -> tuple[tuple[int, ...], np.dtype[Any], int]:
-    """Shape, dtype and stored data size of one entry, from its header alone (no data is read)."""
+def _entry_header(npz: Any, name: str) -> tuple[tuple[int, ...], np.dtype[Any], int, bool]:
+    """Shape, dtype, stored data size and Fortran order of one entry, from its header alone (no
+    data is read)."""
     try:
         member = npz.zip.getinfo(name + ".npy")
         with npz.zip.open(member) as fp:
             version = np.lib.format.read_magic(fp)
             v1 = version == (1, 0)
             read_header = np.lib.format.read_array_header_1_0 if v1 else np.lib.format.read_array_header_2_0
-            shape, _, dtype = read_header(fp)
-            return tuple(shape), np.dtype(dtype), member.file_size - fp.tell()
+            shape, fortran, dtype = read_header(fp)
+            return tuple(shape), np.dtype(dtype), member.file_size - fp.tell(), bool(fortran)
     except Exception as exc:  # untrusted header: SyntaxError, KeyError, BadZipFile, ...
         raise FormatError(f"entry {name!r} of {npz.zip.filename} is not a readable array ({first_line(exc)})") from exc
 
@@ -155,7 +157,7 @@ def _npz_arrays(npz: Any) -> list[ArrayInfo]:
     infos = []
     for name in npz.files:
         if name != META_KEY:
-            shape, dtype, _ = _entry_header(npz, name)
+            shape, dtype, _, _ = _entry_header(npz, name)
             infos.append(ArrayInfo(name, shape, dtype.name))
     return infos
 
@@ -165,23 +167,56 @@ def _list_npz(path: Path) -> list[ArrayInfo]:
         return _npz_arrays(_open_npz(path, stack))
 
 
+#: A zip local file header's fixed part, before its file name and extra field (APPNOTE 4.3.7).
+_LOCAL_HEADER = 30
+
+
+def _mapped_entry(
+    path: Path, npz: Any, name: str, shape: tuple[int, ...], dtype: np.dtype[Any], held: int, fortran: bool
+) -> np.ndarray | None:
+    """An entry stored uncompressed (``np.savez``'s), memory-mapped where its data lies in the
+    file: what a checkpoint scan (:func:`~pecli.formats.kept.kept_open`) reads of it is the rows
+    it probes, not the whole entry (a 1 GB ``.npz`` of 200 arrays was read whole to probe each
+    one's first row).  None where it cannot be (compressed, encrypted, empty, a non-numeric
+    dtype): it is then read whole."""
+    import zipfile
+
+    try:
+        member = npz.zip.getinfo(name + ".npy")
+        if member.compress_type != zipfile.ZIP_STORED or member.flag_bits & 1 or dtype.hasobject or not all(shape):
+            return None
+        with open(path, "rb") as fp:
+            fp.seek(member.header_offset)
+            local = fp.read(_LOCAL_HEADER)
+        if len(local) < _LOCAL_HEADER or not local.startswith(ZIP_MAGIC):
+            return None
+        name_len, extra_len = int.from_bytes(local[26:28], "little"), int.from_bytes(local[28:30], "little")
+        start = member.header_offset + _LOCAL_HEADER + name_len + extra_len + (member.file_size - held)
+        return np.memmap(path, dtype=dtype, mode="r", offset=start, shape=shape, order="F" if fortran else "C")
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        return None
+
+
 def _read_npz(path: Path, key: str | None, stack: ExitStack) -> Table:
 
-    npz = _open_npz(path, stack)
-    name = choose_key(path, key, _npz_arrays(npz))
-    shape, dtype, held = _entry_header(npz, name)
+    npz = kept(path, "npz", lambda own: _open_npz(path, own), stack)
+    listing = kept(path, "npz listing", lambda own: Listing.of(_npz_arrays(npz)), stack)
+    name = choose_key(path, key, listing.arrays, listing.names)
+    shape, dtype, held, fortran = _entry_header(npz, name)
     _check_float_width(dtype, f"{path}:{name}")
-    # An npz entry is read whole (it cannot be memory-mapped): check what it declares first.
     declared = math.prod(shape) * dtype.itemsize
     if declared > held:
         raise FormatError(f"{path}:{name} declares {declared} bytes of data but holds {held}")
-    ensure_fits_in_memory(declared, f"reading {path}:{name}")
-    try:
-        arr = npz[name]
-        if not isinstance(arr, np.ndarray):  # a raw (non-.npy) member shadowing the .npy one
-            raise ValueError(f"entry {name!r} is not an .npy array")
-    except Exception as exc:
-        raise unreadable(f"{path}:{name}", "array", exc) from exc
+    arr = _mapped_entry(path, npz, name, shape, dtype, held, fortran) if keeping() else None
+    if arr is None:
+        # Read whole (zipfile checks its CRC-32 then): check what it declares first.
+        ensure_fits_in_memory(declared, f"reading {path}:{name}")
+        try:
+            arr = npz[name]
+            if not isinstance(arr, np.ndarray):  # a raw (non-.npy) member shadowing the .npy one
+                raise ValueError(f"entry {name!r} is not an .npy array")
+        except Exception as exc:
+            raise unreadable(f"{path}:{name}", "array", exc) from exc
     meta: dict[str, Any] = {}
     if META_KEY in npz.files:
         try:

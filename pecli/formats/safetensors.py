@@ -21,6 +21,7 @@ import numpy as np
 from pecli.errors import FormatError
 from pecli.formats._common import ArrayInfo, Format, WriteOptions, choose_key, first_line
 from pecli.formats.arrays import Bfloat16Rows, array_table
+from pecli.formats.kept import Listing, file_version, kept
 from pecli.formats.metadata import META_KEY, decode_metadata, table_metadata
 from pecli.formats.rawbytes import write_rows
 from pecli.jsontext import load_json
@@ -81,8 +82,7 @@ def _header(path: Path) -> tuple[dict[str, Any], int]:
     """The header (checked) and where the data starts.  Kept for the file as it is now (its
     inode, size and modification time): a checkpoint scan opens each of its N tensors, and
     parsing the header each time cost N² entry checks (0.9 s for 200 tensors)."""
-    st = path.stat()
-    return _parsed_header(path, (st.st_ino, st.st_size, st.st_mtime_ns))
+    return _parsed_header(path, file_version(path))
 
 
 @lru_cache(maxsize=4)
@@ -158,7 +158,8 @@ def _list(path: Path) -> list[ArrayInfo]:
 def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
 
     header, offset = _header(path)
-    name = choose_key(path, key, _arrays(header))
+    listing = kept(path, "safetensors listing", lambda own: Listing.of(_arrays(header)), stack)
+    name = choose_key(path, key, listing.arrays, listing.names)
     entry = header[name]
     code, shape, (begin, _) = entry["dtype"], tuple(entry["shape"]), entry["data_offsets"]
     dtype = np.dtype(_DTYPES[code])

@@ -15,6 +15,7 @@ from typing import IO, Any
 from pecli.errors import FormatError
 from pecli.formats._common import ZIP_MAGIC, ArrayInfo, Format, WriteOptions, choose_key, first_line
 from pecli.formats.arrays import array_table
+from pecli.formats.kept import Listing, kept
 from pecli.formats.metadata import META_KEY, decode_metadata
 from pecli.formats.metadata import table_metadata as _table_metadata
 from pecli.resources import ensure_fits_in_memory
@@ -56,13 +57,23 @@ def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progres
 
 
 def _load(path: Path) -> dict[str, Any]:
+    """The file's tensors by name.  torch.save's zip is memory-mapped (``mmap=True``, torch 2.1
+    on): its tensors are read as they are used, not the whole file at once (a checkpoint scan
+    reads one row of most of them); the legacy pickle format is read whole."""
     torch = _torch()
+    with open(path, "rb") as fp:
+        zipped = fp.read(4) == ZIP_MAGIC
     try:
         # torch warns about what it reads (an unusual pickle protocol, legacy storages): for a file
         # pecli refuses that is noise before the one Error line, for one it reads it says nothing useful.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            obj = torch.load(path, map_location="cpu", weights_only=True)
+            try:
+                obj = torch.load(path, map_location="cpu", weights_only=True, mmap=zipped)
+            except TypeError as exc:  # a torch before 2.1 has no mmap
+                if "mmap" not in str(exc):
+                    raise
+                obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types (UnpicklingError, RuntimeError, EOFError...)
         raise FormatError(f"{path} is not a .pt file pecli can load safely ({first_line(exc)})") from exc
     if isinstance(obj, torch.Tensor):
@@ -88,8 +99,9 @@ def _list(path: Path) -> list[ArrayInfo]:
 def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
 
     torch = _torch()
-    obj = _load(path)
-    name = choose_key(path, key, _tensors(obj))
+    obj = kept(path, "pt", lambda own: _load(path), stack)
+    listing = kept(path, "pt listing", lambda own: Listing.of(_tensors(obj)), stack)
+    name = choose_key(path, key, listing.arrays, listing.names)
     tensor = obj[name].detach()
     if tensor.layout != torch.strided or tensor.device.type != "cpu":
         what = f"{tensor.layout} tensor on {tensor.device}"
