@@ -116,19 +116,25 @@ def scan(
     path: str, fmt: str | None, arrays: list[ArrayInfo], progress: Callable[[int], None] | None = None
 ) -> Iterator[Entry]:
     """Each array of the checkpoint ``path``: skipped, or identified when positional (one at a time).
-    The file is opened and listed once for all of them (:func:`~pecli.formats.kept_open`)."""
-    from pecli.formats import kept_open, open_table
+    The file is opened and listed once for all of them (:class:`~pecli.formats.KeptFiles`); an
+    array is probed as cheaply as its format allows (its first row), and a positional one read
+    again, whole, for its identification."""
+    from pecli.formats import KeptFiles, open_table
     from pecli.identification import identify
 
-    with kept_open():
+    with KeptFiles() as files:
         for info in arrays:
             try:
-                with open_table(path, fmt, info.key) as table:
+                with files.active(probing=True), open_table(path, fmt, info.key) as table:
                     is_pe, why = _probed(info, table)
-                    found = identify(table, nearest=1) if is_pe else None
-                yield Entry(info.key, info.shape, info.dtype, why, is_pe, found)
+                found = None
+                if is_pe:
+                    with files.active(), open_table(path, fmt, info.key) as table:
+                        found = identify(table, nearest=1)
+                entry = Entry(info.key, info.shape, info.dtype, why, is_pe, found)
             except PecliInputError as exc:  # an array that cannot be read is listed as such
-                yield Entry(info.key, info.shape, info.dtype, "unreadable", False, error=str(exc))
+                entry = Entry(info.key, info.shape, info.dtype, "unreadable", False, error=str(exc))
+            yield entry  # outside files.active(): what the consumer opens meanwhile is its own
             if progress is not None:
                 progress(1)
 
@@ -157,28 +163,33 @@ def compare_checkpoints(
     """The positional arrays of checkpoints ``a`` and ``b`` (by name or first row, in either)
     compared key by key with :func:`pecli.diff.compare`; a key in one only is reported as such."""
     from pecli.diff import compare
-    from pecli.formats import kept_open, open_table
+    from pecli.formats import KeptFiles, open_table
+
+    def positional(files: KeptFiles, side: str, info: ArrayInfo, key: str) -> bool:
+        with files.active(probing=True), open_table(side, fmt, key) as table:
+            return _probed(info, table)[0]
 
     in_a, in_b = ({i.key: i for i in side} for side in arrays)
-    with kept_open():  # each file opened and listed once for all its keys
+    with KeptFiles() as files:  # each file opened and listed once for all its keys
         for key in dict.fromkeys([*in_a, *in_b]):
+            found: KeyComparison | None
             try:
                 if key not in in_a or key not in in_b:
                     info = in_a.get(key) or in_b[key]
-                    path = a if key in in_a else b
-                    with open_table(path, fmt, key) as table:
-                        if _probed(info, table)[0]:
-                            yield KeyComparison(key, None, f"only in {'A' if key in in_a else 'B'}")
-                    continue
-                with open_table(a, fmt, key) as ta, open_table(b, fmt, key) as tb:
-                    if not (_probed(in_a[key], ta)[0] or _probed(in_b[key], tb)[0]):
-                        continue
-                    yield KeyComparison(key, compare(ta, tb, top=0, **tolerances))
+                    side = a if key in in_a else b
+                    only = f"only in {'A' if key in in_a else 'B'}"
+                    found = KeyComparison(key, None, only) if positional(files, side, info, key) else None
+                elif positional(files, a, in_a[key], key) or positional(files, b, in_b[key], key):
+                    with files.active(), open_table(a, fmt, key) as ta, open_table(b, fmt, key) as tb:
+                        found = KeyComparison(key, compare(ta, tb, top=0, **tolerances))
+                else:
+                    found = None
             except PecliInputError as exc:
-                yield KeyComparison(key, None, f"unreadable: {exc}")
-            finally:
-                if progress is not None:
-                    progress(1)
+                found = KeyComparison(key, None, f"unreadable: {exc}")
+            if found is not None:
+                yield found  # outside files.active(): what the consumer opens meanwhile is its own
+            if progress is not None:
+                progress(1)
 
 
 def checkpoint_arrays(source: str, fmt: str | None) -> list[ArrayInfo] | None:

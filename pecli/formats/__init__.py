@@ -30,7 +30,7 @@ from pecli.formats._common import DEFAULT_KEY, ArrayInfo, Format, WriteOptions, 
 from pecli.formats.cheader import CHEADER
 from pecli.formats.gguf import GGUF
 from pecli.formats.hdf5 import H5
-from pecli.formats.kept import kept_open
+from pecli.formats.kept import KeptFiles, kept_open
 from pecli.formats.metadata import is_foreign_file, is_pecli_sidecar, sidecar_text
 from pecli.formats.npy import NPY, NPZ
 from pecli.formats.safetensors import SAFETENSORS
@@ -45,6 +45,7 @@ __all__ = [
     "FORMATS",
     "ArrayInfo",
     "Format",
+    "KeptFiles",
     "WriteOptions",
     "choose_key",
     "formats",

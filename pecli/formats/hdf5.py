@@ -362,7 +362,9 @@ def _confine_child(seconds: float) -> None:
 
 def _child_outcome(walk: Callable[[], Any]) -> dict[str, Any]:
     try:
-        with kept_open():  # the child opens its own files, never the parent's (opened before the fork)
+        # The child's own kept files: it reuses none of the parent's h5py objects (libhdf5 may still
+        # share an open file's state with the parent, as for any probe forked while the file is open).
+        with kept_open():
             return {"result": walk()}
     except MemoryError:
         return {"memory": True}
@@ -390,9 +392,9 @@ def _list_h5_unprobed(path: Path) -> list[ArrayInfo]:
 
 def _read_h5(path: Path, key: str | None, stack: ExitStack) -> Table:
     """The dataset ``key`` (or the file's one table), once a forked child has read it unharmed
-    (:func:`_probe`).  Within :func:`~pecli.formats.kept.kept_open` (a checkpoint scan) one child
-    reads every dataset first, and those it read are not probed again: a fork a dataset cost
-    10 ms each (19 s for 2,000)."""
+    (:func:`_probe`).  While kept files are active (:mod:`pecli.formats.kept`: a checkpoint
+    scan) one child reads every dataset first, and those it read are not probed again: a fork a
+    dataset cost 10 ms each (19 s for 2,000)."""
     import h5py  # noqa: F401  (here, before the fork: not once in the child and again after it)
 
     if keeping() and key is not None and key in kept(path, "h5 proved", lambda own: _proved(path), stack):

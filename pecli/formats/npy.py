@@ -16,7 +16,7 @@ from pecli.dtypes import DTYPES
 from pecli.errors import FormatError
 from pecli.formats._common import ZIP_MAGIC, ArrayInfo, Format, WriteOptions, choose_key, first_line, unreadable
 from pecli.formats.arrays import array_table
-from pecli.formats.kept import Listing, keeping, kept
+from pecli.formats.kept import Listing, kept, probing
 from pecli.formats.metadata import META_KEY, decode_metadata, table_metadata
 from pecli.formats.rawbytes import write_rows
 from pecli.formats.torch import is_torch_zip
@@ -207,7 +207,7 @@ def _read_npz(path: Path, key: str | None, stack: ExitStack) -> Table:
     declared = math.prod(shape) * dtype.itemsize
     if declared > held:
         raise FormatError(f"{path}:{name} declares {declared} bytes of data but holds {held}")
-    arr = _mapped_entry(path, npz, name, shape, dtype, held, fortran) if keeping() else None
+    arr = _mapped_entry(path, npz, name, shape, dtype, held, fortran) if probing() else None
     if arr is None:
         # Read whole (zipfile checks its CRC-32 then): check what it declares first.
         ensure_fits_in_memory(declared, f"reading {path}:{name}")

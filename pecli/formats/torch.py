@@ -56,22 +56,35 @@ def _write(table: Table, fp: IO[bytes], options: WriteOptions, progress: Progres
     torch.save(obj, fp)
 
 
+def _stored_zip(path: Path) -> bool:
+    """Whether ``path`` is a zip whose entries are all stored uncompressed, as torch.save writes
+    them: only such a file is memory-mapped (torch maps a compressed entry's bytes as they lie,
+    and reads them as values: a .pt re-zipped with compression read as garbage)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return all(info.compress_type == zipfile.ZIP_STORED for info in zf.infolist())
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError):
+        return False
+
+
 def _load(path: Path) -> dict[str, Any]:
     """The file's tensors by name.  torch.save's zip is memory-mapped (``mmap=True``, torch 2.1
     on): its tensors are read as they are used, not the whole file at once (a checkpoint scan
-    reads one row of most of them); the legacy pickle format is read whole."""
+    reads one row of most of them); the legacy pickle format, and a zip whose entries were
+    compressed after torch.save wrote it, are read whole."""
     torch = _torch()
-    with open(path, "rb") as fp:
-        zipped = fp.read(4) == ZIP_MAGIC
+    mapped = _stored_zip(path)
     try:
         # torch warns about what it reads (an unusual pickle protocol, legacy storages): for a file
         # pecli refuses that is noise before the one Error line, for one it reads it says nothing useful.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                obj = torch.load(path, map_location="cpu", weights_only=True, mmap=zipped)
-            except TypeError as exc:  # a torch before 2.1 has no mmap
-                if "mmap" not in str(exc):
+                obj = torch.load(path, map_location="cpu", weights_only=True, mmap=mapped)
+            except TypeError:  # a torch before 2.1 has no mmap
+                if not mapped:
                     raise
                 obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types (UnpicklingError, RuntimeError, EOFError...)

@@ -190,20 +190,89 @@ def test_a_dataset_libhdf5_cannot_read_is_probed_alone_and_listed(run, tmp_path:
 
 
 def test_an_npz_entry_in_a_scan_is_mapped_and_reads_as_numpy_does(tmp_path: Path) -> None:
-    """In a scan an entry ``np.savez`` stored uncompressed is memory-mapped where its data lies (a
-    probe reads one row, not the whole entry); C and Fortran order and a big-endian dtype read as
-    ``np.load`` reads them, and a compressed entry is read whole, as before."""
+    """Probed in a scan, an entry ``np.savez`` stored uncompressed is memory-mapped where its data
+    lies (a probe reads one row, not the whole entry); C and Fortran order and a big-endian dtype
+    read as ``np.load`` reads them; a compressed entry, and any entry read for its values, is read
+    whole, as before."""
     from pecli.formats import kept_open, open_table
 
     base = paper(16, 8)
     arrays = {"c": base, "f": np.asfortranarray(base), "big": base.astype(">f4"), "f64": base.astype(np.float64) / 3}
     np.savez(tmp_path / "stored.npz", **arrays)
     np.savez_compressed(tmp_path / "deflated.npz", **arrays)
-    for name, mapped in (("stored.npz", True), ("deflated.npz", False)):
-        with kept_open():
+    for name, probing, mapped in (
+        ("stored.npz", True, True),
+        ("deflated.npz", True, False),
+        ("stored.npz", False, False),
+    ):
+        with kept_open(probing):
             for key, want in arrays.items():
                 with open_table(tmp_path / name, None, key) as table:
                     np.testing.assert_array_equal(table.rows(0, 16), np.load(tmp_path / name)[key])
                     np.testing.assert_array_equal(table.rows(3, 5), want[3:5])
                     if key == "c":
-                        assert isinstance(table.row_source.data, np.memmap) == mapped, name  # type: ignore[attr-defined]
+                        assert isinstance(table.row_source.data, np.memmap) == mapped, (name, probing)  # type: ignore[attr-defined]
+
+
+def test_a_positional_npz_entry_is_read_whole_and_its_crc_checked(run, tmp_path: Path) -> None:
+    """A scan probes a stored entry through a memory map (its first row), but reads a positional
+    one whole for its identification, so zipfile checks its CRC-32: a damaged byte in its last row
+    makes it unreadable, as it was when every entry was read whole."""
+    table = paper(2048, 64)
+    path = tmp_path / "damaged.npz"
+    np.savez(path, pe=table, w=np.full((4, 8), 0.5, dtype=np.float32))
+    data = bytearray(path.read_bytes())
+    at = data.find(table[-1].tobytes())
+    assert at > 0
+    data[at + 5] ^= 0x10
+    path.write_bytes(bytes(data))
+    r = run("identify", path, "--json")
+    assert r.exit_code == 0, r.output
+    arrays = {a["key"]: a for a in json.loads(r.output)["arrays"]}
+    assert arrays["pe"]["why"] == "unreadable" and "CRC" in arrays["pe"]["error"]
+    assert arrays["w"]["why"] != "unreadable"
+
+
+def test_scans_interleaved_keep_their_files_to_themselves(tmp_path: Path) -> None:
+    """Two scans stepped in turn (generators), and what their consumer opens between two steps:
+    neither scan's kept files serve anything outside its own steps, and each scan's results are
+    those of a scan alone (a scope set across a ``yield`` leaked into the consumer, and a scan
+    that ended first left the other's consumer with closed files)."""
+    from pecli.checkpoints import scan
+    from pecli.formats import list_arrays, open_table
+    from pecli.formats.kept import keeping
+
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    np.savez(a, **tensors_of(weights=3))
+    np.savez(b, **tensors_of(base=1000.0, weights=3))
+    alone = [
+        [(e.key, e.positional, e.found and e.found.verdict) for e in scan(str(p), None, list_arrays(p))] for p in (a, b)
+    ]
+    ga, gb = scan(str(a), None, list_arrays(a)), scan(str(b), None, list_arrays(b))
+    first = [next(ga), next(gb)]
+    assert not keeping()
+    rest_a = list(ga)
+    with open_table(a, None, "encoder.table") as table:  # b's scan still suspended
+        assert not isinstance(table.row_source.data, np.memmap)  # type: ignore[attr-defined]
+    rest_b = list(gb)
+    with open_table(b, None, "encoder.table") as table:
+        assert table.shape == (128, 64)
+    got = [[first[0], *rest_a], [first[1], *rest_b]]
+    assert [[(e.key, e.positional, e.found and e.found.verdict) for e in side] for side in got] == alone
+
+
+def test_a_pt_file_whose_entries_were_compressed_is_read_whole(run, tmp_path: Path) -> None:
+    """torch.save stores its entries uncompressed, and pecli maps them; a file re-zipped with
+    compression cannot be mapped, and is loaded whole, as torch.load itself does."""
+    import zipfile
+
+    torch = pytest.importorskip("torch")
+    plain, packed = tmp_path / "plain.pt", tmp_path / "packed.pt"
+    torch.save({"pe": torch.from_numpy(paper(32, 16)), "w": torch.ones(2, 3)}, plain)
+    with zipfile.ZipFile(plain) as src, zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info.filename))
+    assert torch.load(packed, weights_only=True)["pe"].shape == (32, 16)
+    r = run("identify", packed)
+    assert r.exit_code == 0, r.output
+    assert "pe  (32, 16) float32  MATCH" in r.output
