@@ -49,9 +49,14 @@ def identify(
     at initialisation: described, never matched) or NO KNOWN RECIPE with the nearest candidates.
     Exit status 0 whatever the verdict (2 on error).
 
+    A multi-array file named without :KEY (a checkpoint: .safetensors, .npz, .h5, .pt, a GGUF
+    file without RoPE keys) is scanned, the file opened once: each positional array is named, the
+    others skipped by their name, dtype and first row (read no further).
+
     \b
       pecli identify checkpoint.safetensors:embed_positions.weight
       pecli identify rope_cos.npy --json
+      pecli identify model.safetensors     every positional array of a checkpoint
     """
     from pecli.checkpoints import checkpoint_arrays
     from pecli.identification import identify as find
