@@ -105,11 +105,14 @@ def _first_row(table: Table) -> np.ndarray:
 
 
 def _floats(dtype: str) -> bool:
-    """Whether a listing's dtype (NumPy's name, or a format's own: safetensors' ``i64``, ``bf16``) is a float."""
+    """Whether a listing's dtype (NumPy's name, or a format's own: safetensors' ``i64``, ``bf16``) is a float.
+    bfloat16 first: ml_dtypes' type, once loaded, is a NumPy dtype but no ``np.floating``."""
+    if dtype.lower() in ("bfloat16", "bf16"):
+        return True
     try:
         return bool(np.issubdtype(np.dtype(dtype), np.floating))
     except TypeError:
-        return dtype.lower() in ("bfloat16", "bf16") or dtype.lower().startswith(("f16", "f32", "f64"))
+        return dtype.lower().startswith(("f16", "f32", "f64"))
 
 
 def scan(

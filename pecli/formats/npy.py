@@ -15,7 +15,7 @@ import numpy as np
 from pecli.dtypes import DTYPES
 from pecli.errors import FormatError
 from pecli.formats._common import ZIP_MAGIC, ArrayInfo, Format, WriteOptions, choose_key, first_line, unreadable
-from pecli.formats.arrays import array_table
+from pecli.formats.arrays import array_table, is_bfloat16_storage
 from pecli.formats.kept import Listing, kept, probing
 from pecli.formats.metadata import META_KEY, decode_metadata, table_metadata
 from pecli.formats.rawbytes import write_rows
@@ -158,7 +158,7 @@ def _npz_arrays(npz: Any) -> list[ArrayInfo]:
     for name in npz.files:
         if name != META_KEY:
             shape, dtype, _, _ = _entry_header(npz, name)
-            infos.append(ArrayInfo(name, shape, dtype.name))
+            infos.append(ArrayInfo(name, shape, "bfloat16" if is_bfloat16_storage(dtype) else dtype.name))
     return infos
 
 
@@ -175,8 +175,8 @@ def _mapped_entry(
     path: Path, npz: Any, name: str, shape: tuple[int, ...], dtype: np.dtype[Any], held: int, fortran: bool
 ) -> np.ndarray | None:
     """An entry stored uncompressed (``np.savez``'s), memory-mapped where its data lies in the
-    file: what a checkpoint scan (:func:`~pecli.formats.kept.kept_open`) reads of it is the rows
-    it probes, not the whole entry (a 1 GB ``.npz`` of 200 arrays was read whole to probe each
+    file: what a checkpoint scan's probe (:func:`~pecli.formats.kept.probing`) reads of it is the
+    rows it probes, not the whole entry (a 1 GB ``.npz`` of 200 arrays was read whole to probe each
     one's first row).  None where it cannot be (compressed, encrypted, empty, a non-numeric
     dtype): it is then read whole."""
     import zipfile

@@ -83,8 +83,8 @@ def _load(path: Path) -> dict[str, Any]:
             warnings.simplefilter("ignore")
             try:
                 obj = torch.load(path, map_location="cpu", weights_only=True, mmap=mapped)
-            except TypeError:  # a torch before 2.1 has no mmap
-                if not mapped:
+            except TypeError as exc:  # a torch before 2.1 has no mmap
+                if not mapped or "mmap" not in str(exc):
                     raise
                 obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types (UnpicklingError, RuntimeError, EOFError...)

@@ -276,3 +276,20 @@ def test_a_pt_file_whose_entries_were_compressed_is_read_whole(run, tmp_path: Pa
     r = run("identify", packed)
     assert r.exit_code == 0, r.output
     assert "pe  (32, 16) float32  MATCH" in r.output
+
+
+def test_a_bfloat16_table_in_a_checkpoint_is_scanned(run, tmp_path: Path) -> None:
+    """A bfloat16 positional table is a float table: ml_dtypes' bfloat16 is no ``np.floating``, and
+    NumPy saves it as 2-byte void entries (``|V2``), which the listing now names bfloat16 (the scan
+    said ``skipped pe: void16 values`` though ``identify FILE:pe`` named it)."""
+    import ml_dtypes
+
+    path = tmp_path / "bf16.npz"
+    np.savez(path, pe=paper(32, 16).astype(ml_dtypes.bfloat16), w=np.full((2, 3), 0.5, dtype=np.float32))
+    r = run("identify", path, "--json")
+    assert r.exit_code == 0, r.output
+    arrays = {a["key"]: a for a in json.loads(r.output)["arrays"]}
+    assert arrays["pe"]["dtype"] == "bfloat16" and arrays["pe"]["positional"], arrays["pe"]
+    assert arrays["pe"]["identification"]["verdict"] == "match"
+    single = json.loads(run("identify", f"{path}:pe", "--json").output)
+    assert single["best"]["recipe"] == arrays["pe"]["identification"]["best"]["recipe"]
