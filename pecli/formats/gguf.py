@@ -145,11 +145,15 @@ def _list(path: Path) -> list[ArrayInfo]:
     return _arrays(open_reader(path))
 
 
+def _opened(path: Path) -> tuple[Any, Listing, dict[str, Any]]:
+    """The file's reader, its listing and its tensors by name (the first of a name, as llama.cpp)."""
+    reader = open_reader(path)
+    return reader, Listing.of(_arrays(reader)), {t.name: t for t in reversed(reader.tensors)}
+
+
 def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
-    reader = kept(path, "gguf", lambda own: open_reader(path), stack)
-    listing = kept(path, "gguf listing", lambda own: Listing.of(_arrays(reader)), stack)
+    reader, listing, by_name = kept(path, "gguf", lambda own: _opened(path), stack)
     name = choose_key(path, key, listing.arrays, listing.names)
-    by_name = kept(path, "gguf tensors", lambda own: {t.name: t for t in reversed(reader.tensors)}, stack)
     tensor = by_name[name]
     code = tensor.tensor_type.name
     shape = tuple(int(n) for n in reversed(tensor.shape.tolist()))

@@ -138,6 +138,12 @@ def _open_npz(path: Path, stack: ExitStack) -> Any:
         raise unreadable(path, ".npz file", exc) from exc
 
 
+def _opened_npz(path: Path, stack: ExitStack) -> tuple[Any, Listing]:
+    """The archive, open in ``stack``, and its listing."""
+    npz = _open_npz(path, stack)
+    return npz, Listing.of(_npz_arrays(npz))
+
+
 def _entry_header(npz: Any, name: str) -> tuple[tuple[int, ...], np.dtype[Any], int, bool]:
     """Shape, dtype, stored data size and Fortran order of one entry, from its header alone (no
     data is read)."""
@@ -199,8 +205,7 @@ def _mapped_entry(
 
 def _read_npz(path: Path, key: str | None, stack: ExitStack) -> Table:
 
-    npz = kept(path, "npz", lambda own: _open_npz(path, own), stack)
-    listing = kept(path, "npz listing", lambda own: Listing.of(_npz_arrays(npz)), stack)
+    npz, listing = kept(path, "npz", lambda own: _opened_npz(path, own), stack)
     name = choose_key(path, key, listing.arrays, listing.names)
     shape, dtype, held, fortran = _entry_header(npz, name)
     _check_float_width(dtype, f"{path}:{name}")

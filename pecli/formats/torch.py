@@ -109,11 +109,16 @@ def _list(path: Path) -> list[ArrayInfo]:
     return _tensors(_load(path))
 
 
+def _opened(path: Path) -> tuple[dict[str, Any], Listing]:
+    """The file's tensors by name, and its listing."""
+    obj = _load(path)
+    return obj, Listing.of(_tensors(obj))
+
+
 def _read(path: Path, key: str | None, stack: ExitStack) -> Table:
 
     torch = _torch()
-    obj = kept(path, "pt", lambda own: _load(path), stack)
-    listing = kept(path, "pt listing", lambda own: Listing.of(_tensors(obj)), stack)
+    obj, listing = kept(path, "pt", lambda own: _opened(path), stack)
     name = choose_key(path, key, listing.arrays, listing.names)
     tensor = obj[name].detach()
     if tensor.layout != torch.strided or tensor.device.type != "cpu":
