@@ -133,7 +133,9 @@ def _write_npz(table: Table, fp: IO[bytes], options: WriteOptions, progress: Pro
 
 def _open_npz(path: Path, stack: ExitStack) -> Any:
     try:
-        return stack.enter_context(np.load(path, allow_pickle=False))
+        # Opened here, not by np.load: NumPy leaves a file it opened open when the zip is broken.
+        fid = stack.enter_context(open(path, "rb"))
+        return stack.enter_context(np.load(fid, allow_pickle=False))
     except Exception as exc:  # a zip of untrusted headers: BadZipFile, ValueError, EOFError, ...
         raise unreadable(path, ".npz file", exc) from exc
 

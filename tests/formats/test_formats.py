@@ -462,3 +462,22 @@ def test_h5_dataset_with_nothing_written_reads_as_its_fill_value(tmp_path: Path)
         got = np.concatenate([t.rows(0, 2), t.rows(999, 1000)])
         assert t.shape == (1000, 4096) and t.dtype == np.float32
     assert np.array_equal(got, want) and float(got[0, 0]) == 0.25
+
+
+def test_a_broken_npz_is_refused_and_its_file_closed(tmp_path: Path) -> None:
+    # np.load opens a path itself and leaves the file open when the zip inside is broken (NumPy
+    # 2.4): a shell's completion or a checkpoint scan would leak one descriptor a broken file.
+    import gc
+    import warnings
+
+    from pecli.errors import PecliInputError
+    from pecli.formats import list_arrays
+
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(b"PK\x03\x04 not a zip")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        with pytest.raises(PecliInputError, match=r"broken\.npz"):
+            list_arrays(broken, None)
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
