@@ -1,19 +1,17 @@
 """Spans of positions or columns a user asks for (``--rows A:B``, ``--cols C:D``) as row and column
 indices, and the window of a table a view shows.  Plain indices over anything with ``shape``,
-``start`` and ``rows`` (a :class:`~pecli.table.Table` or a recipe): nothing here imports either."""
+``start`` and ``rows`` (:class:`Windowed`: a :class:`~pecli.table.Table` or a recipe), so nothing
+here names either, even for typing: the views a table and a recipe show themselves with use it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pecli.errors import PecliInputError
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from pecli.recipe import Recipe
-    from pecli.table import Table
 
 Span = tuple[int | None, int | None]
 """A half-open span ``A:B`` of positions or columns; ``None`` means the table's edge."""
@@ -33,6 +31,22 @@ def resolve_span(span: Span | None, first: int, count: int, option: str) -> tupl
     return a - first, b - first
 
 
+class Windowed(Protocol):
+    """What a window is taken of: a :class:`~pecli.table.Table` or a recipe."""
+
+    @property
+    def shape(self) -> tuple[int, int]: ...
+
+    @property
+    def start(self) -> int:
+        """The position of row 0."""
+        ...
+
+    def rows(self, r0: int, r1: int) -> np.ndarray:
+        """Rows ``[r0, r1)`` as an in-memory array."""
+        ...
+
+
 @dataclass(frozen=True)
 class Window:
     """Rows picked for display: ``row_ids`` are row indices with ``None`` where rows are elided."""
@@ -45,7 +59,7 @@ class Window:
 
 
 def window(
-    table: Table | Recipe,
+    table: Windowed,
     rows: Span | None = None,
     cols: Span | None = None,
     *,

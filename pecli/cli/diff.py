@@ -104,7 +104,7 @@ def _diff_checkpoints(
     """Two checkpoints' positional arrays compared key by key: one line each, exit 1 if any differs."""
     from pecli.checkpoints import compare_checkpoints
     from pecli.sources import split_file_key
-    from pecli.views.diff import checkpoints_diff_view
+    from pecli.views.checkpoints import checkpoints_diff_view
 
     paths = split_file_key(a)[0], split_file_key(b)[0]
     keys = len({i.key for side in arrays for i in side})

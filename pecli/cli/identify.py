@@ -79,7 +79,7 @@ def identify(
 def _identify_checkpoint(app: App, source: str, fmt: str | None, arrays: list[Any], as_json: bool) -> None:
     from pecli.checkpoints import scan
     from pecli.sources import split_file_key
-    from pecli.views.identify import checkpoint_view
+    from pecli.views.checkpoints import checkpoint_view
 
     with app.progress(len(arrays), "scanning", as_json) as advance:
         entries = list(scan(split_file_key(source)[0], fmt, arrays, advance))

@@ -7,5 +7,6 @@ notebook shows of a :class:`~pecli.table.Table` or a recipe).  Those two import 
 format at run time: a table and a recipe can show themselves (``_repr_html_``) without an import
 cycle.  Each other report has its module, taking the data its feature returns: ``inspect``,
 ``identify`` (an :class:`~pecli.identification.Identification`), ``diff`` (a
-:class:`~pecli.diff.Comparison`), ``analyze`` and ``presets``.
+:class:`~pecli.diff.Comparison`), ``checkpoints`` (a whole checkpoint's scan and comparison),
+``analyze`` and ``presets``.
 """

@@ -1,5 +1,6 @@
 """``pecli diff``'s report as the terminal shows it (:func:`diff_view`, from a
-:class:`~pecli.diff.Comparison`), and two checkpoints compared key by key."""
+:class:`~pecli.diff.Comparison`); two checkpoints compared key by key are
+:mod:`pecli.views.checkpoints`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from pecli.views.console import literal_line, short_number
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from pecli.checkpoints import KeyComparison
     from pecli.diff.report import Comparison
     from pecli.diff.statistics import Element
 
@@ -119,26 +119,3 @@ def _metadata_line(key: str, va: Any, vb: Any) -> str:
     """A metadata difference as diff prints it (``none stored`` rather than Python's ``None``)."""
     values = " vs ".join("none stored" if v is None else repr(v) for v in (va, vb))
     return f"metadata {key}: {list_difference(va, vb, ('', '')) or values}"
-
-
-def checkpoints_diff_view(a: str, b: str, results: list[KeyComparison]) -> list[RenderableType]:
-    """Two checkpoints compared key by key (:mod:`pecli.checkpoints`): one verdict line per
-    positional array, with its likely cause, and the overall verdict first."""
-    differ = [r for r in results if not r.same]
-    arrays = f"{len(results)} positional array{'s' if len(results) != 1 else ''}"
-    head = f"SAME: {arrays}" if not differ else f"DIFFERENT: {len(differ)} of {arrays}"
-
-    out: list[RenderableType] = [literal_line(f"{head} (A {a}, B {b})")]
-    for r in results:
-        c = r.comparison
-        if c is None:
-            out.append(literal_line(f"{r.key}: {r.note}"))
-        elif c.same:
-            out.append(literal_line(f"{r.key}: same"))
-        elif not c.shapes_match:
-            out.append(literal_line(f"{r.key}: shapes differ: {c.shape_a} vs {c.shape_b}"))
-        else:
-            cause = f"; likely cause: {c.explanations[0].text}" if c.explanations else ""
-            differ_words = f"{c.mismatched} of {c.compared} elements differ, max |a−b| {short_number(c.max_abs)}"
-            out.append(literal_line(f"{r.key}: {differ_words}{cause}"))
-    return out

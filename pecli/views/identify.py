@@ -1,6 +1,6 @@
 """``pecli identify``'s human views: the verdict, the recipe that rebuilds the table and the nearest
-candidates (:func:`identify_view`, from an :class:`~pecli.identification.Identification`), and a
-whole checkpoint's scan (:func:`checkpoint_view`)."""
+candidates (:func:`identify_view`, from an :class:`~pecli.identification.Identification`); a
+whole checkpoint's scan is :mod:`pecli.views.checkpoints`."""
 
 from __future__ import annotations
 
@@ -11,44 +11,11 @@ from pecli.views.console import literal_line, short_number, visible
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from pecli.checkpoints import Entry
-    from pecli.identification import Identification
+    from pecli.identified import Identification
 
 
 #: identify's verdicts as the reports say them.
 VERDICTS = {"match": "MATCH", "close": "CLOSE", "unknown": "NO KNOWN RECIPE", "learned": "LEARNED"}
-#: Arrays a checkpoint's report names for each reason it skipped them (then "and N more").
-SKIPPED_NAMED = 3
-
-
-def checkpoint_view(source: str, entries: list[Entry]) -> list[RenderableType]:
-    """``identify`` of a whole checkpoint (:mod:`pecli.checkpoints`): each positional array's
-    verdict and the SOURCE that rebuilds it, then what was skipped and why: each array that could
-    not be read, the others one line a reason (the first :data:`SKIPPED_NAMED` named)."""
-    found = [e for e in entries if e.positional]
-    out: list[RenderableType] = [literal_line(f"{source}: {len(entries)} arrays, {len(found)} positional")]
-    for e in found:
-        f = e.found
-        if f is None:  # a positional array is always identified (checkpoints.scan)
-            continue
-        name = f" {f.best.name}" if f.best is not None else ""
-        out.append(literal_line(f"{e.key}  ({', '.join(map(str, e.shape))}) {e.dtype}  {VERDICTS[f.verdict]}{name}"))
-        if f.best is not None:
-            out.append(literal_line(f"  rebuild it with  {f.best.spec}"))
-        elif f.verdict == "learned":
-            out.append(literal_line("  a learned table (no formula rebuilds it)"))
-    skipped = [e for e in entries if not e.positional]
-    out += [literal_line(f"skipped {e.key}: {e.error}") for e in skipped if e.error]  # each one: it is a fault
-    reasons: dict[str, list[str]] = {}
-    for e in skipped:
-        if not e.error:
-            reasons.setdefault(e.why, []).append(e.key)
-    for why, keys in reasons.items():  # a model's hundreds of weights in a line a reason
-        more = f" and {len(keys) - SKIPPED_NAMED} more" if len(keys) > SKIPPED_NAMED + 1 else ""
-        named = keys if not more else keys[:SKIPPED_NAMED]
-        json_hint = " (--json lists each)" if more else ""
-        out.append(literal_line(f"skipped {', '.join(named)}{more}: {why}{json_hint}"))
-    return out
 
 
 def identify_view(found: Identification) -> list[RenderableType]:
