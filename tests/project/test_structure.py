@@ -224,11 +224,13 @@ TYPED_BOTH_WAYS = {("pecli.recipe", "pecli.fitting")}
 
 def _named_both_ways(source: str, target: str) -> bool:
     """Whether ``source`` may name ``target`` for typing though ``target`` reaches ``source``: one
-    concept seen from two sides.  A package's module names its package's class (a kind's builder
-    and fitter are given the kind, which calls them); a view names the data that shows itself with
+    concept seen from two sides.  A module names its own package's class (a kind's builder and
+    fitter are given the kind, which calls them); a view names the data that shows itself with
     it (``str(comparison)`` is ``diff``'s report); and :data:`TYPED_BOTH_WAYS`."""
     return (
-        source.startswith(target + ".") or source in _shown_with(MODULES[target]) or (source, target) in TYPED_BOTH_WAYS
+        source.rpartition(".")[0] == target
+        or source in _shown_with(MODULES[target])
+        or (source, target) in TYPED_BOTH_WAYS
     )
 
 
