@@ -134,8 +134,12 @@ def _write_npz(table: Table, fp: IO[bytes], options: WriteOptions, progress: Pro
 def _open_npz(path: Path, stack: ExitStack) -> Any:
     try:
         # Opened here, not by np.load: NumPy leaves a file it opened open when the zip is broken.
-        fid = stack.enter_context(open(path, "rb"))
-        return stack.enter_context(np.load(fid, allow_pickle=False))
+        # Closed here when NumPy refuses it, not at the end of the caller's scan.
+        with ExitStack() as opening:
+            fid = opening.enter_context(open(os.fspath(path), "rb"))
+            npz = opening.enter_context(np.load(fid, allow_pickle=False))
+            stack.enter_context(opening.pop_all())
+            return npz
     except Exception as exc:  # a zip of untrusted headers: BadZipFile, ValueError, EOFError, ...
         raise unreadable(path, ".npz file", exc) from exc
 
