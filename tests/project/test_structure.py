@@ -194,12 +194,35 @@ def _type_edges() -> dict[str, set[str]]:
     for name, path in MODULES.items():
         named: set[str] = set()
         for module, names in _imports(name, path, typing=True):
-            modules = {f"{module}.{n}" for n in names if f"{module}.{n}" in MODULES}
-            if module in MODULES and (not modules or len(modules) < len(names)):
-                modules.add(module)  # names defined in the module itself
-            named |= modules
-        edges[name] = named - {name}
+            named |= {_defined_in(module, n) for n in names} if names else {module}
+        edges[name] = (named & MODULES.keys()) - {name}
     return edges
+
+
+@functools.cache
+def _bound_from(module: str) -> dict[str, str]:
+    """Each name ``module`` imports from a pecli module (when it runs, for typing, or inside a
+    function), with the module it takes it from."""
+    out: dict[str, str] = {}
+    for typing in (False, True):
+        for source, names in _imports(module, MODULES[module], typing):
+            if source.startswith("pecli"):
+                out.update({n: source for n in names if n not in out})
+    return out
+
+
+def _defined_in(module: str, name: str) -> str:
+    """The module ``from module import name`` names: a submodule, or the module that defines the
+    name, followed through each module that passes it on (a package re-exporting its modules'
+    names, ``pecli``'s names for typing), so that no allowance for a package excuses its modules."""
+    seen: set[str] = set()
+    while f"{module}.{name}" not in MODULES and module in MODULES and module not in seen:
+        seen.add(module)
+        source = _bound_from(module).get(name)
+        if source is None:
+            return module  # defined there
+        module = source
+    return f"{module}.{name}" if f"{module}.{name}" in MODULES else module
 
 
 def _shown_with(path: Path) -> set[str]:
@@ -263,6 +286,15 @@ def test_each_pair_named_both_ways_is_one_and_is_needed() -> None:
         graph = {m: set(t) for m, t in _typed_graph().items()}
         graph[source].add(target)
         assert _cycles(graph), f"{source} → {target} closes no loop now: drop it from TYPED_BOTH_WAYS"
+
+
+def test_a_name_a_package_passes_on_is_followed_to_its_module() -> None:
+    # ``from pecli import Table`` for typing names pecli.table, not the front that re-exports it:
+    # a module naming its own package's re-export must not slip past the package allowance.
+    assert _defined_in("pecli", "Table") == "pecli.table"
+    assert _defined_in("pecli.diff", "Comparison") == "pecli.diff.report"
+    assert _defined_in("pecli.kinds.rope", "Rope") == "pecli.kinds.rope"  # defined there
+    assert _defined_in("pecli.kinds", "rope") == "pecli.kinds.rope"  # a submodule
 
 
 def test_the_typed_graph_sees_a_type_checking_import(tmp_path: Path) -> None:
