@@ -146,8 +146,11 @@ def _open_npz(path: Path, stack: ExitStack) -> Any:
 
 def _opened_npz(path: Path, stack: ExitStack) -> tuple[Any, Listing]:
     """The archive, open in ``stack``, and its listing."""
-    npz = _open_npz(path, stack)
-    return npz, Listing.of(_npz_arrays(npz))
+    with ExitStack() as opening:  # closed at once when its listing fails, as when np.load does
+        npz = _open_npz(path, opening)
+        listing = Listing.of(_npz_arrays(npz))
+        stack.enter_context(opening.pop_all())
+        return npz, listing
 
 
 def _entry_header(npz: Any, name: str) -> tuple[tuple[int, ...], np.dtype[Any], int, bool]:

@@ -296,11 +296,13 @@ def test_a_bfloat16_table_in_a_checkpoint_is_scanned(run, tmp_path: Path) -> Non
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open files in /proc/self/fd (Linux)")
-def test_a_scan_closes_each_file_it_failed_to_open_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("broken", ["not a zip", "entries not arrays"])
+def test_a_scan_closes_each_file_it_failed_to_open_at_once(tmp_path: Path, broken: str) -> None:
     # An .npz replaced by a broken one after it was listed (a re-download mid-scan): each array's
     # failed open closed its file then, not at the end of the scan (2,000 arrays would pass the
-    # usual limit of 1,024 open files).
+    # usual limit of 1,024 open files), whether NumPy refused the zip or pecli its entries.
     import os
+    import zipfile
 
     from pecli.checkpoints import scan
     from pecli.formats import list_arrays
@@ -308,7 +310,12 @@ def test_a_scan_closes_each_file_it_failed_to_open_at_once(tmp_path: Path) -> No
     path = tmp_path / "c.npz"
     np.savez(path, **{f"w{i}": np.zeros((2, 4), np.float32) for i in range(8)})
     arrays = list_arrays(path, None) or []
-    path.write_bytes(b"PK\x03\x04 not a zip")
+    if broken == "not a zip":
+        path.write_bytes(b"PK\x03\x04 not a zip")
+    else:
+        with zipfile.ZipFile(path, "w") as z:
+            for i in range(8):
+                z.writestr(f"w{i}.npy", b"not an npy header")
     before = len(os.listdir("/proc/self/fd"))
     held = [len(os.listdir("/proc/self/fd")) - before for entry in scan(str(path), None, arrays)]
     assert len(held) == 8 and max(held) == 0
