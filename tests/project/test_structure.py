@@ -37,6 +37,15 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
+def _imported_from(package: str, node: ast.ImportFrom) -> str:
+    """The module ``from … import`` names, a relative one resolved from ``package``."""
+    base = node.module or ""
+    if node.level:
+        anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+        base = f"{anchor}.{base}" if base else anchor
+    return base
+
+
 def _imports(name: str, path: Path, typing: bool = False) -> list[tuple[str, list[str]]]:
     """``(module, names)`` of every import that runs (module level or inside functions), without
     the ``if TYPE_CHECKING:`` blocks that never do; with ``typing``, those blocks' imports only."""
@@ -56,11 +65,7 @@ def _imports(name: str, path: Path, typing: bool = False) -> list[tuple[str, lis
         elif isinstance(node, ast.Import):
             found.extend((alias.name, []) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                base = f"{anchor}.{base}" if base else anchor
-            found.append((base, [alias.name for alias in node.names]))
+            found.append((_imported_from(package, node), [alias.name for alias in node.names]))
         for child in ast.iter_child_nodes(node):
             visit(child, checking)
 
@@ -200,28 +205,58 @@ def _type_edges() -> dict[str, set[str]]:
 
 
 @functools.cache
-def _bound_from(module: str) -> dict[str, str]:
-    """Each name ``module`` imports from a pecli module (when it runs, for typing, or inside a
-    function), with the module it takes it from."""
-    out: dict[str, str] = {}
-    for typing in (False, True):
-        for source, names in _imports(module, MODULES[module], typing):
-            if source.startswith("pecli"):
-                out.update({n: source for n in names if n not in out})
-    return out
+def _bound_from(module: str) -> dict[str, tuple[str, str] | None]:
+    """Each name ``module`` binds at module level by importing it from a pecli module (when it
+    runs or for typing; ``as`` names under the name they bind; ``*`` for a star import), or serves
+    from a module-level ``__getattr__``, with the module and the name it takes; a name the module
+    defines itself (``def``, ``class``, an assignment: None) is its own, whatever a function imports."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: dict[str, tuple[str, str]] = {}
+    defined: set[str] = set()
+
+    def visit(body: list[ast.stmt], lazy: bool = False) -> None:
+        for node in body:
+            if isinstance(node, ast.ImportFrom) and _imported_from(package, node).startswith("pecli"):
+                for alias in node.names:
+                    out.setdefault(alias.asname or alias.name, (_imported_from(package, node), alias.name))
+            elif lazy:
+                visit([n for n in ast.walk(node) if isinstance(n, ast.ImportFrom)])
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.add(node.name)
+                if node.name == "__getattr__":  # a lazy name: what it imports
+                    visit(node.body, lazy=True)
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name):
+                if isinstance(node.targets[0], ast.Name):  # ``Report = Comparison``: another name
+                    out.setdefault(node.targets[0].id, (module, node.value.id))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                defined.update(t.id for t in targets if isinstance(t, ast.Name))
+            elif isinstance(node, (ast.If, ast.Try)):
+                visit(node.body)
+                visit(node.orelse)
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+                visit(getattr(node, "finalbody", []))
+
+    visit(tree.body)
+    return {**out, **dict.fromkeys(defined)}  # None: defined there
 
 
 def _defined_in(module: str, name: str) -> str:
     """The module ``from module import name`` names: a submodule, or the module that defines the
     name, followed through each module that passes it on (a package re-exporting its modules'
-    names, ``pecli``'s names for typing), so that no allowance for a package excuses its modules."""
-    seen: set[str] = set()
-    while f"{module}.{name}" not in MODULES and module in MODULES and module not in seen:
-        seen.add(module)
-        source = _bound_from(module).get(name)
+    names, under another name too, ``pecli``'s names for typing), so that no allowance for a package
+    excuses its modules."""
+    seen: set[tuple[str, str]] = set()
+    while f"{module}.{name}" not in MODULES and module in MODULES and (module, name) not in seen:
+        seen.add((module, name))
+        bound = _bound_from(module)
+        source = bound[name] if name in bound else bound.get("*")
         if source is None:
             return module  # defined there
-        module = source
+        module, name = source[0], (name if source[1] == "*" else source[1])
     return f"{module}.{name}" if f"{module}.{name}" in MODULES else module
 
 
@@ -295,6 +330,12 @@ def test_a_name_a_package_passes_on_is_followed_to_its_module() -> None:
     assert _defined_in("pecli.diff", "Comparison") == "pecli.diff.report"
     assert _defined_in("pecli.kinds.rope", "Rope") == "pecli.kinds.rope"  # defined there
     assert _defined_in("pecli.kinds", "rope") == "pecli.kinds.rope"  # a submodule
+    assert _defined_in("pecli.kinds.rope", "fit_rope") == "pecli.kinds.rope.fit"  # served lazily
+    assert _defined_in("pecli.kinds.base", "Recipe") == "pecli.recipe"  # a star import
+    # A function's own import does not make the module's name another's.
+    assert _defined_in("pecli.cli.options", "completion") == "pecli.cli.options"
+    assert _defined_in("pecli.cli.plot", "plot") == "pecli.cli.plot"
+    assert _defined_in("pecli.cli.identify", "identify") == "pecli.cli.identify"
 
 
 def test_the_typed_graph_sees_a_type_checking_import(tmp_path: Path) -> None:
