@@ -131,22 +131,30 @@ def _write_npz(table: Table, fp: IO[bytes], options: WriteOptions, progress: Pro
             zf.add(META_KEY + ".npy", buf.getvalue())
 
 
+#: How a zip archive starts: a member's local header, or an empty archive's end record (what
+#: np.load tells an .npz from an .npy by).
+_ZIP_STARTS = (b"PK\x03\x04", b"PK\x05\x06")
+
+
 def _open_npz(path: Path, stack: ExitStack) -> Any:
+    """The archive, open in ``stack``: a short-lived one, which closes the file at once when the
+    archive is refused."""
     try:
         # Opened here, not by np.load: NumPy leaves a file it opened open when the zip is broken.
-        # Closed here when NumPy refuses it, not at the end of the caller's scan.
-        with ExitStack() as opening:
-            fid = opening.enter_context(open(os.fspath(path), "rb"))
-            npz = opening.enter_context(np.load(fid, allow_pickle=False))
-            stack.enter_context(opening.pop_all())
-            return npz
+        fid = stack.enter_context(open(os.fspath(path), "rb"))
+        start = fid.read(len(np.lib.format.MAGIC_PREFIX))
+        fid.seek(0)
+        if not start.startswith(_ZIP_STARTS):  # np.load would read an .npy whole, then fail
+            npy = start.startswith(np.lib.format.MAGIC_PREFIX)
+            raise ValueError("it holds one .npy array, not a zip of them: name it .npy" if npy else "not a zip archive")
+        return stack.enter_context(np.load(fid, allow_pickle=False))
     except Exception as exc:  # a zip of untrusted headers: BadZipFile, ValueError, EOFError, ...
         raise unreadable(path, ".npz file", exc) from exc
 
 
 def _opened_npz(path: Path, stack: ExitStack) -> tuple[Any, Listing]:
     """The archive, open in ``stack``, and its listing."""
-    with ExitStack() as opening:  # closed at once when its listing fails, as when np.load does
+    with ExitStack() as opening:  # closed at once when the archive or its listing is refused
         npz = _open_npz(path, opening)
         listing = Listing.of(_npz_arrays(npz))
         stack.enter_context(opening.pop_all())

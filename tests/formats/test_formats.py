@@ -481,3 +481,22 @@ def test_a_broken_npz_is_refused_and_its_file_closed(tmp_path: Path) -> None:
             list_arrays(broken, None)
         gc.collect()
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+def test_an_npy_named_npz_is_told_to_be_renamed_not_read_whole(tmp_path: Path) -> None:
+    # np.load reads an .npy whole before it fails as an .npz ("'numpy.ndarray' object does not
+    # support the context manager protocol"): the file's first bytes say what it is.
+    from pecli.errors import PecliInputError
+    from pecli.formats import list_arrays
+
+    path = tmp_path / "pe.npz"
+    np.save(tmp_path / "pe.npy", np.zeros((4, 8), np.float32))
+    (tmp_path / "pe.npy").rename(path)
+    with pytest.raises(
+        PecliInputError,
+        match=r"pe\.npz is not a readable \.npz file \(it holds one \.npy array, not a zip of them: name it \.npy\)",
+    ):
+        list_arrays(path, None)
+    path.write_text("pe,0,1\n")
+    with pytest.raises(PecliInputError, match=r"pe\.npz is not a readable \.npz file \(not a zip archive\)"):
+        list_arrays(path, None)
