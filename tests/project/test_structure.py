@@ -60,11 +60,9 @@ def _imports(name: str, path: Path, typing: bool = False) -> list[tuple[str, lis
             for child in node.orelse:
                 visit(child, checking)
             return
-        if checking != typing:
-            pass
-        elif isinstance(node, ast.Import):
+        if checking == typing and isinstance(node, ast.Import):
             found.extend((alias.name, []) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
+        elif checking == typing and isinstance(node, ast.ImportFrom):
             found.append((_imported_from(package, node), [alias.name for alias in node.names]))
         for child in ast.iter_child_nodes(node):
             visit(child, checking)
@@ -260,10 +258,11 @@ def _defined_in(module: str, name: str) -> str:
     return f"{module}.{name}" if f"{module}.{name}" in MODULES else module
 
 
-def _shown_with(path: Path) -> set[str]:
+@functools.cache
+def _shown_with(module: str) -> set[str]:
     """The views a module's data shows itself with: what its ``__str__``, ``__repr__`` and
     ``_repr_html_`` import from ``pecli.views``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     return {
         node.module
         for method in ast.walk(tree)
@@ -285,11 +284,7 @@ def _named_both_ways(source: str, target: str) -> bool:
     concept seen from two sides.  A module names its own package's class (a kind's builder and
     fitter are given the kind, which calls them); a view names the data that shows itself with
     it (``str(comparison)`` is ``diff``'s report); and :data:`TYPED_BOTH_WAYS`."""
-    return (
-        source.rpartition(".")[0] == target
-        or source in _shown_with(MODULES[target])
-        or (source, target) in TYPED_BOTH_WAYS
-    )
+    return source.rpartition(".")[0] == target or source in _shown_with(target) or (source, target) in TYPED_BOTH_WAYS
 
 
 @functools.cache
