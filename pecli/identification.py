@@ -24,7 +24,7 @@ import hashlib
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -176,19 +176,26 @@ class _Tally:
                 self.squares += float(np.sum(diff * diff))
         self.rows += built.shape[0]
 
-    def into(self, s: _Scored) -> None:
+    def score(self) -> _Score:
         rms, norm = math.sqrt(self.squares), math.sqrt(self.norm_squares)
-        s.max_abs, s.rows = self.max_abs, self.rows
-        s.digest = self.hash.hexdigest() if self.hash is not None else ""
-        s.rel_rms = rms / norm if norm > 0 else (0.0 if rms == 0 else math.inf)
+        digest = self.hash.hexdigest() if self.hash is not None else ""
+        return self.max_abs, rms / norm if norm > 0 else (0.0 if rms == 0 else math.inf), self.rows, digest
 
 
-def _score(s: _Scored, table_rows: Arr, built: Arr, hashed: bool = True) -> None:
-    """``s`` scored on ``built`` against ``table_rows``: its largest difference, relative RMS and
+#: A candidate's score: its largest difference, relative RMS, rows scored and digest.
+_Score = tuple[float, float, int, str]
+
+
+def _take(s: _Scored, score: _Score) -> None:
+    s.max_abs, s.rel_rms, s.rows, s.digest = score
+
+
+def _score(table_rows: Arr, built: Arr, hashed: bool = True) -> _Score:
+    """``built`` scored against ``table_rows``: its largest difference, relative RMS, rows and
     digest (``hashed=False``: none, the caller gives it one)."""
     tally = _Tally(hashed)
     tally.add(table_rows, built)
-    tally.into(s)
+    return tally.score()
 
 
 #: Cells of a candidate's rows built and scored at once on the sample (8 MB of float64).
@@ -196,9 +203,19 @@ _SCORE_CELLS = 1 << 20
 
 
 def _score_rows(s: _Scored, sample: Sample) -> bool:
-    """``s`` scored on the whole sample (at :func:`_sample_columns` of a wide table), its rows
+    """``s`` scored on the whole sample (:func:`_rows_score`), once for every recipe that builds
+    the same bits (:meth:`~pecli.recipe.Recipe.canonical`); False if it cannot be built."""
+    score = sample.memo(("identify's score of", s.recipe.canonical()), lambda: _rows_score(s.recipe, sample))
+    if score is None:
+        return False
+    _take(s, score)
+    return True
+
+
+def _rows_score(recipe: Recipe, sample: Sample) -> _Score | None:
+    """``recipe`` scored on the whole sample (at :func:`_sample_columns` of a wide table), its rows
     built a piece at a time (a 64×65536 sample is 32 MB of float64, and its differences and
-    squares as much again each); False if the candidate cannot be built."""
+    squares as much again each); None if it cannot be built."""
     scored = _sample_columns(sample)
     cols, values = scored if scored is not None else (None, sample.values)
     tally, at = _Tally(), 0
@@ -207,16 +224,15 @@ def _score_rows(s: _Scored, sample: Sample) -> bool:
         for a, b in sample.spans:
             for c0 in range(a, b, step):
                 c1 = min(b, c0 + step)
-                built = None if cols is None else s.recipe.columns_at(np.arange(c0, c1), cols)
+                built = None if cols is None else recipe.columns_at(np.arange(c0, c1), cols)
                 if built is None:  # every column (a kind that builds whole rows: those columns of them)
-                    built = np.asarray(s.recipe.rows(c0, c1))
+                    built = np.asarray(recipe.rows(c0, c1))
                     built = built if cols is None else built[:, cols]
                 tally.add(values[at : at + c1 - c0], np.asarray(built))
                 at += c1 - c0
     except Exception:  # as _try_build: one kind's bug must not stop the others
-        return False
-    tally.into(s)
-    return True
+        return None
+    return tally.score()
 
 
 def _sample_columns(sample: Sample) -> tuple[Ids, Arr] | None:
@@ -248,6 +264,8 @@ class _Screen:
     columns: Ids | None = None
     row_ids: Ids | None = None  # the spans' rows, and their values at the columns
     narrow_values: Arr | None = None
+    #: What :func:`_screen_score` gave each canonical recipe (:func:`_screen`).
+    scores: dict[Recipe, tuple[_Score, bool] | None] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, sample: Sample, rows: int = 8) -> _Screen:
@@ -284,25 +302,38 @@ class _Screen:
 
 
 def _screen(p: _Scored, screen: _Screen) -> None:
-    if screen.columns is not None and screen.row_ids is not None and screen.narrow_values is not None:
-        try:
-            narrow = p.recipe.columns_at(screen.row_ids, screen.columns)
-        except Exception:  # as _try_build: one kind's bug must not stop the others
-            return
-        if narrow is not None:
-            _score(p, screen.narrow_values, np.asarray(narrow), hashed=False)
-        else:  # a kind that builds whole rows: one row of each span
-            built = _try_build(p.recipe, screen.thin_spans)
-            if built is None:
-                return
-            _score(p, screen.thin_values, built, hashed=False)
+    """``p`` scored on the screen (:func:`_screen_score`), once for every recipe that builds the
+    same bits (:meth:`~pecli.recipe.Recipe.canonical`: a sinusoid's odd-width policy on an even
+    dim, or its ``freq=half``; 8 of the 25 sinusoids a 2048×1024 paper table is screened on, and
+    7 of the 14 candidates scored on its sample)."""
+    key = p.recipe.canonical()
+    if key not in screen.scores:
+        screen.scores[key] = _screen_score(p.recipe, screen)
+    found = screen.scores[key]
+    if found is None:  # it cannot be built
+        return
+    score, narrow = found
+    _take(p, score)
+    if narrow:
         # Part of the screen alike says nothing of the rest: no two such candidates are one table
         # (each its own digest, nothing hashed: a 3·10⁶-wide row's hashing took 17 ms a candidate).
         p.digest, p.narrow = f"part of the screen:{p.rank}", True
-        return
-    built = _try_build(p.recipe, screen.spans)
-    if built is not None:
-        _score(p, screen.values, built)
+
+
+def _screen_score(recipe: Recipe, screen: _Screen) -> tuple[_Score, bool] | None:
+    """``recipe`` scored on the screen's rows, and whether on part of them only (a wide table's
+    columns, or a row a span); None if it cannot be built."""
+    if screen.columns is not None and screen.row_ids is not None and screen.narrow_values is not None:
+        try:
+            narrow = recipe.columns_at(screen.row_ids, screen.columns)
+        except Exception:  # as _try_build: one kind's bug must not stop the others
+            return None
+        if narrow is not None:
+            return _score(screen.narrow_values, np.asarray(narrow), hashed=False), True
+        built = _try_build(recipe, screen.thin_spans)  # a kind that builds whole rows: one row a span
+        return None if built is None else (_score(screen.thin_values, built, hashed=False), True)
+    built = _try_build(recipe, screen.spans)
+    return None if built is None else (_score(screen.values, built), False)
 
 
 def _score_sample(sample: Sample, proposals: list[_Scored], nearest: int) -> None:

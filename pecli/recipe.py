@@ -420,6 +420,13 @@ class Recipe:
         reproduces a table bit for bit (a :class:`Pipelined` kind's).  None here."""
         return []
 
+    def canonical(self) -> Recipe:
+        """This recipe with the parameters that cannot change its values set alike (sinusoidal's
+        odd-width policy on an even dim): recipes with equal ``canonical()`` build the same bits at
+        every row, so identify builds, scores and proves them once.  Itself by default; a kind that
+        overrides it proves the claim in its tests (``tests/analysis/test_identify.py``)."""
+        return self
+
     def exact_twin(self) -> Recipe | None:
         """The same recipe computed exactly (``compute=exact``; itself if it is), to tell which of
         two tables carries a pipeline's rounding; ``None`` when the kind has no exact pipeline."""

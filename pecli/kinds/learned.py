@@ -18,7 +18,7 @@ import numpy as np
 
 from pecli.dtypes import DType, numpy_dtype
 from pecli.errors import RecipeError
-from pecli.fitting import Sample
+from pecli.fitting import Sample, median
 from pecli.kernels.draws import fill_normal, normal_at
 from pecli.kernels.splitmix import COLUMN_BITS
 from pecli.params import choice, int_param, positive_float, round_number
@@ -194,7 +194,7 @@ class Learned(Recipe):
         for seed, rng in itertools.product(FIT_SEEDS, get_args(Rng)):
             unit = cls(probe + 1, k, std=1.0, seed=seed, rng=rng, dtype="float64").rows(probe, probe + 1)[0]
             ratio = row / unit
-            std = float(np.median(ratio))
+            std = median(ratio)
             if not std > 0 or np.count_nonzero(np.abs(ratio - std) <= slack * std) * 2 < k:
                 continue
             std = round_number(std)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -339,6 +340,49 @@ def test_reads_stay_small() -> None:
 
     assert result.sample == "224 of 20000 rows (head, tail and 8 windows between)"
     assert data.rows <= 224 + FIT_ROWS + 20000 and best(result).verification.rows == 20000
+
+
+def test_median_and_spread_indices_are_numpys() -> None:
+    """The fitters' median and spread columns, written without numpy.ma's import, against NumPy's
+    own ``np.median`` and ``np.unique`` of the spread (NaN, ±inf, even and odd counts, any spread)."""
+    from pecli.fitting import median
+    from pecli.table import spread_indices
+
+    rng = np.random.default_rng(3)
+    for n in range(40):
+        for trial in range(6):
+            x = rng.standard_normal(n) * 10.0 ** rng.uniform(-6, 6)
+            if n and trial in (1, 3):
+                x[rng.integers(n)] = (math.nan, math.inf)[trial // 2]
+            if n > 1 and trial == 4:
+                x[rng.integers(n, size=2)] = (math.inf, -math.inf)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # np.median of nothing: "Mean of empty slice"
+                want = float(np.median(x))
+            assert median(x) == want or (math.isnan(want) and math.isnan(median(x))), (n, trial)
+    for n in range(120):
+        for most in range(0, 130, 3):
+            want = np.unique(np.linspace(0, n - 1, min(n, most)).round().astype(np.intp))
+            got = spread_indices(n, most)
+            assert got.dtype == want.dtype and np.array_equal(got, want), (n, most)
+
+
+def test_identify_imports_no_masked_arrays() -> None:
+    """numpy.ma (13 ms) is imported by np.median and np.unique, never needed by identify: the first
+    identify of a process, of a sinusoid, an inv_freq and a learned table, leaves it unloaded."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from pecli import Rope, Sinusoidal, identify\n"
+        "identify(Sinusoidal(256, 64, dtype='float32').build())\n"
+        "identify(Rope(1, 128, part='inv_freq').build())\n"
+        "identify((np.random.default_rng(0).standard_normal((128, 96)) * 0.02).astype(np.float32))\n"
+        "print('numpy.ma' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
 
 
 def test_new_presets_plug_in_without_code(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -310,6 +310,15 @@ class Sinusoidal(Pipelined):
         return explain
 
     # -- building ----------------------------------------------------------------------------
+    def canonical(self) -> Sinusoidal:
+        """The odd-width policy set to ``sin`` on an even dim (it only reads ``dim % 2``), and
+        ``freq=half`` to ``paper`` on an even frequency width: ``i/(w/2)`` and ``2i/w`` are one
+        real number, and every pipeline's steps scale both by powers of 2 (exact, so rounded
+        alike: ``2i·fl(c/w)`` is ``i·fl(c/(w/2))``) or divide them exactly once (the same rounding)."""
+        freq = "paper" if self.freq == "half" and self.frequency_width % 2 == 0 else self.freq
+        odd = "sin" if self.dim % 2 == 0 else self.odd
+        return self if (freq, odd) == (self.freq, self.odd) else replace(self, freq=freq, odd=odd)
+
     def scratch_bytes(self, rows: int) -> int:
         """An exact table's temporaries, from its kernels (see :mod:`pecli.kernels.rotation`): a
         rotated float32/float16 table's fixed cost per frequency (the cached rotations and their

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast, get_args, get_type_hints
 import numpy as np
 
 from pecli.errors import RecipeError
-from pecli.fitting import Sample
+from pecli.fitting import Sample, median
 from pecli.params import round_number
 from pecli.precision import held
 
@@ -194,7 +194,7 @@ def _scale(rows: np.ndarray, sin_cols: Ids, cos_cols: Ids, d: int, eps: float) -
     spread = spread_indices(sin_cols.size, max(1, _RADIUS_VALUES // max(1, rows.shape[0])))
     s, c = rows[:, sin_cols[spread]], rows[:, cos_cols[spread]]
     with np.errstate(invalid="ignore", over="ignore"):
-        radius = float(np.sqrt(np.median(s * s + c * c)))
+        radius = math.sqrt(median(s * s + c * c))
     tol = max(1e-6, 2 * eps)
     if not math.isfinite(radius) or radius == 0 or abs(radius - 1) <= tol:
         return 1.0
