@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pecli.views.console import literal_line, short_number
+from pecli.views.console import Line, short_number, visible
 from pecli.views.identify import VERDICTS
 
 if TYPE_CHECKING:
@@ -20,24 +20,30 @@ if TYPE_CHECKING:
 SKIPPED_NAMED = 3
 
 
+def _line(text: str) -> Line:
+    """A report line naming keys and paths from a file: controls escaped, never read as markup, and
+    written as it is into a pipe or a file (no Rich console imported: 15 ms of a scan's start-up)."""
+    return Line(visible(text))
+
+
 def checkpoint_view(source: str, entries: list[Entry]) -> list[RenderableType]:
     """``identify`` of a whole checkpoint (:mod:`pecli.checkpoints`): each positional array's
     verdict and the SOURCE that rebuilds it, then what was skipped and why: each array that could
     not be read, the others one line a reason (the first :data:`SKIPPED_NAMED` named)."""
     found = [e for e in entries if e.positional]
-    out: list[RenderableType] = [literal_line(f"{source}: {len(entries)} arrays, {len(found)} positional")]
+    out: list[RenderableType] = [_line(f"{source}: {len(entries)} arrays, {len(found)} positional")]
     for e in found:
         f = e.found
         if f is None:  # a positional array is always identified (checkpoints.scan)
             continue
         name = f" {f.best.name}" if f.best is not None else ""
-        out.append(literal_line(f"{e.key}  ({', '.join(map(str, e.shape))}) {e.dtype}  {VERDICTS[f.verdict]}{name}"))
+        out.append(_line(f"{e.key}  ({', '.join(map(str, e.shape))}) {e.dtype}  {VERDICTS[f.verdict]}{name}"))
         if f.best is not None:
-            out.append(literal_line(f"  rebuild it with  {f.best.spec}"))
+            out.append(_line(f"  rebuild it with  {f.best.spec}"))
         elif f.verdict == "learned":
-            out.append(literal_line("  a learned table (no formula rebuilds it)"))
+            out.append(_line("  a learned table (no formula rebuilds it)"))
     skipped = [e for e in entries if not e.positional]
-    out += [literal_line(f"skipped {e.key}: {e.error}") for e in skipped if e.error]  # each one: it is a fault
+    out += [_line(f"skipped {e.key}: {e.error}") for e in skipped if e.error]  # each one: it is a fault
     reasons: dict[str, list[str]] = {}
     for e in skipped:
         if not e.error:
@@ -46,7 +52,7 @@ def checkpoint_view(source: str, entries: list[Entry]) -> list[RenderableType]:
         more = f" and {len(keys) - SKIPPED_NAMED} more" if len(keys) > SKIPPED_NAMED + 1 else ""
         named = keys if not more else keys[:SKIPPED_NAMED]
         json_hint = " (--json lists each)" if more else ""
-        out.append(literal_line(f"skipped {', '.join(named)}{more}: {why}{json_hint}"))
+        out.append(_line(f"skipped {', '.join(named)}{more}: {why}{json_hint}"))
     return out
 
 
@@ -57,17 +63,17 @@ def checkpoints_diff_view(a: str, b: str, results: list[KeyComparison]) -> list[
     arrays = f"{len(results)} positional array{'s' if len(results) != 1 else ''}"
     head = f"SAME: {arrays}" if not differ else f"DIFFERENT: {len(differ)} of {arrays}"
 
-    out: list[RenderableType] = [literal_line(f"{head} (A {a}, B {b})")]
+    out: list[RenderableType] = [_line(f"{head} (A {a}, B {b})")]
     for r in results:
         c = r.comparison
         if c is None:
-            out.append(literal_line(f"{r.key}: {r.note}"))
+            out.append(_line(f"{r.key}: {r.note}"))
         elif c.same:
-            out.append(literal_line(f"{r.key}: same"))
+            out.append(_line(f"{r.key}: same"))
         elif not c.shapes_match:
-            out.append(literal_line(f"{r.key}: shapes differ: {c.shape_a} vs {c.shape_b}"))
+            out.append(_line(f"{r.key}: shapes differ: {c.shape_a} vs {c.shape_b}"))
         else:
             cause = f"; likely cause: {c.explanations[0].text}" if c.explanations else ""
             differ_words = f"{c.mismatched} of {c.compared} elements differ, max |a−b| {short_number(c.max_abs)}"
-            out.append(literal_line(f"{r.key}: {differ_words}{cause}"))
+            out.append(_line(f"{r.key}: {differ_words}{cause}"))
     return out

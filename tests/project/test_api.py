@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -117,6 +118,56 @@ def test_generate_to_the_terminal_loads_only_its_command_and_its_kind() -> None:
     unneeded |= {"pecli.analysis", "pecli.plot", "pecli.positions", "h5py", "safetensors", "torch"}
     unneeded |= {"rich.console", "pecli.presets", "pecli.fitting"}
     assert len(unneeded) > 10 and not unneeded & loaded, sorted(unneeded & loaded)
+
+
+def test_a_checkpoint_scan_into_a_pipe_loads_no_rich_console_nor_masked_arrays(tmp_path: Path) -> None:
+    """``pecli identify CHECKPOINT`` into a pipe, stderr a pipe too: its lines are written as they
+    are, no progress bar is asked for, and neither Rich's console (15 ms) nor numpy.ma (13 ms) is
+    imported (issue 42: a scan's start-up is most of its cost)."""
+    from safetensors.numpy import save_file
+
+    from pecli import Sinusoidal
+
+    path = tmp_path / "ck.safetensors"
+    save_file({"pe": Sinusoidal(64, 16).build(), "w": np.ones((8, 8), np.float32)}, str(path))
+    printed, loaded = _modules_after(
+        "from pecli.cli import cli\n"
+        f"try:\n    cli.main(['identify', {str(path)!r}], prog_name='pecli')\n"
+        "except SystemExit:\n    pass"
+    )
+    assert "pe  (64, 16) float32  MATCH vaswani" in printed, printed
+    assert {"pecli.identification", "pecli.checkpoints"} <= loaded
+    assert not {"rich.console", "rich.text", "numpy.ma"} & loaded, sorted({"rich.console", "numpy.ma"} & loaded)
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {"TTY_COMPATIBLE": "1"},
+        {"TTY_COMPATIBLE": "0", "FORCE_COLOR": "1"},
+        {"FORCE_COLOR": ""},
+        {"FORCE_COLOR": "1"},
+    ],
+)
+def test_pecli_s_terminal_test_is_rich_s(env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Whether a stream is a terminal, told without Rich's console, is what Rich's ``is_terminal``
+    says, for a file, a StringIO (no real isatty) and a closed file, under each variable."""
+    import io
+
+    from rich.console import Console
+
+    from pecli.cli.app import terminal
+
+    for name in ("TTY_COMPATIBLE", "FORCE_COLOR", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    closed = open(tmp_path / "f", "w")  # closed at once: its isatty() then raises
+    closed.close()
+    with open(tmp_path / "g", "w") as file:
+        for stream in (file, io.StringIO(), closed):
+            assert terminal(stream) == Console(file=stream).is_terminal, (env, stream)
 
 
 def test_commands_are_listed_without_loading_and_load_under_their_own_names() -> None:
