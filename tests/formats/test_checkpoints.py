@@ -71,6 +71,74 @@ def test_identify_of_a_checkpoint_finds_its_positional_arrays(run, tmp_path: Pat
     ]
 
 
+def inv_freq(base: float = 10000.0, dim: int = 64) -> np.ndarray:
+    """transformers' ``1 / base ** (arange(0, dim, 2) / dim)`` in float32 (the same bits on every CPU)."""
+    exponents = np.arange(0, dim, 2, dtype=np.int64).astype(np.float32) / np.float32(dim)
+    return (np.float32(1) / f32_step(np.power, np.float32(base), exponents)).astype(np.float32)
+
+
+def test_arrays_of_the_same_bytes_are_identified_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every layer's inv_freq (GPT-NeoX, Pythia): identified once, each named as itself, and the
+    report the same as identifying each one (the reuse off); another base is identified again.  A
+    transposed sinusoid's note says what its transpose is, not where it is: reused too."""
+    import pecli.checkpoints as checkpoints
+    import pecli.identification as identification
+    from pecli.formats import list_arrays
+
+    tensors = {f"layers.{i}.attn.rotary_emb.inv_freq": inv_freq() for i in range(6)}
+    tensors["layers.3.attn.rotary_emb.inv_freq"] = inv_freq(500000.0)
+    tensors.update({f"enc.{i}.pos_table": np.ascontiguousarray(paper(96, 32).T) for i in range(2)})
+    path = tmp_path / "neox.safetensors"
+    safetensors_numpy.save_file(tensors, str(path))
+    calls: list[str] = []
+    real = identification.identify
+
+    def counted(table, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(table.source.removeprefix(f"{path}:"))
+        return real(table, **kwargs)
+
+    monkeypatch.setattr(identification, "identify", counted)
+    arrays = list_arrays(str(path), None)
+    reused = [e.to_dict() for e in checkpoints.scan(str(path), None, arrays)]
+    # enc.0 (and its transpose, which identify tries itself), base 10000 once, base 500000 once
+    assert calls == [
+        "enc.0.pos_table",
+        "enc.0.pos_table transposed",
+        *(f"layers.{i}.attn.rotary_emb.inv_freq" for i in (0, 3)),
+    ]
+    monkeypatch.setattr(checkpoints, "SAME_BYTES_AT_MOST", 0)
+    calls.clear()
+    assert reused == [e.to_dict() for e in checkpoints.scan(str(path), None, arrays)]
+    assert len(calls) == 8 + 2
+    by_key = {e["key"]: e["identification"] for e in reused}
+    assert {by_key[k]["source"] for k in tensors} == {f"{path}:{k}" for k in tensors}
+    assert by_key["layers.3.attn.rotary_emb.inv_freq"]["best"]["recipe"]["base"] == 500000.0
+    assert by_key["layers.5.attn.rotary_emb.inv_freq"]["check"].startswith(f"pecli diff {path}:layers.5.")
+
+
+def test_an_identification_that_names_its_array_is_not_given_to_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No identification names its own array beyond ``source`` today; one that did (a note, the
+    sample's words) would be wrong for another array of the same bytes: it is identified afresh."""
+    from dataclasses import replace
+
+    import pecli.checkpoints as checkpoints
+    import pecli.identification as identification
+    from pecli.formats import list_arrays
+
+    path = tmp_path / "layers.safetensors"
+    safetensors_numpy.save_file({f"layers.{i}.rotary_emb.inv_freq": inv_freq() for i in range(3)}, str(path))
+    real = identification.identify
+    monkeypatch.setattr(
+        identification, "identify", lambda table, **kw: replace(real(table, **kw), notes=[f"read from {table.source}"])
+    )
+    entries = list(checkpoints.scan(str(path), None, list_arrays(str(path), None)))
+    assert [e.found.notes for e in entries if e.found is not None] == [
+        [f"read from {path}:layers.{i}.rotary_emb.inv_freq"] for i in range(3)
+    ]
+
+
 def test_diff_of_two_checkpoints_compares_the_positional_arrays_key_by_key(run, tmp_path: Path) -> None:
     a = checkpoint(tmp_path / "a.safetensors")
     b = checkpoint(tmp_path / "b.safetensors", base=1000.0)
