@@ -79,6 +79,27 @@ def test_other_scales_timescales_and_bases_too() -> None:
         assert_twins(replace(recipe, min_timescale=2.0, start=4000))
 
 
+def test_an_inv_freq_row_is_the_same_bits_in_every_layout() -> None:
+    """Drawn rotary recipes (every scaling, pipeline and form the draws reach) as inv_freq rows in
+    each layout: one canonical form, the half layout's, and its bits."""
+    from pecli.kinds.rope import Rope, RopeLayout
+
+    rows = 0
+    for _, drawn in roundtrip.draws(40, 5, only=("rope",)):
+        assert isinstance(drawn, Rope)
+        for layout in get_args(RopeLayout):
+            try:
+                recipe = replace(drawn, part="inv_freq", length=1, layout=layout)
+            except RecipeError:
+                continue
+            assert recipe.canonical().layout == "half"
+            assert_twins(recipe)
+            rows += 1
+        if drawn.part != "inv_freq":
+            assert drawn.canonical() == drawn  # a cache's layout is where its waves go: its own
+    assert rows > 60
+
+
 @pytest.mark.parametrize("seed", [3, 11])
 def test_every_kind_s_canonical_form_rebuilds_its_drawn_recipes(seed: int) -> None:
     for _, recipe in roundtrip.draws(60, seed):

@@ -291,6 +291,12 @@ class Rope(Pipelined):
         check_row_range(self.shape[0], r0, r1)
         return rope_rows(self, r0, r1)
 
+    def canonical(self) -> Rope:
+        """An ``inv_freq`` row in the ``half`` layout: the layout is only where a cache puts its
+        frequencies' waves, and that row is the frequencies themselves (8 of the 25 ``inv_freq``
+        candidates of a 64-value row differed in their layout alone)."""
+        return replace(self, layout="half") if self.part == "inv_freq" and self.layout != "half" else self
+
     def columns_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray | None:
         """Rows × columns from those columns' frequencies alone (each pipeline step is
         elementwise: the bits :meth:`rows` gives); float32 and float64 tables, not an ``inv_freq``
