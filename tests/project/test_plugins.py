@@ -213,6 +213,59 @@ def test_broken_or_clashing_plugins_are_left_out_with_a_note(site: Path, tmp_pat
     assert "A ramp" not in r.stdout
 
 
+def test_the_look_before_importlib_metadata_never_misses_what_it_finds(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """plugins.may_declare says False only where importlib.metadata finds no entry point of the
+    group: this environment's groups, the plugin site's, an egg-info's, an upper-case folder's; a
+    zip or an .egg on the path, or an import hook that lists distributions, hands over to it."""
+    import importlib.metadata as metadata
+
+    from pecli.plugins import FORMATS_GROUP, KINDS_GROUP, may_declare
+
+    egg_info = tmp_path / "eggs" / "Other.EGG-INFO"
+    egg_info.mkdir(parents=True)
+    (egg_info / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: other\nVersion: 1\n", encoding="utf-8")
+    (egg_info / "entry_points.txt").write_text("[other.group]\nx = other:X\n", encoding="utf-8")
+    groups = [KINDS_GROUP, FORMATS_GROUP, "console_scripts", "pytest11", "other.group", "no.such.group"]
+    for path in ([], [str(site)], [str(tmp_path / "eggs")], [str(site), str(tmp_path / "missing")]):
+        monkeypatch.setattr(sys, "path", [*path, *sys.path])
+        for group in groups:
+            if metadata.entry_points(group=group):
+                assert may_declare(group), (path, group)
+        monkeypatch.undo()
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
+    assert may_declare(KINDS_GROUP) and may_declare(FORMATS_GROUP)
+    monkeypatch.undo()
+    assert not may_declare("no.such.group")  # this environment: the look answers alone
+    zipped = tmp_path / "lib.zip"
+    zipped.write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip
+    for hand_over in ([str(zipped)], [str(tmp_path / "eggs")]):
+        (tmp_path / "eggs" / "x.egg").touch()
+        monkeypatch.setattr(sys, "path", [*hand_over, *sys.path])
+        assert may_declare("no.such.group"), hand_over
+        monkeypatch.undo()
+
+    class Lister:
+        def find_distributions(self, *args: object, **kwargs: object) -> list[object]:
+            return []
+
+    monkeypatch.setattr(sys, "meta_path", [Lister(), *sys.meta_path])
+    assert may_declare("no.such.group")
+
+
+def test_identify_without_plugins_reads_no_package_metadata() -> None:
+    """With no package declaring pecli's groups, ``identify`` (which needs every kind) finds that
+    out without importing importlib.metadata (25 ms of its start-up)."""
+    code = (
+        "import sys\nfrom pecli import Sinusoidal, identify\n"
+        "identify(Sinusoidal(64, 16).build())\n"
+        "print('importlib.metadata' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "False", done.stderr
+
+
 @pytest.mark.parametrize("out", [None, "pe.npy", "pe.h5"])
 def test_the_main_job_reads_no_plugin_metadata(site: Path, tmp_path: Path, out: str | None) -> None:
     # pecli generate --len 120 --dim 8 needs one kind and, with -o FILE, one of pecli's own formats:
