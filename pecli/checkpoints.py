@@ -123,13 +123,19 @@ SAME_BYTES_AT_MOST = 1 << 22
 
 def _same_bytes(table: Table) -> tuple[Any, ...] | None:
     """What makes two arrays' identifications the same but their names: their bytes, shape and
-    dtype as read and as stored, and the recipe stored with them; None for an array not worth
-    hashing (larger than :data:`SAME_BYTES_AT_MOST`, or rows that are not positions 0, 1, …)."""
+    dtype as read and as stored, the shape the file gave them (a 3-D map read as rows: identify
+    says how it reads channels-first) and the recipe stored with them; None for an array not
+    worth hashing (larger than :data:`SAME_BYTES_AT_MOST`, rows that are not positions 0, 1, …,
+    or one identify refuses unread: mostly unstored)."""
+    from pecli.transposition import stored_shape
+
     if table.positions is not None or table.computed or table.nbytes > SAME_BYTES_AT_MOST:
+        return None
+    if table.mostly_unstored() is not None:  # refused by identify at once: reading it here took seconds
         return None
     values = np.ascontiguousarray(table.rows(0, table.shape[0]))
     digest = hashlib.blake2b(values.reshape(-1).view(np.uint8).data, digest_size=16).hexdigest()
-    return table.shape, values.dtype.str, table.dtype_name, table.recipe, digest
+    return table.shape, stored_shape(table.info), values.dtype.str, table.dtype_name, table.recipe, digest
 
 
 def _named_nowhere_but(found: Identification, source: str) -> bool:

@@ -72,7 +72,8 @@ def may_declare(group: str) -> bool:
     that import (it loads ``email``, ``zipfile`` and ``csv``) was 25 ms of every ``identify`` and
     ``diff``, a tenth of a small table's.  Whatever the look cannot read as importlib.metadata
     does (an import hook that lists distributions, a zip or ``.egg`` on the path) answers True,
-    and importlib.metadata decides."""
+    and importlib.metadata decides (an ``.egg`` on the path, its folder or a zip, holds its own
+    ``EGG-INFO``)."""
     import importlib.machinery
 
     if any(f is not importlib.machinery.PathFinder and hasattr(f, "find_distributions") for f in sys.meta_path):
@@ -80,6 +81,8 @@ def may_declare(group: str) -> bool:
     needle = group.encode()
     for entry in sys.path:
         root = entry or "."
+        if os.path.basename(os.path.normpath(root)).lower().endswith(".egg"):  # an egg is its own EGG-INFO
+            return True
         try:
             with os.scandir(root) as children:
                 names = [child.name for child in children]

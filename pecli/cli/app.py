@@ -324,7 +324,12 @@ def _tolerate_unencodable() -> None:
 def terminal(stream: Any) -> bool:
     """Whether Rich takes ``stream`` for a terminal (its ``Console.is_terminal``: TTY_COMPATIBLE
     0 or 1, a set FORCE_COLOR, else ``isatty()``), told without importing its console (15 ms of
-    every command whose output is not a terminal)."""
+    every command whose output is not a terminal).  Under IDLE or IPython, whose consoles Rich
+    says are none whatever the variables, Rich's console itself is asked."""
+    if "idlelib" in sys.modules or "IPython" in sys.modules:
+        from rich.console import Console
+
+        return bool(Console(file=stream).is_terminal)
     env = os.environ
     if env.get("TTY_COMPATIBLE", "") in ("0", "1"):
         return env["TTY_COMPATIBLE"] == "1"

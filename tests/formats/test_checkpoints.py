@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -114,6 +115,63 @@ def test_arrays_of_the_same_bytes_are_identified_once(tmp_path: Path, monkeypatc
     assert {by_key[k]["source"] for k in tensors} == {f"{path}:{k}" for k in tensors}
     assert by_key["layers.3.attn.rotary_emb.inv_freq"]["best"]["recipe"]["base"] == 500000.0
     assert by_key["layers.5.attn.rotary_emb.inv_freq"]["check"].startswith(f"pecli diff {path}:layers.5.")
+
+
+def test_arrays_of_the_same_bytes_in_other_shapes_are_each_identified(tmp_path: Path) -> None:
+    """DETR's channels-first map stored (64, 6, 10) and the same bytes stored (32, 12, 10): read as
+    the same 384×10 rows, but only the first is that map read channels-first, and each says what
+    it says alone (found by review: the second took the first one's note, in either order)."""
+    from tests.kinds.test_sincos2d_detr import detr_map
+
+    rows = np.ascontiguousarray(detr_map(6, 10, 32, "deformable").astype(np.float32).T)  # (64, 60)
+    alone = {}
+    for key, shape in (("pos_embed_a", (64, 6, 10)), ("pos_embed_b", (32, 12, 10))):
+        np.savez(tmp_path / f"{key}.npz", **{key: rows.reshape(shape)})
+        alone[key] = identified(tmp_path / f"{key}.npz")[key]
+    assert "read channels-first" in " ".join(alone["pos_embed_a"]["notes"])
+    assert "read channels-first" not in " ".join(alone["pos_embed_b"]["notes"])
+    for order in (("pos_embed_a", "pos_embed_b"), ("pos_embed_b", "pos_embed_a")):
+        path = tmp_path / f"both_{order[0]}.npz"
+        np.savez(path, **{key: rows.reshape((64, 6, 10) if key.endswith("a") else (32, 12, 10)) for key in order})
+        both = identified(path)
+        for key in order:
+            assert both[key]["notes"] == alone[key]["notes"], (order, key)
+
+
+def identified(path: Path) -> dict[str, Any]:
+    """``pecli identify PATH --json``'s identification of each positional array, by key."""
+    from pecli.checkpoints import scan
+    from pecli.formats import list_arrays
+
+    arrays = list_arrays(str(path), None)
+    return {e.key: e.to_dict()["identification"] for e in scan(str(path), None, arrays) if e.positional}
+
+
+def test_a_mostly_unstored_array_is_refused_unread_in_a_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 4 MB HDF5 dataset of which one chunk is written: identify refuses it before reading it,
+    and a scan does not read it whole to hash it first (found by review: its million chunks took
+    17 s to read where the refusal took 0.3 s)."""
+    h5py = pytest.importorskip("h5py")
+    from pecli.checkpoints import scan
+    from pecli.formats import list_arrays
+    from pecli.table import Table
+
+    path = tmp_path / "sparse.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("pos_embed", (1024, 1024), "f4", chunks=(1, 1))[0, 0] = 1
+        f.create_dataset("wpe", data=(np.random.default_rng(0).standard_normal((64, 32)) * 0.02).astype(np.float32))
+    read: list[tuple[str, int]] = []
+    rows = Table.rows
+
+    def counted(self: Table, r0: int, r1: int) -> Any:
+        read.append((self.source, r1 - r0))
+        return rows(self, r0, r1)
+
+    monkeypatch.setattr(Table, "rows", counted)
+    entries = {e.key: e for e in scan(str(path), None, list_arrays(str(path), None))}
+    assert "declared" in entries["pos_embed"].error and "stored" in entries["pos_embed"].error
+    assert sum(n for source, n in read if source.endswith(":pos_embed")) <= 1  # its first row, the probe
+    assert entries["wpe"].found is not None and entries["wpe"].found.verdict == "learned"
 
 
 def test_an_identification_that_names_its_array_is_not_given_to_another(

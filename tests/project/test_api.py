@@ -170,6 +170,25 @@ def test_pecli_s_terminal_test_is_rich_s(env: dict[str, str], monkeypatch: pytes
             assert terminal(stream) == Console(file=stream).is_terminal, (env, stream)
 
 
+def test_in_a_notebook_rich_decides_what_a_terminal_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a Jupyter kernel Rich's console is no terminal whatever FORCE_COLOR says; ``terminal``
+    asks Rich there (found by review: it answered FORCE_COLOR's True)."""
+    import builtins
+    import io
+    import types
+
+    from pecli.cli.app import terminal
+
+    class ZMQInteractiveShell:  # the kernel's shell, as Rich recognises it
+        pass
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert terminal(io.StringIO())
+    monkeypatch.setitem(sys.modules, "IPython", types.ModuleType("IPython"))
+    monkeypatch.setattr(builtins, "get_ipython", ZMQInteractiveShell, raising=False)
+    assert not terminal(io.StringIO())
+
+
 def test_commands_are_listed_without_loading_and_load_under_their_own_names() -> None:
     from pecli.cli import cli
 

@@ -246,6 +246,15 @@ def test_the_look_before_importlib_metadata_never_misses_what_it_finds(
         assert may_declare("no.such.group"), hand_over
         monkeypatch.undo()
 
+    # An unpacked egg on the path is its own distribution: EGG-INFO inside it (found by review).
+    egg = tmp_path / "myplug-1.0-py3.11.egg"
+    (egg / "EGG-INFO").mkdir(parents=True)
+    (egg / "EGG-INFO" / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: myplug\nVersion: 1.0\n", encoding="utf-8")
+    (egg / "EGG-INFO" / "entry_points.txt").write_text("[egg.group]\nramp = myplug:Ramp\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "path", [str(egg), *sys.path])
+    assert metadata.entry_points(group="egg.group") and may_declare("egg.group")
+    monkeypatch.undo()
+
     class Lister:
         def find_distributions(self, *args: object, **kwargs: object) -> list[object]:
             return []
