@@ -138,10 +138,35 @@ def _same_bytes(table: Table) -> tuple[Any, ...] | None:
     return table.shape, stored_shape(table.info), values.dtype.str, table.dtype_name, table.recipe, digest
 
 
-def _named_nowhere_but(found: Identification, source: str) -> bool:
-    """Whether ``found`` names its table's source only as its ``source`` (no note or sample says
-    it): then it is another array's identification once that name is changed."""
-    return not any(source in text for text in (*found.notes, found.sample))
+def _named_nowhere_else(data: dict[str, Any], sources: tuple[str, ...]) -> bool:
+    """Whether a result's JSON (``to_dict()``, its own source fields taken out) names none of
+    ``sources``: then it is another array's result once those fields are renamed."""
+    import json
+
+    return not any(source in json.dumps(data, default=str) for source in sources)
+
+
+def _identification_of_another(found: Identification, source: str) -> bool:
+    """:func:`_named_nowhere_else` for an identification (its ``source``, and the ``check``
+    command made of it, aside)."""
+    data = {k: v for k, v in found.to_dict().items() if k not in ("source", "check")}
+    return _named_nowhere_else(data, (source,))
+
+
+def _comparison_of_another(found: Comparison, sources: tuple[str, str]) -> bool:
+    """:func:`_named_nowhere_else` for a comparison (the sources of its sides aside)."""
+    data = found.to_dict()
+    data["a"], data["b"] = ({k: v for k, v in side.items() if k != "source"} for side in (data["a"], data["b"]))
+    return _named_nowhere_else(data, sources)
+
+
+def _same_pair(ta: Table, tb: Table) -> tuple[Any, ...] | None:
+    """:func:`_same_bytes` of both sides, the key of a pair compared before; None for a side not
+    hashed or read from a model's settings (whose keys a comparison names)."""
+    if ta.info.get("keys") or tb.info.get("keys"):
+        return None
+    sides = _same_bytes(ta), _same_bytes(tb)
+    return sides if sides[0] is not None and sides[1] is not None else None
 
 
 def scan(
@@ -171,7 +196,7 @@ def scan(
                             found = replace(found, source=table.source)
                         else:
                             found = identify(table, nearest=1)
-                            if same is not None and _named_nowhere_but(found, table.source):
+                            if same is not None and _identification_of_another(found, table.source):
                                 identified[same] = found
                 entry = Entry(info.key, info.shape, info.dtype, why, is_pe, found)
             except PecliInputError as exc:  # an array that cannot be read is listed as such
@@ -203,7 +228,9 @@ def compare_checkpoints(
     **tolerances: Any,
 ) -> Iterator[KeyComparison]:
     """The positional arrays of checkpoints ``a`` and ``b`` (by name or first row, in either)
-    compared key by key with :func:`pecli.diff.compare`; a key in one only is reported as such."""
+    compared key by key with :func:`pecli.diff.compare`; a key in one only is reported as such.
+    A pair with the bytes of a pair compared before (each layer's ``inv_freq`` of two GPT-NeoX
+    checkpoints: 0.24 s each, its causes fitted) takes that comparison, renamed (:func:`_same_pair`)."""
     from pecli.diff import compare
     from pecli.formats import KeptFiles, open_table
 
@@ -212,6 +239,7 @@ def compare_checkpoints(
             return _probed(info, table)[0]
 
     in_a, in_b = ({i.key: i for i in side} for side in arrays)
+    compared: dict[tuple[Any, ...], Comparison] = {}
     with KeptFiles() as files:  # each file opened and listed once for all its keys
         for key in dict.fromkeys([*in_a, *in_b]):
             found: KeyComparison | None
@@ -223,7 +251,15 @@ def compare_checkpoints(
                     found = KeyComparison(key, None, only) if positional(files, side, info, key) else None
                 elif positional(files, a, in_a[key], key) or positional(files, b, in_b[key], key):
                     with files.active(), open_table(a, fmt, key) as ta, open_table(b, fmt, key) as tb:
-                        found = KeyComparison(key, compare(ta, tb, top=0, **tolerances))
+                        same = _same_pair(ta, tb)
+                        result = compared.get(same) if same is not None else None
+                        if result is not None:
+                            result = replace(result, source_a=ta.source, source_b=tb.source)
+                        else:
+                            result = compare(ta, tb, top=0, **tolerances)
+                            if same is not None and _comparison_of_another(result, (ta.source, tb.source)):
+                                compared[same] = result
+                        found = KeyComparison(key, result)
                 else:
                     found = None
             except PecliInputError as exc:

@@ -117,6 +117,73 @@ def test_arrays_of_the_same_bytes_are_identified_once(tmp_path: Path, monkeypatc
     assert by_key["layers.5.attn.rotary_emb.inv_freq"]["check"].startswith(f"pecli diff {path}:layers.5.")
 
 
+def test_pairs_of_the_same_bytes_are_compared_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two GPT-NeoX checkpoints a base apart in every layer but one: each distinct pair compared
+    once (a differing pair's causes are fitted: 0.24 s), each key's line named as itself, and the
+    report the same as comparing each pair (the reuse off)."""
+    import pecli.checkpoints as checkpoints
+    import pecli.diff as diff
+    from pecli.formats import list_arrays
+
+    a = {f"layers.{i}.attn.rotary_emb.inv_freq": inv_freq() for i in range(6)}
+    b = {k: inv_freq(500000.0) for k in a}
+    b["layers.2.attn.rotary_emb.inv_freq"] = inv_freq()
+    paths = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    for path, tensors in zip(paths, (a, b), strict=True):
+        safetensors_numpy.save_file(tensors, str(path))
+    calls: list[str] = []
+    real = diff.compare
+
+    def counted(ta, tb, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(ta.source)
+        return real(ta, tb, **kwargs)
+
+    monkeypatch.setattr(diff, "compare", counted)
+    sides = (str(paths[0]), str(paths[1]))
+    arrays = (list_arrays(sides[0], None), list_arrays(sides[1], None))
+
+    def report() -> list[dict[str, Any]]:
+        return [
+            {"key": r.key, "note": r.note, **(r.comparison.to_dict() if r.comparison else {})}
+            for r in checkpoints.compare_checkpoints(*sides, None, arrays)
+        ]
+
+    reused = report()
+    assert [c.removeprefix(f"{sides[0]}:") for c in calls] == [f"layers.{i}.attn.rotary_emb.inv_freq" for i in (0, 2)]
+    monkeypatch.setattr(checkpoints, "SAME_BYTES_AT_MOST", 0)
+    calls.clear()
+    assert reused == report() and len(calls) == 6
+    for r in reused:
+        assert (r["a"]["source"], r["b"]["source"]) == (f"{sides[0]}:{r['key']}", f"{sides[1]}:{r['key']}")
+    assert [r["same"] for r in reused] == [i == 2 for i in range(6)]
+    assert all("base 10000 (A) vs 500000 (B)" in str(r["explanations"]) for r in reused if not r["same"])
+
+
+def test_a_comparison_that_names_its_arrays_is_not_given_to_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A comparison naming its arrays beyond its sides' sources (none does today) would be wrong for
+    another pair of the same bytes: each pair is compared afresh."""
+    from dataclasses import replace
+
+    import pecli.checkpoints as checkpoints
+    import pecli.diff as diff
+    from pecli.formats import list_arrays
+
+    sides = str(tmp_path / "a.safetensors"), str(tmp_path / "b.safetensors")
+    for side, base in zip(sides, (10000.0, 500000.0), strict=True):
+        safetensors_numpy.save_file({f"layers.{i}.rotary_emb.inv_freq": inv_freq(base) for i in range(3)}, side)
+    real = diff.compare
+    monkeypatch.setattr(
+        diff, "compare", lambda ta, tb, **kw: replace(real(ta, tb, **kw), causes_checked_on=f"rows of {ta.source}")
+    )
+    arrays = (list_arrays(sides[0], None), list_arrays(sides[1], None))
+    results = list(checkpoints.compare_checkpoints(*sides, None, arrays))
+    assert [r.comparison.causes_checked_on for r in results if r.comparison is not None] == [
+        f"rows of {sides[0]}:layers.{i}.rotary_emb.inv_freq" for i in range(3)
+    ]
+
+
 def test_arrays_of_the_same_bytes_in_other_shapes_are_each_identified(tmp_path: Path) -> None:
     """DETR's channels-first map stored (64, 6, 10) and the same bytes stored (32, 12, 10): read as
     the same 384×10 rows, but only the first is that map read channels-first, and each says what
