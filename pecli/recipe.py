@@ -424,7 +424,7 @@ class Recipe:
         """This recipe with the parameters that cannot change its values set alike (sinusoidal's
         odd-width policy on an even dim): recipes with equal ``canonical()`` build the same bits at
         every row, so identify builds, scores and proves them once.  Itself by default; a kind that
-        overrides it proves the claim in its tests (``tests/analysis/test_identify.py``)."""
+        overrides it proves the claim in its tests (``tests/kinds/test_canonical.py``)."""
         return self
 
     def exact_twin(self) -> Recipe | None:
