@@ -16,9 +16,10 @@ a time, so memory holds one array's blocks, not the checkpoint.
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import re
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,59 +117,6 @@ def _floats(dtype: str) -> bool:
         return dtype.lower().startswith(("f16", "f32", "f64"))
 
 
-#: A positional array at most this large is identified once for every array of the same bytes
-#: (:func:`scan`): hashing it is a read, which a small array repays at once.
-SAME_BYTES_AT_MOST = 1 << 22
-
-
-def _same_bytes(table: Table) -> tuple[Any, ...] | None:
-    """What makes two arrays' identifications the same but their names: their bytes, shape and
-    dtype as read and as stored, the shape the file gave them (a 3-D map read as rows: identify
-    says how it reads channels-first) and the recipe stored with them; None for an array not
-    worth hashing (larger than :data:`SAME_BYTES_AT_MOST`, rows that are not positions 0, 1, …,
-    or one identify refuses unread: mostly unstored)."""
-    from pecli.transposition import stored_shape
-
-    if table.positions is not None or table.computed or table.nbytes > SAME_BYTES_AT_MOST:
-        return None
-    if table.mostly_unstored() is not None:  # refused by identify at once: reading it here took seconds
-        return None
-    values = np.ascontiguousarray(table.rows(0, table.shape[0]))
-    digest = hashlib.blake2b(values.reshape(-1).view(np.uint8).data, digest_size=16).hexdigest()
-    return table.shape, stored_shape(table.info), values.dtype.str, table.dtype_name, table.recipe, digest
-
-
-def _named_nowhere_else(data: dict[str, Any], sources: tuple[str, ...]) -> bool:
-    """Whether a result's JSON (``to_dict()``, its own source fields taken out) names none of
-    ``sources``: then it is another array's result once those fields are renamed."""
-    import json
-
-    return not any(source in json.dumps(data, default=str) for source in sources)
-
-
-def _identification_of_another(found: Identification, source: str) -> bool:
-    """:func:`_named_nowhere_else` for an identification (its ``source``, and the ``check``
-    command made of it, aside)."""
-    data = {k: v for k, v in found.to_dict().items() if k not in ("source", "check")}
-    return _named_nowhere_else(data, (source,))
-
-
-def _comparison_of_another(found: Comparison, sources: tuple[str, str]) -> bool:
-    """:func:`_named_nowhere_else` for a comparison (the sources of its sides aside)."""
-    data = found.to_dict()
-    data["a"], data["b"] = ({k: v for k, v in side.items() if k != "source"} for side in (data["a"], data["b"]))
-    return _named_nowhere_else(data, sources)
-
-
-def _same_pair(ta: Table, tb: Table) -> tuple[Any, ...] | None:
-    """:func:`_same_bytes` of both sides, the key of a pair compared before; None for a side not
-    hashed or read from a model's settings (whose keys a comparison names)."""
-    if ta.info.get("keys") or tb.info.get("keys"):
-        return None
-    sides = _same_bytes(ta), _same_bytes(tb)
-    return sides if sides[0] is not None and sides[1] is not None else None
-
-
 def scan(
     path: str, fmt: str | None, arrays: list[ArrayInfo], progress: Callable[[int], None] | None = None
 ) -> Iterator[Entry]:
@@ -177,11 +125,21 @@ def scan(
     array is probed as cheaply as its format allows (its first row), and a positional one read
     again, whole, for its identification.  An array with the bytes of one identified before (each
     layer's ``inv_freq`` of a GPT-NeoX or Pythia checkpoint: 65 ms each) takes its identification,
-    renamed (:func:`_same_bytes`)."""
+    renamed (:class:`pecli.repeats.Repeats`)."""
     from pecli.formats import KeptFiles, open_table
     from pecli.identification import identify
+    from pecli.repeats import Repeats
 
-    identified: dict[tuple[Any, ...], Identification] = {}
+    @contextmanager
+    def reopen(key: str) -> Iterator[tuple[Table]]:
+        with open_table(path, fmt, key) as table:
+            yield (table,)
+
+    identified: Repeats[Identification] = Repeats(
+        reopen,
+        lambda found, sources: replace(found, source=sources[0]),
+        lambda found: {k: v for k, v in found.to_dict().items() if k not in ("source", "check")},
+    )
     with KeptFiles() as files:
         for info in arrays:
             try:
@@ -190,14 +148,7 @@ def scan(
                 found = None
                 if is_pe:
                     with files.active(), open_table(path, fmt, info.key) as table:
-                        same = _same_bytes(table)
-                        found = identified.get(same) if same is not None else None
-                        if found is not None:
-                            found = replace(found, source=table.source)
-                        else:
-                            found = identify(table, nearest=1)
-                            if same is not None and _identification_of_another(found, table.source):
-                                identified[same] = found
+                        found = identified.result(info.key, (table,), functools.partial(identify, table, nearest=1))
                 entry = Entry(info.key, info.shape, info.dtype, why, is_pe, found)
             except PecliInputError as exc:  # an array that cannot be read is listed as such
                 entry = Entry(info.key, info.shape, info.dtype, "unreadable", False, error=str(exc))
@@ -230,16 +181,30 @@ def compare_checkpoints(
     """The positional arrays of checkpoints ``a`` and ``b`` (by name or first row, in either)
     compared key by key with :func:`pecli.diff.compare`; a key in one only is reported as such.
     A pair with the bytes of a pair compared before (each layer's ``inv_freq`` of two GPT-NeoX
-    checkpoints: 0.24 s each, its causes fitted) takes that comparison, renamed (:func:`_same_pair`)."""
+    checkpoints: 0.24 s each, its causes fitted) takes that comparison, renamed
+    (:class:`pecli.repeats.Repeats`)."""
     from pecli.diff import compare
     from pecli.formats import KeptFiles, open_table
+    from pecli.repeats import Repeats
+
+    @contextmanager
+    def reopen(key: str) -> Iterator[tuple[Table, Table]]:
+        with open_table(a, fmt, key) as ta, open_table(b, fmt, key) as tb:
+            yield ta, tb
+
+    def unnamed(found: Comparison) -> dict[str, Any]:
+        data = found.to_dict()
+        data["a"], data["b"] = ({k: v for k, v in data[side].items() if k != "source"} for side in "ab")
+        return data
 
     def positional(files: KeptFiles, side: str, info: ArrayInfo, key: str) -> bool:
         with files.active(probing=True), open_table(side, fmt, key) as table:
             return _probed(info, table)[0]
 
     in_a, in_b = ({i.key: i for i in side} for side in arrays)
-    compared: dict[tuple[Any, ...], Comparison] = {}
+    compared: Repeats[Comparison] = Repeats(
+        reopen, lambda found, sources: replace(found, source_a=sources[0], source_b=sources[1]), unnamed
+    )
     with KeptFiles() as files:  # each file opened and listed once for all its keys
         for key in dict.fromkeys([*in_a, *in_b]):
             found: KeyComparison | None
@@ -251,15 +216,8 @@ def compare_checkpoints(
                     found = KeyComparison(key, None, only) if positional(files, side, info, key) else None
                 elif positional(files, a, in_a[key], key) or positional(files, b, in_b[key], key):
                     with files.active(), open_table(a, fmt, key) as ta, open_table(b, fmt, key) as tb:
-                        same = _same_pair(ta, tb)
-                        result = compared.get(same) if same is not None else None
-                        if result is not None:
-                            result = replace(result, source_a=ta.source, source_b=tb.source)
-                        else:
-                            result = compare(ta, tb, top=0, **tolerances)
-                            if same is not None and _comparison_of_another(result, (ta.source, tb.source)):
-                                compared[same] = result
-                        found = KeyComparison(key, result)
+                        work = functools.partial(compare, ta, tb, top=0, **tolerances)
+                        found = KeyComparison(key, compared.result(key, (ta, tb), work))
                 else:
                     found = None
             except PecliInputError as exc:
