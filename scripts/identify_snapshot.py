@@ -73,10 +73,8 @@ def main() -> int:
     if args.compare:
         old, new = (json.loads(Path(p).read_text(encoding="utf-8")) for p in args.compare)
         differ = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
-        print(
-            f"{len(old)} and {len(new)} tables; {len(differ)} answers differ"
-            + (f": {', '.join(differ)}" if differ else "")
-        )
+        said = {0: "no answer differs", 1: "1 answer differs"}.get(len(differ), f"{len(differ)} answers differ")
+        print(f"{len(old)} and {len(new)} tables; {said}" + (f": {', '.join(differ)}" if differ else ""))
         return 1 if differ else 0
     if args.out is None:
         parser.error("give the JSON file to write, or --compare OLD NEW")
