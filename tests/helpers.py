@@ -4,7 +4,7 @@ command line's contract.
 :func:`reference` writes the paper's table element by element in float64 (the truth many tests
 compare against), :func:`ulp_distance` counts ulps against an exact value, :func:`f32_step` evaluates one
 step of a "user's float32 code" the same way on every CPU and :func:`fast_math` a float32 sin
-that is not correctly rounded.
+that is not correctly rounded.  :func:`rows_to_interrupt` sizes a write that a signal can catch.
 
 The command line's contract, checked on any one run (issue 27), and a way to run pecli in-process
 with the standard streams a real process would have.
@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from pecli.cli.app import cli
 
@@ -292,3 +294,14 @@ def pwrite_threads(monkeypatch: Any) -> list[Any]:
 
     monkeypatch.setattr(os, "pwrite", spy)
     return threads
+
+
+def rows_to_interrupt(where: Path, bytes_per_row: int) -> str:
+    """A ``--len`` whose file takes seconds to write yet fits twice over in ``where``'s free space.
+
+    pecli refuses a table the disk cannot hold (exit 2) before it writes a byte, so a fixed
+    50 million rows failed the signal tests wherever less than ~25 GB was free (CI, stop 58)."""
+    rows = min(50_000_000, shutil.disk_usage(where).free // (2 * bytes_per_row))
+    if rows < 2_000_000:  # a shorter write may end before the signal arrives
+        pytest.skip(f"needs {4 * bytes_per_row} MB free for a write long enough to interrupt")
+    return str(rows)

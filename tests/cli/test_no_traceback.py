@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import call, violations
+from tests.helpers import call, rows_to_interrupt, violations
 
 ROOT = Path(__file__).resolve().parents[2]
 PECLI = [sys.executable, "-m", "pecli"]
@@ -285,7 +285,8 @@ def test_a_swallowed_signal_stops_a_long_write_at_once(tmp_path: Path) -> None:
     out = tmp_path / "t.csv"
     out.write_text("keep me\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = [str(int(signal.SIGINT)), "generate", "--len", "20000000", "--dim", "64", "-o", str(out), "--force"]
+    rows = str(min(20_000_000, int(rows_to_interrupt(tmp_path, 64 * 16))))  # a CSV row is ~800 bytes
+    argv = [str(int(signal.SIGINT)), "generate", "--len", rows, "--dim", "64", "-o", str(out), "--force"]
     began = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-c", SIGNAL_IN_A_CALLBACK, *argv], capture_output=True, text=True, env=env, timeout=120

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import signal
 import subprocess
 import sys
@@ -10,19 +9,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
+
+from tests.helpers import rows_to_interrupt
 
 PECLI = [sys.executable, "-m", "pecli"]
-
-
-def _rows_to_interrupt(where: Path, bytes_per_row: int) -> str:
-    """A length whose file takes seconds to write yet fits twice over in the free space: pecli
-    refuses a table the disk cannot hold (exit 2) before it writes a byte, so a fixed 50 million
-    rows made these tests fail wherever less than ~25 GB was free."""
-    rows = min(50_000_000, shutil.disk_usage(where).free // (2 * bytes_per_row))
-    if rows < 2_000_000:  # a shorter write may end before the signal arrives
-        pytest.skip(f"needs {4 * bytes_per_row} MB free to have a write worth interrupting")
-    return str(rows)
 
 
 def test_module_entry_point_prints_the_blog_walkthroughs_worked_example() -> None:
@@ -48,7 +38,7 @@ def test_error_exit_code_and_one_line() -> None:
 
 def test_sigterm_during_export_leaves_nothing(tmp_path: Path) -> None:
     out = tmp_path / "big.npy"
-    rows = _rows_to_interrupt(tmp_path, 64 * 8)  # float32 is 256 bytes a row; a margin for float64
+    rows = rows_to_interrupt(tmp_path, 64 * 8)  # float32 is 256 bytes a row; a margin for float64
     proc = subprocess.Popen(
         [*PECLI, "generate", "--len", rows, "--dim", "64", "-o", str(out)],
         stdout=subprocess.PIPE,
@@ -68,7 +58,7 @@ def test_sigterm_during_export_leaves_nothing(tmp_path: Path) -> None:
 def test_existing_file_survives_sigint(tmp_path: Path) -> None:
     out = tmp_path / "t.csv"
     out.write_text("keep me\n")
-    rows = _rows_to_interrupt(tmp_path, 64 * 16)  # a CSV row of 64 values is ~800 bytes
+    rows = rows_to_interrupt(tmp_path, 64 * 16)  # a CSV row of 64 values is ~800 bytes
     proc = subprocess.Popen(
         [*PECLI, "generate", "--len", rows, "--dim", "64", "-o", str(out), "--force"],
         stdout=subprocess.PIPE,
