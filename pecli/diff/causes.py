@@ -160,9 +160,9 @@ def _explain(a: Table, b: Table, sample: DiffSample, atol: float, rtol: float, e
             return Causes(moved)
         return Causes([statistics_cause(ra, rb)])
     if known_b is not None and b.recipe is not None:
-        fit = fit_from(b.recipe, a, *own(a), crit, target_is_a=True)
+        fit = fit_from(b.recipe, a, *own(a), crit, target_is_a=True, items=known_a is None)
     elif known_a is not None and a.recipe is not None:
-        fit = fit_from(a.recipe, b, *own(b), crit, target_is_a=False)
+        fit = fit_from(a.recipe, b, *own(b), crit, target_is_a=False, items=known_b is None)
     if fit.found:
         return Causes(fit.found)
     found = transformations(a, b, sample, crit)

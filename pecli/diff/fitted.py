@@ -8,7 +8,9 @@ parameters that had to change, said in the kind's words (:meth:`Recipe.changes`)
    neighbours (:meth:`Recipe.neighbours`, two steps deep: another layout, part, order, slope
    form, the scaling block dropped…), the kind's own fit of the other table
    (:meth:`Recipe.fit`: another base, scaling, start…), one real parameter refitted (on the
-   recipe and on each neighbour) and the kind's well-known wrong builds (:meth:`Recipe.mistakes`).
+   recipe and on each neighbour), one item of a list refitted (on the recipe: LongRoPE's
+   ``short_factor`` in a cache too short for the kind's fit to measure every frequency) and the
+   kind's well-known wrong builds (:meth:`Recipe.mistakes`).
    Each is built on the sampled rows (a few head and tail rows first, so a candidate that does
    not fit costs almost nothing) and must meet the same criteria as every other cause
    (:class:`~pecli.diff.evidence.Criteria`), better than the known recipe itself does.  The one
@@ -22,6 +24,8 @@ Nothing here knows a kind: it asks the recipes.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -32,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pecli.diff.evidence import Criteria, Explanation, relative_rms, screen_rows, worst_gap
+from pecli.lists import numbers_of
 from pecli.recipe import Recipe
 from pecli.table import Table
 
@@ -196,10 +201,20 @@ def _proposals(reference: Recipe, target: Table, shape: tuple[int, int]) -> Iter
 
 
 def fit_from(
-    reference: Recipe, target: Table, rows: Arr, idx: NDArray[np.intp], pos: Arr, crit: Criteria, target_is_a: bool
+    reference: Recipe,
+    target: Table,
+    rows: Arr,
+    idx: NDArray[np.intp],
+    pos: Arr,
+    crit: Criteria,
+    target_is_a: bool,
+    *,
+    items: bool = True,
 ) -> Fit:
     """The recipe of the reference's kind closest to ``reference`` that rebuilds the target's
-    sampled rows, as a cause in the kind's words (A is always the first table of the phrase)."""
+    sampled rows, as a cause in the kind's words (A is always the first table of the phrase).
+    ``items=False``: no item of a list refitted (the target's own recipe, confirmed, says its
+    lists as written: ``1.2500000000000002``, not the ``1.25`` that builds the same bits)."""
 
     # Tables of different lengths or grids: candidates start from the reference at the target's
     # size (a recipe that cannot take that size offers its neighbours), and their changes are said
@@ -243,7 +258,7 @@ def fit_from(
             continue  # another name for the reference's own table (freq=half is paper's at even d)
         best = cand
     if best is None or best.level or best.changes > 1:  # one refitted number may say it in fewer words
-        for recipe in _numeric_candidates(reference, rows, idx, pos):
+        for recipe in _numeric_candidates(reference, rows, idx, pos, items):
             level, residual, scored, _ = _score(recipe.rows, rows, idx, pos, crit)
             words = changes(recipe)
             # A refitted real number must rebuild the rows within rounding, not merely within the
@@ -268,12 +283,12 @@ def fit_from(
     return Fit([Explanation("recipe", detail, best.residual, fitted=fitted)])
 
 
-def _numeric_candidates(reference: Recipe, rows: Arr, idx: NDArray[np.intp], pos: Arr) -> Iterator[Recipe]:
-    """A real-valued parameter refitted on the reference, then on each of its neighbours (one
-    choice changed and one number: a sin cache of another base)."""
+def _numeric_candidates(reference: Recipe, rows: Arr, idx: NDArray[np.intp], pos: Arr, items: bool) -> Iterator[Recipe]:
+    """A real-valued parameter refitted on the reference (or, ``items``, an item of its lists),
+    then on each of its neighbours (one choice changed and one number: a sin cache of another base)."""
     if rows.shape[1] > NUMERIC_NEIGHBOURS_WIDTH:
         return  # each scan builds ~110 screens: only where a screen is cheap (the kinds' fits measure bases)
-    yield from numeric_proposals(reference, rows, idx, pos)
+    yield from numeric_proposals(reference, rows, idx, pos, items=items)
     for near in reference.neighbours():
         if near.shape == reference.shape:
             yield from numeric_proposals(near, rows, idx, pos, helps_alone=False)
@@ -301,60 +316,125 @@ def numeric_proposals(
     idx: NDArray[np.intp],
     pos: Arr,
     helps_alone: bool = True,
+    *,
+    items: bool = True,
 ) -> Iterator[Recipe]:
     """The reference with one real-valued parameter refitted (a base, a scale, a factor the
     kind's own fit does not measure): a coarse scan over four decades either side on the screen
-    rows, a golden-section refinement, then the roundest value (fewest significant digits)."""
+    rows, a golden-section refinement, then the roundest value (fewest significant digits).
+
+    On the reference itself (``helps_alone`` and ``items``), also one item of a list of numbers (LongRoPE's
+    ``short_factor``): an item whose change moves the column where the screen rows differ most
+    (a short cache measures too few of its frequencies for the kind's fit to propose the list)."""
     n, d = target.shape
     pick = screen_rows(n)
     screened, screen_idx = target[pick], idx[pick]
     scanned = _scan_twin(reference)
+
+    def rows_of(params: dict[str, Any]) -> Arr:
+        return rows_at(scanned.with_params(**params).rows, screen_idx, d)
+
+    def residual(params: dict[str, Any]) -> float:
+        try:
+            return worst_gap(screened, rows_of(params))
+        except Exception:
+            return math.inf
+
     values = reference.params(everything=True)
-    for name in _real_parameters(reference):
-        value = values[name]
+    setters: Iterator[tuple[Callable[[float], dict[str, Any]], float]] = (
+        (functools.partial(_set_value, name), values[name]) for name in _real_parameters(reference)
+    )
+    if helps_alone and items:
+        setters = itertools.chain(
+            setters,
+            (
+                (functools.partial(_set_item, name, k, listed), float(listed[k]))
+                for name, k, listed in _list_items(reference, screened, rows_of)
+            ),
+        )
+    for setter, value in setters:
+        found = _refit(lambda x: residual(setter(x)), value, helps_alone)  # noqa: B023 (_refit calls it at once)
+        if found is not None:
+            yield from _roundest(reference, found, setter)
 
-        def residual(log_x: float, name: str = name) -> float:
-            try:
-                recipe = scanned.with_params(**{name: float(math.exp(log_x))})
-                return worst_gap(screened, rows_at(recipe.rows, screen_idx, d))
-            except Exception:
-                return math.inf
 
-        # A quarter decade apart over four decades either side (the grid holds the value itself).
-        grid = np.log(value) + np.linspace(-4, 4, 33) * math.log(10)
-        scores = [residual(float(g)) for g in grid]
-        k = int(np.argmin(scores))
-        if not math.isfinite(scores[k]):
+def _set_value(name: str, x: float) -> dict[str, Any]:
+    return {name: x}
+
+
+def _set_item(name: str, k: int, listed: list[str], x: float) -> dict[str, Any]:
+    return {name: ";".join([*listed[:k], repr(x), *listed[k + 1 :]])}
+
+
+def _refit(residual: Callable[[float], float], value: float, helps_alone: bool) -> float | None:
+    """The value of one positive number that brings ``residual`` lowest: a scan a quarter decade
+    apart over four decades either side of ``value``, then a golden-section refinement (None: no
+    value builds, or, when not ``helps_alone``, none halves the residual at ``value`` in 10 steps)."""
+    # A quarter decade apart over four decades either side (the grid holds the value itself).
+    grid = np.log(value) + np.linspace(-4, 4, 33) * math.log(10)
+    scores = [residual(math.exp(float(g))) for g in grid]
+    k = int(np.argmin(scores))
+    if not math.isfinite(scores[k]):
+        return None
+    lo, hi = float(grid[max(0, k - 1)]), float(grid[min(len(grid) - 1, k + 1)])
+    # Golden section, one new point a step: the bracket shrinks 0.618× (40 steps: ~1e-9).
+    ratio = (math.sqrt(5) - 1) / 2
+    m1, m2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    f1, f2 = residual(math.exp(m1)), residual(math.exp(m2))
+    for step in range(40):
+        # On a neighbour (another part, layout, …) a number is refined on only while it clearly
+        # helps: after 10 steps it must have halved what is left at its own value (a parameter the
+        # table does not depend on then costs 45 builds, not 75).
+        if step == 10 and not helps_alone and min(f1, f2) > 0.5 * scores[len(grid) // 2]:
+            return None
+        if f1 <= f2:
+            hi, m2, f2 = m2, m1, f1
+            m1 = hi - ratio * (hi - lo)
+            f1 = residual(math.exp(m1))
+        else:
+            lo, m1, f1 = m1, m2, f2
+            m2 = lo + ratio * (hi - lo)
+            f2 = residual(math.exp(m2))
+    return math.exp((lo + hi) / 2)
+
+
+def _roundest(reference: Recipe, found: float, params: Callable[[float], dict[str, Any]]) -> Iterator[Recipe]:
+    """The reference with ``found`` written to 1, 2, … 9 significant digits (the caller keeps the
+    first that rebuilds the rows)."""
+    for digits in range(1, 10):
+        try:
+            yield reference.with_params(**params(float(f"{found:.{digits}g}")))
+        except Exception:
             continue
-        lo, hi = float(grid[max(0, k - 1)]), float(grid[min(len(grid) - 1, k + 1)])
-        # Golden section, one new point a step: the bracket shrinks 0.618× (40 steps: ~1e-9).
-        ratio = (math.sqrt(5) - 1) / 2
-        m1, m2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-        f1, f2 = residual(m1), residual(m2)
-        useless = False
-        for step in range(40):
-            # On a neighbour (another part, layout, …) a number is refined on only while it
-            # clearly helps: after 10 steps it must have halved what is left at its own value
-            # (a parameter the table does not depend on then costs 45 builds, not 75).
-            if step == 10 and not helps_alone and min(f1, f2) > 0.5 * scores[len(grid) // 2]:
-                useless = True
-                break
-            if f1 <= f2:
-                hi, m2, f2 = m2, m1, f1
-                m1 = hi - ratio * (hi - lo)
-                f1 = residual(m1)
-            else:
-                lo, m1, f1 = m1, m2, f2
-                m2 = lo + ratio * (hi - lo)
-                f2 = residual(m2)
-        if useless:
+
+
+def _list_items(
+    reference: Recipe, screened: Arr, rows_of: Callable[[dict[str, Any]], Arr]
+) -> Iterator[tuple[str, int, list[str]]]:
+    """``(parameter, index, items)`` of each positive item of a list of numbers whose change (1 %)
+    moves the screen rows' column that differs most from the reference's: the item an edit of one
+    number would be (an item the table does not use, a long factor below the original length, moves
+    nothing)."""
+    try:
+        own = rows_of({})
+    except Exception:
+        return
+    gap = np.abs(screened - own)
+    gap[~np.isfinite(gap)] = 0.0
+    worst = int(np.argmax(gap.max(axis=0)))
+    for name, value in reference.params(everything=True).items():
+        items = numbers_of(value)
+        if name in reference.sizing or items is None:
             continue
-        found = math.exp((lo + hi) / 2)
-        for digits in range(1, 10):
+        for k, text in enumerate(items):
+            if float(text) <= 0:
+                continue
             try:
-                yield reference.with_params(**{name: float(f"{found:.{digits}g}")})
+                changed = rows_of(_set_item(name, k, items, float(text) * 1.01))[:, worst]
             except Exception:
                 continue
+            if not np.array_equal(changed, own[:, worst], equal_nan=True):
+                yield name, k, items
 
 
 def statistics_cause(rows_a: Arr, rows_b: Arr, changes: list[str] | None = None) -> Explanation:

@@ -169,18 +169,28 @@ def test_a_users_longrope_cache_is_told_which_factor_differs(
     assert "long-factor" not in cause
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: diff fits no LongRoPE factor of a short cache without a recipe (the rope fit measures "
-    "every frequency, which 64 rows of the slow columns do not allow): 'a real difference'",
-)
 def test_a_short_users_longrope_cache_is_told_which_factor_differs(
     run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """64 rows measure too few of the frequencies for the rope fit to propose a factor list (the
+    slowest turn by 0.01 rad): the one item whose change moves the most different column is
+    refitted on the given recipe, and rebuilds every row."""
     monkeypatch.chdir(tmp_path)
     table, spec = users_longrope_cache(64, 1.3)
     np.save("mine.npy", table)
     r = run("diff", "mine.npy", spec)
-    assert any(
-        line.startswith("likely cause: short-factor: 1 of 8 values differs: [3]") for line in r.stdout.splitlines()
-    )
+    assert r.exit_code == 1
+    cause = next(line for line in r.stdout.splitlines() if line.startswith("likely cause: "))
+    assert cause.startswith("likely cause: short-factor: 1 of 8 values differs: [3] 1.3 (A) vs 1.25 (B); A's rows fit")
+    assert cause.endswith("(largest |a−b| left: 0)"), cause
+
+
+def test_two_edited_factors_are_not_said_as_one(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One item refitted cannot rebuild a cache whose recipe differs at two: no cause is claimed."""
+    monkeypatch.chdir(tmp_path)
+    table, spec = users_longrope_cache(64, 1.3)
+    np.save("mine.npy", table)
+    r = run("diff", "mine.npy", spec.replace("1.4;1.5", "1.45;1.5"))
+    assert r.exit_code == 1
+    assert not any(line.startswith("likely cause: ") for line in r.stdout.splitlines())
+    assert any(line.startswith("no known cause fits") for line in r.stdout.splitlines())
