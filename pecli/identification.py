@@ -116,21 +116,41 @@ def _proposals(sample: Sample, presets: list[tuple[Preset, Recipe]]) -> _Proposa
 def _started_presets(sample: Sample, found: _Proposals, presets: list[tuple[Preset, Recipe]], screen: _Screen) -> None:
     """A preset read from row ``start`` on (HF's past_key_values_length): presets fix no start, so
     each start that a fitted recipe showed *and that fits the screen rows* is tried on every preset
-    of the same kind that has one."""
-    starts = {
-        (p.recipe.kind, p.recipe.start)
-        for p in found.found.values()
-        if p.recipe.start and p.digest and p.max_abs <= tolerances(p.recipe, sample)[1]
-    }
-    for (preset, recipe), (kind, start) in itertools.product(presets, sorted(starts)):
+    of the same kind that has one.  When no candidate fits, each preset is also tried at the starts
+    its own frequencies read from row 0 (:meth:`Recipe.starts_in`: Phi-3 past 4096 positions, on
+    its long factors, turns its slow frequencies too little for any fit), and kept only if it fits
+    the screen (any table's row 0 gives some phases: a learned table's "nearest" must not become a
+    rotary cache at position 69232)."""
+
+    def fits(p: _Scored) -> bool:
+        return bool(p.digest) and p.max_abs <= tolerances(p.recipe, sample)[1]
+
+    def started(recipe: Recipe, start: int) -> Recipe | None:
         has_start = "start" in {f.name for f in fields(recipe)}  # type: ignore[arg-type]
-        if kind == recipe.kind and has_start and recipe.padding_row is None:
-            try:
-                entry = found.add(replace(recipe, start=start), preset.name)  # type: ignore[type-var]
-            except RecipeError:
-                continue
+        if not has_start or recipe.padding_row is not None:
+            return None
+        try:
+            return replace(recipe, start=start)  # type: ignore[type-var]
+        except RecipeError:
+            return None
+
+    starts = {(p.recipe.kind, p.recipe.start) for p in found.found.values() if p.recipe.start and fits(p)}
+    for (preset, recipe), (kind, start) in itertools.product(presets, sorted(starts)):
+        if kind == recipe.kind and (moved := started(recipe, start)) is not None:
+            entry = found.add(moved, preset.name)
             if not entry.digest:
                 _screen(entry, screen)
+    if any(fits(p) for p in found.found.values()):
+        return
+    for preset, recipe in presets:
+        for start in recipe.starts_in(sample):
+            moved = started(recipe, start)
+            if moved is None or moved in found.found:
+                continue
+            probe = _Scored(moved, [], len(found.found))
+            _screen(probe, screen)
+            if fits(probe):
+                _screen(found.add(moved, preset.name), screen)  # the screen's score is kept: no rebuild
 
 
 # -- scoring ---------------------------------------------------------------------------------

@@ -302,6 +302,12 @@ class Recipe:
         """Recipes of this kind fitted to ``sample`` (candidates only: identify proves or drops them)."""
         return iter(())
 
+    def starts_in(self, sample: Sample) -> list[int]:
+        """Starts at which this recipe's rows would begin with the sample's first row (read from
+        its phases, so a preset is tried at a table's start when no fitted recipe showed one);
+        ``[]`` where the kind cannot tell (candidates only: identify proves or drops them)."""
+        return []
+
     @classmethod
     def recognise(cls, sample: Sample) -> str | None:
         """A sentence naming this kind when the table is of it but no recipe can rebuild it

@@ -961,7 +961,6 @@ _OUTCOMES: dict[str, Outcome] = {}
 #: summary counts them against the 95 % bar, and strict xfail flags the day one starts passing).
 KNOWN_GAPS: dict[str, str] = {
     "pe3d-odd-3x4x5x7": "a 3-D grid truncated to an odd width leaves an axis without its cos column",
-    "phi3-longrope-long-cos-start4096": "longrope factors that are not round numbers are not fitted, so no start is found",
     "longrope-long-sin-start2048": "longrope factors that are not round numbers are not fitted, so no start is found",
 }
 

@@ -473,6 +473,13 @@ class Rope(Pipelined):
 
         yield from fit_rope(cls, sample)
 
+    def starts_in(self, sample: Sample) -> list[int]:
+        """The starts row 0's phases give with this recipe's frequencies, below and past its
+        original length (LongRoPE's lists switch there: see :func:`pecli.kinds.rope.fit.starts_of`)."""
+        from pecli.kinds.rope.fit import starts_of
+
+        return starts_of(self, sample)
+
     @classmethod
     def sizes(cls, params: dict[str, Any], sample: Sample) -> Iterator[dict[str, Any]]:
         """inv_freq is one row of dim/2; the other parts are ``length`` rows of ``dim``."""

@@ -152,6 +152,39 @@ def _start_of(head: Arr, inv: Arr, part: RopePart, amplitude: float) -> list[int
     return sorted(set(out) | far)
 
 
+def starts_of(recipe: Rope, sample: Sample) -> list[int]:
+    """Starts at which ``recipe``'s cos, sin or angle rows would begin with the sample's row 0:
+    from row 0's phases (:func:`_start_of`) with the recipe's frequencies at start 0 and, where its
+    scaling has an original length, past it (LongRoPE's long factors; a table far into a long cache
+    measures too few of its slow frequencies for a factor list to be fitted).  Only where the
+    table's first rows repeat as the recipe's layout does (any row has phases: a learned table's
+    would give starts to screen for nothing), and once per set of frequencies (presets share them)."""
+    if recipe.part not in ("cos", "sin", "angle") or recipe.shape[1] != sample.d or sample.n < 1:
+        return []
+    head = sample.rows(0, min(sample.n, 8))
+    if recipe.layout == "once" or not _repeats(head, recipe.layout):
+        return []  # once: no repeat to tell a rotary cache by
+    count = recipe.frequency_count
+    cols = np.arange(0, 2 * count, 2) if recipe.layout == "pairs" else np.arange(count)  # each frequency's column
+    row = np.asarray(head[:1], dtype=np.float64)[:, cols[cols < sample.d]]
+    if not np.all(np.isfinite(row)):
+        return []
+    at = [replace(recipe, start=0)]
+    original = getattr(recipe, "original_max_position_embeddings", None)
+    if original:
+        at.append(replace(recipe, start=int(original)))
+    starts: set[int] = set()
+    for r in at:
+        try:
+            inv = np.asarray(r.inv_freq(), dtype=np.float64)[: row.shape[1]]
+        except RecipeError:
+            continue
+        part, amplitude = r.part, r.attention_scaling()
+        key = ("rope starts from row 0", recipe.layout, part, amplitude, inv.tobytes())
+        starts.update(sample.memo(key, lambda: [s for s in _start_of(row, inv, part, amplitude) if s > 0]))  # noqa: B023
+    return sorted(starts)
+
+
 def fit_rope(cls: type[Rope], sample: Sample) -> Iterator[Rope]:
     """Rotary caches whose measured frequencies the table follows: one table of one part
     (:func:`_fit_one`), or a cos table and a sin table held together (:func:`_fit_both`)."""
