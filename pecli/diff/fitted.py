@@ -278,9 +278,48 @@ def fit_from(
         return Fit(
             [], nearest_words(nearest.spec, nearest.rel_rms, nearest.residual, nearest.rows) if target_is_a else ""
         )
+    best = _plainest(best, reference, changes, rows, idx, pos, crit)
     detail = best.label + (f"; {side}'s rows fit {best.spec}" if best.spec else "")
     fitted = (side, best.recipe) if best.recipe is not None else None
     return Fit([Explanation("recipe", detail, best.residual, fitted=fitted)])
+
+
+def _plainest(
+    best: Candidate,
+    reference: Recipe,
+    changes: Callable[[Recipe], list[str]],
+    rows: Arr,
+    idx: NDArray[np.intp],
+    pos: Arr,
+    crit: Criteria,
+) -> Candidate:
+    """``best`` with each changed parameter that the rows do not need set back to the reference's:
+    a kind's fit proposes whole parameter sets (LongRoPE's lists rounded to 4 digits, the long list
+    equal to the short one), whose other differences build the same rows (a long list a cache below
+    the original length never reads; ``1.25`` for ``1.2500000000000002``, the same float32) and are
+    no cause.  One parameter at a time, while the rows fit as well."""
+    if best.recipe is None:
+        return best
+    given = reference.params(everything=True)
+    current, recipe = best, best.recipe
+    while current.changes > 1:
+        for name, value in recipe.params(everything=True).items():
+            if name in recipe.sizing or name not in given or given[name] == value:
+                continue
+            try:
+                plainer = recipe.with_params(**{name: given[name]})
+            except Exception:  # the parameter set back breaks another's constraint
+                continue
+            words = changes(plainer)
+            if not words or len(words) >= current.changes:
+                continue
+            level, residual, scored, rel = _score(plainer.rows, rows, idx, pos, crit)
+            if level is not None and level <= (current.level or 0):
+                current, recipe = Candidate.of(plainer, words, level, residual, scored, rel), plainer
+                break
+        else:
+            break
+    return current
 
 
 def _numeric_candidates(reference: Recipe, rows: Arr, idx: NDArray[np.intp], pos: Arr, items: bool) -> Iterator[Recipe]:

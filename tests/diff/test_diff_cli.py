@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from pecli import Sinusoidal
+from tests.analysis.test_identify_far_start import phi3_cache
 from tests.helpers import f32_step
 
 
@@ -183,6 +184,23 @@ def test_a_short_users_longrope_cache_is_told_which_factor_differs(
     cause = next(line for line in r.stdout.splitlines() if line.startswith("likely cause: "))
     assert cause.startswith("likely cause: short-factor: 1 of 8 values differs: [3] 1.3 (A) vs 1.25 (B); A's rows fit")
     assert cause.endswith("(largest |a−b| left: 0)"), cause
+
+
+def test_a_far_start_is_said_without_the_factor_lists_that_build_the_same_rows(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Phi-3's cache from position 4096 (identified: the preset at that start) against the preset
+    from 0.  The rope fit of B proposes its factor lists rounded to 4 digits, the long list equal to
+    the short one: the same rows, since 1.25 and 1.2500000000000002 are one float32 and B never
+    reads its long list.  Only the start is a cause (it read "short-factor: 41 of 48 values differ"
+    and "long-factor: 48 of 48" beside it)."""
+    monkeypatch.chdir(tmp_path)
+    np.save("phi3.npy", phi3_cache(4096, 2048, "cos"))
+    r = run("diff", "phi3.npy", "phi3-vision-128k:len=2048")
+    assert r.exit_code == 1
+    cause = next(line for line in r.stdout.splitlines() if line.startswith("likely cause: "))
+    assert cause.startswith("likely cause: start 4096 (A) vs 0 (B); B's rows fit rope:"), cause
+    assert "factor:" not in cause
 
 
 def test_two_edited_factors_are_not_said_as_one(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
