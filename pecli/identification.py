@@ -143,9 +143,16 @@ def _started_presets(sample: Sample, found: _Proposals, presets: list[tuple[Pres
     if any(fits(p) for p in found.found.values()):
         return
     for preset, recipe in presets:
-        for start in recipe.starts_in(sample):
+        try:
+            starts_read = recipe.starts_in(sample)
+        except Exception:  # as _try_build: one kind's bug must not stop the others
+            continue
+        for start in starts_read:
             moved = started(recipe, start)
-            if moved is None or moved in found.found:
+            if moved is None:
+                continue
+            if moved in found.found:  # another preset's table at that start: one more name for it
+                found.add(moved, preset.name)
                 continue
             probe = _Scored(moved, [], len(found.found))
             _screen(probe, screen)

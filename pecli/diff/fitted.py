@@ -258,15 +258,23 @@ def fit_from(
             continue  # another name for the reference's own table (freq=half is paper's at even d)
         best = cand
     if best is None or best.level or best.changes > 1:  # one refitted number may say it in fewer words
-        for recipe in _numeric_candidates(reference, rows, idx, pos, items):
-            level, residual, scored, _ = _score(recipe.rows, rows, idx, pos, crit)
-            words = changes(recipe)
+        for series in _numeric_candidates(reference, rows, idx, pos, items):
             # A refitted real number must rebuild the rows within rounding, not merely within the
-            # float32 envelope: a free parameter can soak up an edit that the envelope hides.
-            if level == 0 and words:
-                cand = Candidate.of(recipe, words, level, residual, scored)
-                if best is None or _better(cand, best):
-                    best = cand
+            # float32 envelope: a free parameter can soak up an edit that the envelope hides.  Of
+            # its roundest writings, the first that rebuilds them exactly, else the first within
+            # rounding (3.19 rebuilds a table bit for bit where 3.2 leaves 34 values a rounding off).
+            chosen: Candidate | None = None
+            for recipe in series:
+                level, residual, scored, _ = _score(recipe.rows, rows, idx, pos, crit)
+                words = changes(recipe)
+                if level == 0 and words:
+                    cand = Candidate.of(recipe, words, level, residual, scored)
+                    chosen = cand if chosen is None or residual == 0 else chosen
+                    if residual == 0:
+                        break
+            if chosen is not None:
+                if best is None or _better(chosen, best):
+                    best = chosen
                 break
     for mistake in reference.mistakes():
         level, residual, scored, _ = _score(mistake.rows, rows, idx, pos, crit)
@@ -293,15 +301,26 @@ def _plainest(
     pos: Arr,
     crit: Criteria,
 ) -> Candidate:
-    """``best`` with each changed parameter that the rows do not need set back to the reference's:
-    a kind's fit proposes whole parameter sets (LongRoPE's lists rounded to 4 digits, the long list
-    equal to the short one), whose other differences build the same rows (a long list a cache below
-    the original length never reads; ``1.25`` for ``1.2500000000000002``, the same float32) and are
-    no cause.  One parameter at a time, while the rows fit as well."""
+    """``best`` with each changed parameter, and each changed item of a list, that the rows do not
+    need set back to the reference's: a kind's fit proposes whole parameter sets (LongRoPE's lists
+    rounded to 4 digits, the long list equal to the short one), whose other differences build the
+    same rows (a long list a cache below the original length never reads; ``1.25`` for
+    ``1.2500000000000002``, the same float32) and are no cause.  A parameter at a time, then a
+    list's differing items by halves, while the rows fit as well."""
     if best.recipe is None:
         return best
     given = reference.params(everything=True)
     current, recipe = best, best.recipe
+
+    def as_well(plainer: Recipe) -> Candidate | None:
+        words = changes(plainer)
+        if not words:
+            return None
+        level, residual, scored, rel = _score(plainer.rows, rows, idx, pos, crit)
+        if level is None or level > (current.level or 0):
+            return None
+        return Candidate.of(plainer, words, level, residual, scored, rel)
+
     while current.changes > 1:
         for name, value in recipe.params(everything=True).items():
             if name in recipe.sizing or name not in given or given[name] == value:
@@ -310,21 +329,38 @@ def _plainest(
                 plainer = recipe.with_params(**{name: given[name]})
             except Exception:  # the parameter set back breaks another's constraint
                 continue
-            words = changes(plainer)
-            if not words or len(words) >= current.changes:
-                continue
-            level, residual, scored, rel = _score(plainer.rows, rows, idx, pos, crit)
-            if level is not None and level <= (current.level or 0):
-                current, recipe = Candidate.of(plainer, words, level, residual, scored, rel), plainer
+            if len(changes(plainer)) < current.changes and (cand := as_well(plainer)) is not None:
+                current, recipe = cand, plainer
                 break
         else:
             break
+    for name, value in recipe.params(everything=True).items():
+        mine, theirs = numbers_of(value), numbers_of(given.get(name))
+        if name in recipe.sizing or mine is None or theirs is None or len(mine) != len(theirs):
+            continue
+        kept = {i for i, (x, y) in enumerate(zip(mine, theirs, strict=True)) if float(x) != float(y)}
+        pending = [sorted(kept)] if len(kept) > 1 else []
+        while pending:  # halving: a differing item the rows need stays A's, the others go back
+            group = pending.pop()
+            trial = kept - set(group)
+            items = [mine[i] if i in trial else theirs[i] for i in range(len(mine))]
+            try:
+                halved: Recipe | None = recipe.with_params(**{name: ";".join(items)})
+            except Exception:
+                halved = None
+            if halved is not None and (cand := as_well(halved)) is not None:
+                current, recipe, kept = cand, halved, trial
+            elif len(group) > 1:
+                pending += [group[len(group) // 2 :], group[: len(group) // 2]]
     return current
 
 
-def _numeric_candidates(reference: Recipe, rows: Arr, idx: NDArray[np.intp], pos: Arr, items: bool) -> Iterator[Recipe]:
+def _numeric_candidates(
+    reference: Recipe, rows: Arr, idx: NDArray[np.intp], pos: Arr, items: bool
+) -> Iterator[list[Recipe]]:
     """A real-valued parameter refitted on the reference (or, ``items``, an item of its lists),
-    then on each of its neighbours (one choice changed and one number: a sin cache of another base)."""
+    then on each of its neighbours (one choice changed and one number: a sin cache of another base):
+    each refit's value written to 1, 2, … 9 significant digits."""
     if rows.shape[1] > NUMERIC_NEIGHBOURS_WIDTH:
         return  # each scan builds ~110 screens: only where a screen is cheap (the kinds' fits measure bases)
     yield from numeric_proposals(reference, rows, idx, pos, items=items)
@@ -357,10 +393,11 @@ def numeric_proposals(
     helps_alone: bool = True,
     *,
     items: bool = True,
-) -> Iterator[Recipe]:
+) -> Iterator[list[Recipe]]:
     """The reference with one real-valued parameter refitted (a base, a scale, a factor the
     kind's own fit does not measure): a coarse scan over four decades either side on the screen
-    rows, a golden-section refinement, then the roundest value (fewest significant digits).
+    rows, a golden-section refinement, then the value written to 1, 2, … 9 significant digits
+    (one list a refit, roundest first).
 
     On the reference itself (``helps_alone`` and ``items``), also one item of a list of numbers (LongRoPE's
     ``short_factor``): an item whose change moves the column where the screen rows differ most
@@ -380,21 +417,21 @@ def numeric_proposals(
             return math.inf
 
     values = reference.params(everything=True)
-    setters: Iterator[tuple[Callable[[float], dict[str, Any]], float]] = (
-        (functools.partial(_set_value, name), values[name]) for name in _real_parameters(reference)
+    setters: Iterator[tuple[Callable[[float], dict[str, Any]], float, bool]] = (
+        (functools.partial(_set_value, name), values[name], False) for name in _real_parameters(reference)
     )
     if helps_alone and items:
         setters = itertools.chain(
             setters,
             (
-                (functools.partial(_set_item, name, k, listed), float(listed[k]))
+                (functools.partial(_set_item, name, k, listed), float(listed[k]), True)
                 for name, k, listed in _list_items(reference, screened, rows_of)
             ),
         )
-    for setter, value in setters:
-        found = _refit(lambda x: residual(setter(x)), value, helps_alone)  # noqa: B023 (_refit calls it at once)
+    for setter, value, near in setters:
+        found = _refit(lambda x: residual(setter(x)), value, helps_alone, near)  # noqa: B023 (_refit calls it at once)
         if found is not None:
-            yield from _roundest(reference, found, setter)
+            yield _roundest(reference, found, setter, near)
 
 
 def _set_value(name: str, x: float) -> dict[str, Any]:
@@ -405,13 +442,20 @@ def _set_item(name: str, k: int, listed: list[str], x: float) -> dict[str, Any]:
     return {name: ";".join([*listed[:k], repr(x), *listed[k + 1 :]])}
 
 
-def _refit(residual: Callable[[float], float], value: float, helps_alone: bool) -> float | None:
+def _refit(residual: Callable[[float], float], value: float, helps_alone: bool, near: bool = False) -> float | None:
     """The value of one positive number that brings ``residual`` lowest: a scan a quarter decade
-    apart over four decades either side of ``value``, then a golden-section refinement (None: no
-    value builds, or, when not ``helps_alone``, none halves the residual at ``value`` in 10 steps)."""
+    apart over four decades either side of ``value`` (``near``: and 0.5 % apart from half to twice
+    it), then a golden-section refinement (None: no value builds, or, when not ``helps_alone``, none
+    halves the residual at ``value`` in 10 steps).
+
+    ``near`` is for a list's item, whose column may be a fast one: 64 rows at ~1 radian a row
+    leave a basin about 1.6 % wide around the true factor, which the coarse scan steps over."""
     # A quarter decade apart over four decades either side (the grid holds the value itself).
     grid = np.log(value) + np.linspace(-4, 4, 33) * math.log(10)
+    if near:
+        grid = np.union1d(grid, np.log(value) + np.linspace(-math.log(2), math.log(2), 141))
     scores = [residual(math.exp(float(g))) for g in grid]
+    middle = int(np.searchsorted(grid, np.log(value)))  # the value itself
     k = int(np.argmin(scores))
     if not math.isfinite(scores[k]):
         return None
@@ -424,7 +468,7 @@ def _refit(residual: Callable[[float], float], value: float, helps_alone: bool) 
         # On a neighbour (another part, layout, …) a number is refined on only while it clearly
         # helps: after 10 steps it must have halved what is left at its own value (a parameter the
         # table does not depend on then costs 45 builds, not 75).
-        if step == 10 and not helps_alone and min(f1, f2) > 0.5 * scores[len(grid) // 2]:
+        if step == 10 and not helps_alone and min(f1, f2) > 0.5 * scores[middle]:
             return None
         if f1 <= f2:
             hi, m2, f2 = m2, m1, f1
@@ -437,14 +481,26 @@ def _refit(residual: Callable[[float], float], value: float, helps_alone: bool) 
     return math.exp((lo + hi) / 2)
 
 
-def _roundest(reference: Recipe, found: float, params: Callable[[float], dict[str, Any]]) -> Iterator[Recipe]:
-    """The reference with ``found`` written to 1, 2, … 9 significant digits (the caller keeps the
-    first that rebuilds the rows)."""
+def _roundest(
+    reference: Recipe, found: float, params: Callable[[float], dict[str, Any]], near: bool = False
+) -> list[Recipe]:
+    """The reference with ``found`` written to 1, 2, … 9 significant digits (``near``: each with its
+    five neighbours either side in the last digit up to 5 digits: rows in float32 stay the same over
+    a range of a factor, where the refinement stops anywhere, 2.5803 for an edit to 2.585)."""
+    values: list[float] = []
     for digits in range(1, 10):
+        written = float(f"{found:.{digits}g}")
+        values.append(written)
+        if near and digits <= 5 and written > 0:
+            unit = 10.0 ** (math.floor(math.log10(written)) - digits + 1)
+            values += [float(f"{written + k * unit:.{digits}g}") for k in (1, -1, 2, -2, 3, -3, 4, -4, 5, -5)]
+    out = []
+    for value in dict.fromkeys(v for v in values if v > 0):
         try:
-            yield reference.with_params(**params(float(f"{found:.{digits}g}")))
+            out.append(reference.with_params(**params(value)))
         except Exception:
             continue
+    return out
 
 
 def _list_items(
@@ -461,6 +517,9 @@ def _list_items(
     gap = np.abs(screened - own)
     gap[~np.isfinite(gap)] = 0.0
     worst = int(np.argmax(gap.max(axis=0)))
+    column = np.sort(screened[:, worst][np.isfinite(screened[:, worst])])
+    if column.size == 0 or 1 + np.count_nonzero(np.diff(column)) < 3:
+        return  # a value to fit the item to and its row 0: any edit of it "fits" (two rows of a cache)
     for name, value in reference.params(everything=True).items():
         items = numbers_of(value)
         if name in reference.sizing or items is None:

@@ -13,6 +13,7 @@ import pytest
 
 from pecli.fitting import Sample
 from pecli.identification import identify
+from pecli.kinds.rope import Rope
 from pecli.kinds.sinusoidal import Sinusoidal
 from pecli.presets import PRESETS
 from pecli.table import Table
@@ -65,3 +66,20 @@ def test_a_table_whose_rows_do_not_repeat_as_the_layout_does_gets_no_start() -> 
     table = Table((rng.standard_normal((64, 96)) * 0.02).astype(np.float32), None, "wpe.npy")
     assert PRESETS["phi3-vision-128k"].recipe(length=64).starts_in(Sample.read(table)) == []
     assert identify(table).verdict == "learned"
+
+
+def test_every_preset_that_builds_the_table_at_that_start_is_named() -> None:
+    """gpt-neox, pythia and llama build one table at dim 128: each is named, as at start 0."""
+    table = Table(PRESETS["gpt-neox"].recipe(length=3, dim=128).with_params(start=5).build(), None, "g.npy")
+    found = identify(table)
+    assert found.verdict == "match" and found.best is not None and found.best.recipe.start == 5
+    assert {"llama", "gpt-neox", "pythia"} <= set(found.names)
+
+
+@pytest.mark.parametrize("part", ["cos", "sin"])
+def test_zero_frequencies_place_no_start(part: str) -> None:
+    """Proportional RoPE's unturned columns (zero frequencies) are left out of the phases (they
+    divided by zero)."""
+    recipe = Rope(length=16, dim=64, start=5, part=part, scaling="proportional", partial_rotary_factor=0.25)
+    table = Table(recipe.build(), None, "p.npy")
+    assert 5 in recipe.with_params(start=0).starts_in(Sample.read(table))

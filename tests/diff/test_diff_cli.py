@@ -203,6 +203,83 @@ def test_a_far_start_is_said_without_the_factor_lists_that_build_the_same_rows(
     assert "factor:" not in cause
 
 
+def phi3_with(length: int, start: int = 0, **items: float) -> tuple[np.ndarray, str]:
+    """Phi-3-vision's cache built by pecli with short factors edited (``{"20": 2.3}``), and the
+    preset's SOURCE at that length."""
+    from pecli.presets import PRESETS
+
+    recipe = PRESETS["phi3-vision-128k"].recipe(length=length)
+    factors = recipe.short_factor.split(";")
+    for k, v in items.items():
+        factors[int(k)] = repr(v)
+    table = recipe.with_params(start=start, short_factor=";".join(factors)).build()
+    return table, f"phi3-vision-128k:len={length}"
+
+
+def cause_of(run, table: np.ndarray, spec: str) -> str:  # type: ignore[no-untyped-def]
+    np.save("a.npy", table)
+    r = run("diff", "a.npy", spec)
+    assert r.exit_code == 1
+    return next((line for line in r.stdout.splitlines() if line.startswith("likely cause: ")), "")
+
+
+@pytest.mark.parametrize(
+    ("item", "value"),
+    [("0", 1.155), ("3", 1.21), ("20", 2.3), ("37", 2.585), ("43", 3.19)],
+)
+def test_one_edited_factor_of_48_is_named_with_a_value_that_rebuilds_every_row(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, item: str, value: float
+) -> None:
+    """A fast column (item 0: about a radian a row) as well as a slow one, and the value that
+    rebuilds the rows bit for bit (3.19), not a rounder one within rounding (3.2 left 34 values a
+    float32 rounding off)."""
+    monkeypatch.chdir(tmp_path)
+    cause = cause_of(run, *phi3_with(64, **{item: value}))
+    assert cause.startswith(f"likely cause: short-factor: 1 of 48 values differs: [{item}] {value!r} (A) vs "), cause
+    assert cause.endswith("(largest |a−b| left: 0)"), cause
+
+
+def test_two_rows_are_too_few_to_refit_a_factor(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Row 0 of a cache from 0 is its amplitude: two rows leave one value a column, which any
+    factor in eight decades can be fitted to (it named 0.0164 for a column set to 0.3)."""
+    monkeypatch.chdir(tmp_path)
+    table, spec = phi3_with(2)
+    table[1, 20] = table[1, 68] = 0.3
+    assert cause_of(run, table, spec) == ""
+
+
+def test_a_far_start_with_one_edited_factor_names_that_factor_alone(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fit's rounded lists differ from the preset's in 41 items that build the same float32
+    factors; only the edited one is a cause (it was said behind "…" among the 41)."""
+    monkeypatch.chdir(tmp_path)
+    cause = cause_of(run, *phi3_with(2048, **{"20": 2.3}))
+    assert cause.startswith("likely cause: short-factor: 1 of 48 values differs: [20] 2.3 (A) vs 2.000000000000001 (B)")
+
+
+def test_a_side_with_its_own_recipe_keeps_its_list_as_written(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """B's sidecar recipe is confirmed: its item is said as written (2.000000000000001), both ways
+    round, not as the 2.0 a refit would find."""
+    monkeypatch.chdir(tmp_path)
+    assert run("export", "phi3-vision-128k:len=64", "-o", "side.npy").exit_code == 0
+    from pecli.presets import PRESETS
+
+    edited = PRESETS["phi3-vision-128k"].recipe(length=64)
+    factors = edited.short_factor.split(";")
+    factors[20] = "2.3000000000000003"
+    source = edited.with_params(short_factor=";".join(factors)).spec()
+    for args, said in (
+        ((source, "side.npy"), "[20] 2.3000000000000003 (A) vs 2.000000000000001 (B)"),
+        (("side.npy", source), "[20] 2.000000000000001 (A) vs 2.3000000000000003 (B)"),
+    ):
+        r = run("diff", *args)
+        cause = next(line for line in r.stdout.splitlines() if line.startswith("likely cause: "))
+        assert cause.startswith(f"likely cause: short-factor: 1 of 48 values differs: {said}"), cause
+
+
 def test_two_edited_factors_are_not_said_as_one(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One item refitted cannot rebuild a cache whose recipe differs at two: no cause is claimed."""
     monkeypatch.chdir(tmp_path)

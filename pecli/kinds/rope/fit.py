@@ -179,9 +179,17 @@ def starts_of(recipe: Rope, sample: Sample) -> list[int]:
             inv = np.asarray(r.inv_freq(), dtype=np.float64)[: row.shape[1]]
         except RecipeError:
             continue
+        turning = inv > 0  # proportional RoPE's zero frequencies place no start
+        if np.count_nonzero(turning) < 2:
+            continue
         part, amplitude = r.part, r.attention_scaling()
         key = ("rope starts from row 0", recipe.layout, part, amplitude, inv.tobytes())
-        starts.update(sample.memo(key, lambda: [s for s in _start_of(row, inv, part, amplitude) if s > 0]))  # noqa: B023
+        starts.update(
+            sample.memo(
+                key,
+                lambda: [s for s in _start_of(row[:, turning], inv[turning], part, amplitude) if s > 0],  # noqa: B023
+            )
+        )
     return sorted(starts)
 
 
