@@ -170,9 +170,8 @@ def starts_of(recipe: Rope, sample: Sample) -> list[int]:
     if not np.all(np.isfinite(row)):
         return []
     at = [replace(recipe, start=0)]
-    original = getattr(recipe, "original_max_position_embeddings", None)
-    if original:
-        at.append(replace(recipe, start=int(original)))
+    if recipe.original_max_position_embeddings:
+        at.append(replace(recipe, start=recipe.original_max_position_embeddings))
     starts: set[int] = set()
     for r in at:
         try:
