@@ -305,8 +305,8 @@ def _plainest(
     need set back to the reference's: a kind's fit proposes whole parameter sets (LongRoPE's lists
     rounded to 4 digits, the long list equal to the short one), whose other differences build the
     same rows (a long list a cache below the original length never reads; ``1.25`` for
-    ``1.2500000000000002``, the same float32) and are no cause.  A parameter at a time, then a
-    list's differing items by halves, while the rows fit as well."""
+    ``1.2500000000000002``, the same float32) and are no cause.  A parameter at a time, then the
+    differing items of a list the cause says item by item, by halves, while the rows fit as well."""
     if best.recipe is None:
         return best
     given = reference.params(everything=True)
@@ -339,7 +339,11 @@ def _plainest(
         if name in recipe.sizing or mine is None or theirs is None or len(mine) != len(theirs):
             continue
         kept = {i for i, (x, y) in enumerate(zip(mine, theirs, strict=True)) if float(x) != float(y)}
-        pending = [sorted(kept)] if len(kept) > 1 else []
+        # Only a list the cause says item by item ("41 of 48 values differ"): a kind's own phrase
+        # for it ("long factors (A) vs short (B)") is a slip the halving would turn into a list no
+        # one wrote (two of Phi-3's long factors are its short ones in float32).
+        said_by_items = f"{len(kept)} of {len(mine)} values" in current.label
+        pending = [sorted(kept)] if len(kept) > 1 and said_by_items else []
         while pending:  # halving: a differing item the rows need stays A's, the others go back
             group = pending.pop()
             trial = kept - set(group)

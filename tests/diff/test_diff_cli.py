@@ -280,6 +280,28 @@ def test_a_side_with_its_own_recipe_keeps_its_list_as_written(
         assert cause.startswith(f"likely cause: short-factor: 1 of 48 values differs: {said}"), cause
 
 
+@pytest.mark.parametrize(
+    ("length", "said"),
+    [
+        (64, "long factors (A) vs short (B) below 4096 positions"),
+        (2048, "long factors (A) vs short (B) below 4096 positions"),
+        (8192, "short factors (A) vs long (B) past 4096 positions"),
+    ],
+)
+def test_phi3_s_lists_swapped_stay_the_kinds_slip(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, length: int, said: str
+) -> None:
+    """Phi-3's real lists: two of its long factors are its short ones in float32, so setting
+    items back one by one would leave a list no one wrote; the slip is said in the kind's words."""
+    from pecli.presets import PRESETS
+
+    monkeypatch.chdir(tmp_path)
+    preset = PRESETS["phi3-vision-128k"].recipe(length=length)
+    short, long = preset.short_factor, preset.long_factor
+    table = preset.with_params(short_factor=long, long_factor=short).build()
+    assert cause_of(run, table, f"phi3-vision-128k:len={length}").startswith(f"likely cause: {said}")
+
+
 def test_two_edited_factors_are_not_said_as_one(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One item refitted cannot rebuild a cache whose recipe differs at two: no cause is claimed."""
     monkeypatch.chdir(tmp_path)
