@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pecli.diff.evidence import Criteria, Explanation, relative_rms, screen_rows, worst_gap
-from pecli.lists import numbers_of
+from pecli.lists import list_difference, numbers_of
 from pecli.recipe import Recipe
 from pecli.table import Table
 
@@ -342,7 +342,8 @@ def _plainest(
         # Only a list the cause says item by item ("41 of 48 values differ"): a kind's own phrase
         # for it ("long factors (A) vs short (B)") is a slip the halving would turn into a list no
         # one wrote (two of Phi-3's long factors are its short ones in float32).
-        said_by_items = f"{len(kept)} of {len(mine)} values" in current.label
+        said = list_difference(value, given[name])  # "41 of 48 values differ: …", as changes() says it
+        said_by_items = said is not None and said.split(":")[0] in current.label
         pending = [sorted(kept)] if len(kept) > 1 and said_by_items else []
         while pending:  # halving: a differing item the rows need stays A's, the others go back
             group = pending.pop()
